@@ -1,0 +1,37 @@
+# Two commands on a fresh clone: `make demo` and `make test`.
+# Both go through `make setup`, which is idempotent: it only reinstalls when
+# pyproject.toml changed, and the C++ op build is cached under .build/.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.onnxtool-installed
+# A pinned CPU build: an unpinned torch pulls a multi-GB CUDA wheel.
+TORCH_PIN := torch==2.13.0
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP) .build/ops.stamp
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_PIN)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+# Compile the C++ op once; exporters.ops reuses the build on every later import.
+.build/ops.stamp: $(STAMP) $(wildcard csrc/*.cpp csrc/*.h)
+	$(PY) -m exporters.ops build
+	@mkdir -p .build && touch $@
+
+demo: setup
+	$(VENV)/bin/onnxtool demo
+
+test: setup
+	$(PY) -m pytest -n 2 -q
+
+bench: setup
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf .build build *.egg-info demo_out

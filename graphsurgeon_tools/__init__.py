@@ -1,0 +1,82 @@
+"""onnxtool's ONNX side: find Resize/Upsample sites, rewrite them, prove the rewrite right.
+
+The public API, all importable from here::
+
+    from graphsurgeon_tools import (
+        load_model, save_model, find_resize_sites,
+        make_dynamic_scale, swap_plugin, validate, make_session,
+    )
+
+Every function takes a ``onnx.ModelProto`` or a path and returns a result object;
+none of them writes files except :func:`save_model`. Names resolve lazily, so
+``import graphsurgeon_tools`` stays cheap and never imports torch or onnxruntime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from graphsurgeon_tools.errors import (
+    CheckFailedError,
+    ExitCode,
+    InvalidModelError,
+    InvalidScalesError,
+    OnnxToolError,
+    UnsafeExternalDataError,
+    UnsupportedModelError,
+    UsageError,
+)
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; resolved on first attribute access (PEP 562).
+_LAZY = {
+    "load_model": "graphsurgeon_tools.io",
+    "save_model": "graphsurgeon_tools.io",
+    "find_resize_sites": "graphsurgeon_tools.resize",
+    "ResizeSite": "graphsurgeon_tools.resize",
+    "make_dynamic_scale": "graphsurgeon_tools.passes.make_dynamic_scale",
+    "DynamicScaleResult": "graphsurgeon_tools.passes.make_dynamic_scale",
+    "swap_plugin": "graphsurgeon_tools.passes.swap_plugin",
+    "SwapPluginResult": "graphsurgeon_tools.passes.swap_plugin",
+    "PluginSpec": "graphsurgeon_tools.plugins",
+    "make_session": "graphsurgeon_tools.runtime",
+    "validate": "graphsurgeon_tools.validate",
+    "ValidationReport": "graphsurgeon_tools.validate",
+}
+
+__all__ = [
+    "CheckFailedError",
+    "ExitCode",
+    "InvalidModelError",
+    "InvalidScalesError",
+    "OnnxToolError",
+    "UnsafeExternalDataError",
+    "UnsupportedModelError",
+    "UsageError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphsurgeon_tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from graphsurgeon_tools.io import load_model, save_model
+    from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult, make_dynamic_scale
+    from graphsurgeon_tools.passes.swap_plugin import SwapPluginResult, swap_plugin
+    from graphsurgeon_tools.plugins import PluginSpec
+    from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
+    from graphsurgeon_tools.runtime import make_session
+    from graphsurgeon_tools.validate import ValidationReport, validate

@@ -1,0 +1,68 @@
+"""``onnxtool``: the command line, a thin layer over the graphsurgeon_tools API.
+
+:func:`main` is the console-script entry point. It is the one place that maps
+exceptions to exit codes: a user error (:class:`OnnxToolError`, or a bad command
+line) prints one line on stderr; anything else is a bug, exit code 4, with the
+traceback only when ``ONNXTOOL_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Optional, Sequence
+
+import click
+
+from graphsurgeon_tools.cli._app import app
+from graphsurgeon_tools.errors import ExitCode, OnnxToolError
+
+# Importing a command module registers its command on `app`.
+# Keep these imports cheap: command modules import heavy libraries inside their bodies.
+from graphsurgeon_tools.cli import commands as _commands  # noqa: F401,E402
+
+__all__ = ["app", "main"]
+
+
+def _debug() -> bool:
+    return os.environ.get("ONNXTOOL_DEBUG", "") not in ("", "0", "false", "no")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the CLI and return (and, as a script, exit with) its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = app(args=args, prog_name="onnxtool", standalone_mode=False)
+        code = int(result) if isinstance(result, int) else ExitCode.OK
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        sys.stderr.write("onnxtool: aborted\n")
+        code = 130
+    except click.ClickException as exc:  # bad options, missing arguments, bad values
+        sys.stderr.write(f"onnxtool: error: {_one_line(exc.format_message())}\n")
+        code = ExitCode.USAGE
+    except OnnxToolError as exc:
+        if _debug():
+            traceback.print_exc()
+        sys.stderr.write(f"onnxtool: error: {_one_line(str(exc))}\n")
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("onnxtool: interrupted\n")
+        code = 130
+    except Exception as exc:  # a bug: keep the traceback for whoever debugs it
+        if _debug():
+            traceback.print_exc()
+        sys.stderr.write(
+            f"onnxtool: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+            "(set ONNXTOOL_DEBUG=1 for the traceback)\n"
+        )
+        code = ExitCode.INTERNAL
+    if argv is None:
+        sys.exit(code)
+    return int(code)

@@ -1,0 +1,98 @@
+"""The typer application and what every command shares: options, report output, exit codes.
+
+Command modules register themselves on :data:`app`. They stay thin: parse options,
+make one call into the library, hand the result's ``to_dict()`` to :func:`emit`.
+Nothing here imports onnx, onnxruntime or torch, so ``onnxtool --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+app = typer.Typer(
+    name="onnxtool",
+    help=(
+        "ONNX graph surgery for Resize/Upsample: make baked-in scale factors dynamic, "
+        "swap Resize for a DynamicTRTResize plugin node, and validate the result in "
+        "ONNX Runtime against a PyTorch reference.\n\n"
+        "Exit codes: 0 success, 1 a check or validation failed, 2 usage error, "
+        "3 invalid or unsupported input, 4 internal error (ONNXTOOL_DEBUG=1 shows tracebacks)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Options shared by several commands, declared once so their spelling never drifts.
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print one machine-readable JSON report on stdout.")
+]
+OutputOption = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", help="Where to write the result (default: beside the input)."),
+]
+InPlaceOption = Annotated[
+    bool, typer.Option("--in-place", help="Overwrite the input model instead of writing a new file.")
+]
+NodesOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--nodes",
+        help="Only these nodes: exact names or glob patterns (repeat or comma-separate).",
+    ),
+]
+ModelArgument = Annotated[Path, typer.Argument(help="The ONNX model to read (never modified).")]
+
+
+def split_csv(values: Optional[list[str]]) -> Optional[list[str]]:
+    """``--nodes a,b --nodes c`` -> ``["a", "b", "c"]``; ``None`` stays ``None``."""
+    if not values:
+        return None
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN/Infinity; report them as strings rather than emitting invalid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
+    """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``."""
+    if as_json:
+        text = json.dumps(report, indent=2, default=_json_default)
+        sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2, allow_nan=False) + "\n")
+    else:
+        text = human(report)
+        if text:
+            sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def note(message: str) -> None:
+    """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
+    sys.stderr.write(f"onnxtool: {message}\n")

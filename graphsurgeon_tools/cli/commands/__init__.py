@@ -1,0 +1,10 @@
+"""One module per command; importing one registers it on the typer app.
+
+Each module imports only typer and the standard library at module level, so
+``onnxtool --help`` never pays for onnxruntime, onnxsim or torch.
+"""
+
+from graphsurgeon_tools.cli.commands import (  # noqa: F401
+    inspect,
+    make_dynamic_scale,
+)

@@ -1,0 +1,72 @@
+"""The two exception trees: user errors (one line, a documented exit code) and bugs.
+
+Everything a user can cause - a missing file, a model that is not ONNX, unsafe
+external data, nonsense scales, a failed check - raises a subclass of
+:class:`OnnxToolError`. The CLI prints ``str(error)`` as one line and exits with
+``error.exit_code``. Any other exception is a bug in onnxtool: exit code 4, and
+its traceback is shown when ``ONNXTOOL_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes shared by every ``onnxtool`` command (documented in the README)."""
+
+    OK = 0
+    CHECK_FAILED = 1  # a built-in check or a validation found a mismatch (or --strict found nothing)
+    USAGE = 2  # bad command line: unknown option, conflicting flags, bad output path
+    INVALID_INPUT = 3  # unreadable, not ONNX, checker errors, unsafe external data, nonsense scales
+    INTERNAL = 4  # a bug in onnxtool
+
+
+class OnnxToolError(Exception):
+    """Base of every error a user can cause. The message is one line naming the problem and the file."""
+
+    exit_code: ExitCode = ExitCode.INVALID_INPUT
+
+
+class UsageError(OnnxToolError):
+    """The request itself is wrong: conflicting options, an output path that cannot be used."""
+
+    exit_code = ExitCode.USAGE
+
+
+class InvalidModelError(OnnxToolError):
+    """The input is not a usable ONNX model: unreadable, not ONNX, truncated, fails the checker."""
+
+    exit_code = ExitCode.INVALID_INPUT
+
+
+class UnsupportedModelError(InvalidModelError):
+    """A valid model that onnxtool cannot handle (an opset or construct it does not know)."""
+
+
+class UnsafeExternalDataError(InvalidModelError):
+    """External data whose location escapes the model's folder, or is missing, short or absurd."""
+
+
+class InvalidScalesError(InvalidModelError):
+    """Scales that make no sense: NaN, infinite, zero, negative, wrong length, absurdly large."""
+
+
+class ResourceLimitError(InvalidModelError):
+    """A requested run would exceed a configured limit (output size, memory)."""
+
+
+class CheckFailedError(OnnxToolError):
+    """A built-in check or a validation found outputs that differ."""
+
+    exit_code = ExitCode.CHECK_FAILED
+
+
+class PreconditionError(OnnxToolError):
+    """A pass refused the model before changing it (its ``requires`` hook failed)."""
+
+    exit_code = ExitCode.INVALID_INPUT
+
+
+class PostconditionError(Exception):
+    """A pass produced a model that breaks its own guarantees. This is a bug (exit code 4)."""

@@ -1,0 +1,1 @@
+"""Graph passes, one module each. Every pass takes a ModelProto and returns a result object."""
