@@ -17,6 +17,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"
 	$(PY) -m pip install --quiet -e ".[dev]"
+	# A real model nobody here wrote, for the tests: PaddleOCR's PP-OCRv4 text detector
+	# (paddle2onnx, opset 12, six Resize nodes with different factors), shipped in this wheel.
+	# --no-deps: the tests only read the .onnx file, they never import the package.
+	$(PY) -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
 	touch $(STAMP)
 
 # Compile the C++ op once; exporters.ops reuses the build on every later import.

@@ -13,10 +13,15 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-import click
+import typer
 
 from graphsurgeon_tools.cli._app import app
 from graphsurgeon_tools.errors import ExitCode, OnnxToolError
+
+try:  # typer >= 0.25 vendors click; older releases depend on it
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import ClickException, NoArgsIsHelpError
 
 # Importing a command module registers its command on `app`.
 # Keep these imports cheap: command modules import heavy libraries inside their bodies.
@@ -39,12 +44,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         result = app(args=args, prog_name="onnxtool", standalone_mode=False)
         code = int(result) if isinstance(result, int) else ExitCode.OK
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except NoArgsIsHelpError as exc:  # bare `onnxtool`: show the help, as click would
+        exc.show()
+        code = ExitCode.USAGE
+    except typer.Abort:
         sys.stderr.write("onnxtool: aborted\n")
         code = 130
-    except click.ClickException as exc:  # bad options, missing arguments, bad values
+    except ClickException as exc:  # bad options, missing arguments, bad values
         sys.stderr.write(f"onnxtool: error: {_one_line(exc.format_message())}\n")
         code = ExitCode.USAGE
     except OnnxToolError as exc:

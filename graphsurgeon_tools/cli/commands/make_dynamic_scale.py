@@ -1,0 +1,1 @@
+"""`onnxtool inspect MODEL`: placeholder until the core issue lands."""
