@@ -1,0 +1,318 @@
+// CPU kernel of onnxtool::resize: ONNX Resize (opset 19) with runtime scales.
+//
+// Strategy: validate, work out the output shape (floor(in * scale) per axis,
+// as the ONNX reference implementation does), build one gather table per
+// resized axis (resize_plan.h), then apply the axes one at a time
+// (separable filtering) through a temporary buffer. Axes whose scale is 1
+// (and whose roi is the identity) are skipped at no cost.
+//
+// Two inner loops cover every axis of any rank, with the tensor viewed as
+// [outer, axis, inner]:
+//   inner > 1  : each output row is a weighted sum of `taps` contiguous input
+//                rows -> unit-stride loops the compiler vectorises (omp simd).
+//   inner == 1 : the last axis, a weighted gather along each row.
+// Work is split over rows with at::parallel_for. float16/bfloat16 are computed
+// in float32 and rounded once at the end. No autograd (no backward).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "resize_plan.h"
+
+namespace onnxtool {
+namespace {
+
+// A sanity bound, not a memory estimate: 2^31 elements is 8 GiB of float32,
+// far beyond any resize a model does; a larger request is a wrong scale.
+constexpr double kMaxOutputElements = 2147483648.0;
+
+Mode parse_mode(c10::string_view s) {
+  if (s == "nearest") return Mode::kNearest;
+  if (s == "linear") return Mode::kLinear;
+  if (s == "cubic") return Mode::kCubic;
+  TORCH_CHECK(false, "mode must be one of 'nearest', 'linear', 'cubic', got '", s, "'");
+}
+
+CoordMode parse_coord(c10::string_view s) {
+  if (s == "half_pixel") return CoordMode::kHalfPixel;
+  if (s == "pytorch_half_pixel") return CoordMode::kPytorchHalfPixel;
+  if (s == "align_corners") return CoordMode::kAlignCorners;
+  if (s == "asymmetric") return CoordMode::kAsymmetric;
+  if (s == "half_pixel_symmetric") return CoordMode::kHalfPixelSymmetric;
+  if (s == "tf_crop_and_resize") return CoordMode::kTfCropAndResize;
+  TORCH_CHECK(false,
+              "coordinate_transformation_mode must be one of 'half_pixel', "
+              "'pytorch_half_pixel', 'align_corners', 'asymmetric', 'half_pixel_symmetric', "
+              "'tf_crop_and_resize', got '",
+              s, "'");
+}
+
+NearestMode parse_nearest(c10::string_view s) {
+  if (s == "round_prefer_floor") return NearestMode::kRoundPreferFloor;
+  if (s == "round_prefer_ceil") return NearestMode::kRoundPreferCeil;
+  if (s == "floor") return NearestMode::kFloor;
+  if (s == "ceil") return NearestMode::kCeil;
+  TORCH_CHECK(false,
+              "nearest_mode must be one of 'round_prefer_floor', 'round_prefer_ceil', "
+              "'floor', 'ceil', got '",
+              s, "'");
+}
+
+std::string shape_str(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+// Rows of `inner` contiguous elements: dst = sum_k w[k] * src_k.
+template <typename T, int K>
+inline void weighted_rows_fixed(T* __restrict__ dst, const T* const* rows, const T* w,
+                                int64_t inner) {
+  if constexpr (K == 2) {
+    const T* __restrict__ s0 = rows[0];
+    const T* __restrict__ s1 = rows[1];
+    const T w0 = w[0], w1 = w[1];
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i) dst[i] = w0 * s0[i] + w1 * s1[i];
+  } else if constexpr (K == 4) {
+    const T* __restrict__ s0 = rows[0];
+    const T* __restrict__ s1 = rows[1];
+    const T* __restrict__ s2 = rows[2];
+    const T* __restrict__ s3 = rows[3];
+    const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i)
+      dst[i] = w0 * s0[i] + w1 * s1[i] + w2 * s2[i] + w3 * s3[i];
+  }
+}
+
+template <typename T>
+inline void weighted_rows(T* __restrict__ dst, const T* const* rows, const T* w, int64_t taps,
+                          int64_t inner) {
+  if (taps == 2) return weighted_rows_fixed<T, 2>(dst, rows, w, inner);
+  if (taps == 4) return weighted_rows_fixed<T, 4>(dst, rows, w, inner);
+  {
+    const T* __restrict__ s0 = rows[0];
+    const T w0 = w[0];
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i) dst[i] = w0 * s0[i];
+  }
+  for (int64_t k = 1; k < taps; ++k) {
+    const T* __restrict__ sk = rows[k];
+    const T wk = w[k];
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i) dst[i] += wk * sk[i];
+  }
+}
+
+// One axis, tensor viewed as [outer, in, inner] -> [outer, out, inner].
+template <typename T>
+void resize_axis(const T* src, T* dst, int64_t outer, int64_t inner, const AxisTable& t,
+                 const std::vector<T>& w, T extrapolation_value) {
+  const int64_t in = t.in_size, out = t.out_size, taps = t.taps;
+  const int64_t* idx = t.index.data();
+  const T* wt = w.data();
+  const uint8_t* ex = t.extrapolate.empty() ? nullptr : t.extrapolate.data();
+
+  if (inner > 1) {
+    // ~64K multiply-adds per task keeps scheduling overhead negligible.
+    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner * taps));
+    at::parallel_for(0, outer * out, grain, [&](int64_t begin, int64_t end) {
+      const T* rows[64];
+      std::vector<const T*> many;
+      const T** rp = rows;
+      if (taps > 64) {
+        many.resize(taps);
+        rp = many.data();
+      }
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t o = r / out;
+        const int64_t j = r - o * out;
+        T* d = dst + r * inner;
+        if (ex && ex[j]) {
+          std::fill(d, d + inner, extrapolation_value);
+          continue;
+        }
+        const T* base = src + o * in * inner;
+        if (t.pure_copy) {
+          std::memcpy(d, base + idx[j] * inner, sizeof(T) * inner);
+          continue;
+        }
+        for (int64_t k = 0; k < taps; ++k) rp[k] = base + idx[j * taps + k] * inner;
+        weighted_rows<T>(d, rp, wt + j * taps, taps, inner);
+      }
+    });
+    return;
+  }
+
+  // Last axis: gathers. Rows are independent; split them across threads.
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, out * taps));
+  at::parallel_for(0, outer, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const T* __restrict__ s = src + o * in;
+      T* __restrict__ d = dst + o * out;
+      if (t.pure_copy) {
+        for (int64_t j = 0; j < out; ++j) d[j] = s[idx[j]];
+      } else if (taps == 2) {
+        for (int64_t j = 0; j < out; ++j) {
+          const int64_t* ix = idx + 2 * j;
+          const T* ww = wt + 2 * j;
+          d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]];
+        }
+      } else if (taps == 4) {
+        for (int64_t j = 0; j < out; ++j) {
+          const int64_t* ix = idx + 4 * j;
+          const T* ww = wt + 4 * j;
+          d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]] + ww[2] * s[ix[2]] + ww[3] * s[ix[3]];
+        }
+      } else {
+        for (int64_t j = 0; j < out; ++j) {
+          const int64_t* ix = idx + taps * j;
+          const T* ww = wt + taps * j;
+          T acc = 0;
+          for (int64_t k = 0; k < taps; ++k) acc += ww[k] * s[ix[k]];
+          d[j] = acc;
+        }
+      }
+      if (ex) {
+        for (int64_t j = 0; j < out; ++j)
+          if (ex[j]) d[j] = extrapolation_value;
+      }
+    }
+  });
+}
+
+template <typename T>
+at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
+                    const std::vector<AxisTable>& tables, double extrapolation_value) {
+  at::Tensor cur = x;
+  std::vector<int64_t> shape = x.sizes().vec();
+  for (int64_t axis : order) {
+    const AxisTable& t = tables[axis];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+    for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+    shape[axis] = t.out_size;
+    at::Tensor next = at::empty(shape, x.options());
+    std::vector<T> w(t.weight.begin(), t.weight.end());
+    resize_axis<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, inner, t, w,
+                   static_cast<T>(extrapolation_value));
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string_view mode,
+                      c10::string_view coordinate_transformation_mode, double cubic_coeff_a,
+                      bool exclude_outside, c10::string_view nearest_mode,
+                      double extrapolation_value, const std::optional<at::Tensor>& roi,
+                      bool antialias) {
+  ResizeAttrs a;
+  a.mode = parse_mode(mode);
+  a.coord = parse_coord(coordinate_transformation_mode);
+  a.nearest_mode = parse_nearest(nearest_mode);
+  a.cubic_coeff_a = cubic_coeff_a;
+  a.exclude_outside = exclude_outside;
+  a.extrapolation_value = extrapolation_value;
+  a.antialias = antialias;
+  TORCH_CHECK(!(antialias && a.mode == Mode::kNearest),
+              "antialias is only defined for mode 'linear' and 'cubic', got mode 'nearest'");
+  TORCH_CHECK(std::isfinite(cubic_coeff_a), "cubic_coeff_a must be finite, got ",
+              cubic_coeff_a);
+
+  const auto xt = X.scalar_type();
+  TORCH_CHECK(xt == at::kFloat || xt == at::kDouble || xt == at::kHalf || xt == at::kBFloat16,
+              "X must be float32, float64, float16 or bfloat16, got ", xt);
+  const int64_t rank = X.dim();
+  TORCH_CHECK(rank >= 1, "X must have at least one dimension, got a 0-D tensor");
+  TORCH_CHECK(at::isFloatingType(scales.scalar_type()),
+              "scales must be a floating-point tensor (float32 as in ONNX), got ",
+              scales.scalar_type());
+  TORCH_CHECK(scales.dim() == 1, "scales must be a 1-D tensor, got ", scales.dim(), "-D");
+  TORCH_CHECK(scales.numel() == rank, "scales must have one entry per input dimension (", rank,
+              "), got ", scales.numel());
+  const at::Tensor sc = scales.to(at::kCPU, at::kDouble).contiguous();
+  const double* s = sc.const_data_ptr<double>();
+
+  std::vector<double> roi_v;
+  if (a.coord == CoordMode::kTfCropAndResize) {
+    TORCH_CHECK(roi.has_value() && roi->defined() && roi->numel() > 0,
+                "roi is required when coordinate_transformation_mode is 'tf_crop_and_resize' "
+                "(2 * rank = ",
+                2 * rank, " entries: starts then ends)");
+    TORCH_CHECK(at::isFloatingType(roi->scalar_type()),
+                "roi must be a floating-point tensor, got ", roi->scalar_type());
+    TORCH_CHECK(roi->dim() == 1 && roi->numel() == 2 * rank,
+                "roi must be a 1-D tensor with 2 * rank (", 2 * rank,
+                ") entries [starts..., ends...], got shape ", roi->sizes());
+    const at::Tensor r = roi->to(at::kCPU, at::kDouble).contiguous();
+    roi_v.assign(r.const_data_ptr<double>(), r.const_data_ptr<double>() + 2 * rank);
+    for (int64_t i = 0; i < 2 * rank; ++i)
+      TORCH_CHECK(std::isfinite(roi_v[i]), "roi[", i, "] must be finite, got ", roi_v[i]);
+  }
+
+  std::vector<int64_t> out_shape(rank);
+  double total = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    TORCH_CHECK(std::isfinite(s[i]) && s[i] > 0, "scales[", i,
+                "] must be a finite number > 0, got ", s[i]);
+    const double o = std::floor(s[i] * static_cast<double>(X.size(i)));
+    TORCH_CHECK(o <= kMaxOutputElements, "scales[", i, "] = ", s[i], " would make dimension ",
+                i, " of size ", X.size(i), " into ", o,
+                " elements, over the limit of 2^31; check the scales");
+    out_shape[i] = static_cast<int64_t>(o);
+    total *= o;
+  }
+  TORCH_CHECK(total <= kMaxOutputElements, "output shape ", shape_str(out_shape), " (scales ",
+              sc.sizes(), " applied to ", X.sizes(), ") would have ", total,
+              " elements, over the limit of 2^31; check the scales");
+
+  if (X.numel() == 0 || total == 0) return at::empty(out_shape, X.options());
+
+  // Axes that are the identity: the reference skips them with the same test.
+  std::vector<AxisTable> tables(rank);
+  std::vector<int64_t> todo;
+  for (int64_t i = 0; i < rank; ++i) {
+    const double r0 = roi_v.empty() ? 0.0 : roi_v[i];
+    const double r1 = roi_v.empty() ? 1.0 : roi_v[i + rank];
+    const bool identity = std::fabs(s[i] - 1.0) <= 1e-9 && out_shape[i] == X.size(i) &&
+                          std::fabs(r0) <= 1e-9 && std::fabs(r1 - 1.0) <= 1e-9;
+    if (identity) continue;
+    tables[i] = make_axis_table(X.size(i), out_shape[i], s[i], r0, r1, a);
+    todo.push_back(i);
+  }
+  if (todo.empty()) return X.clone(at::MemoryFormat::Contiguous);
+
+  // Order: shrink first, grow last, so the intermediate buffers stay small;
+  // among equal factors the last axis (the gather pass) goes first, as it is
+  // the slower loop and runs on the smaller tensor that way.
+  std::vector<int64_t> order;
+  while (!todo.empty()) {
+    size_t best = 0;
+    for (size_t k = 1; k < todo.size(); ++k) {
+      const double gk = static_cast<double>(out_shape[todo[k]]) / X.size(todo[k]);
+      const double gb = static_cast<double>(out_shape[todo[best]]) / X.size(todo[best]);
+      if (gk < gb || (gk == gb && todo[k] > todo[best])) best = k;
+    }
+    order.push_back(todo[best]);
+    todo.erase(todo.begin() + best);
+  }
+
+  const bool reduced = xt == at::kHalf || xt == at::kBFloat16;
+  const at::Tensor x = (reduced ? X.to(at::kFloat) : X).contiguous();
+  at::Tensor y = xt == at::kDouble ? run_axes<double>(x, order, tables, extrapolation_value)
+                                   : run_axes<float>(x, order, tables, extrapolation_value);
+  return reduced ? y.to(xt) : y;
+}
+
+}  // namespace
+}  // namespace onnxtool
+
+TORCH_LIBRARY_IMPL(onnxtool, CPU, m) { m.impl("resize", &onnxtool::resize_cpu); }

@@ -1,0 +1,268 @@
+"""The onnxtool C++ ops for PyTorch: ``torch.ops.onnxtool.resize`` and ``torch.ops.onnxtool.my_add``.
+
+Importing this module loads the compiled library (building it first if needed)
+and registers the fake kernels that let ``torch.export`` and the dynamo ONNX
+exporter trace models calling the ops. ``python -m exporters.ops build`` builds
+it ahead of time (``make setup`` does).
+
+Build strategy: a cached JIT build with ``torch.utils.cpp_extension.load`` into
+``<repo>/.build/torch_ext`` (or ``$ONNXTOOL_BUILD_DIR``), not an install-time
+``setup.py`` build. The library is compiled against the torch that is actually
+installed, with no build isolation that could pull a different (CUDA) torch
+wheel. A stamp file records a hash of the sources, the flags and the torch
+version, so a later import loads the existing ``.so`` directly (no compiler,
+no ninja run); any change to ``csrc/`` or to torch triggers a rebuild.
+
+The sources are found relative to this file (``<repo>/csrc``), which works for
+the editable install the project uses; a non-editable wheel would need the
+library prebuilt and ``ONNXTOOL_BUILD_DIR`` pointing at it.
+
+Neither op has an autograd kernel: they are inference references and export
+targets, not training layers. Calling them on tensors that require grad works
+in the forward pass; backpropagating through them raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+__all__ = [
+    "OpsBuildError",
+    "build",
+    "library_path",
+    "load_library",
+    "my_add",
+    "resize",
+]
+
+LIBRARY_NAME = "onnxtool_ops"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CSRC_DIR = REPO_ROOT / "csrc"
+# -O3 and OpenMP (at::parallel_for's header-inlined OpenMP backend and the
+# `omp simd` loops need it; the .so then binds to the libgomp torch already
+# loaded). No -march=native: the cached build may be reused on another CPU,
+# and baseline SSE2 vectorisation already keeps the kernel memory-bound.
+EXTRA_CFLAGS = ["-O3", "-fopenmp", "-DNDEBUG"]
+EXTRA_LDFLAGS = ["-fopenmp"]
+
+_BUILD_HINT = "run `make setup` or `python -m exporters.ops build` (needs g++ and ninja)"
+
+
+class OpsBuildError(ImportError):
+    """The C++ library is not built and could not be built or loaded here."""
+
+
+def build_directory() -> Path:
+    """Where the compiled library lives: ``$ONNXTOOL_BUILD_DIR`` or ``<repo>/.build/torch_ext``."""
+    env = os.environ.get("ONNXTOOL_BUILD_DIR")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / ".build" / "torch_ext"
+
+
+def _sources() -> list[Path]:
+    return sorted(CSRC_DIR.glob("*.cpp"))
+
+
+def _build_key() -> str:
+    digest = hashlib.sha256()
+    for path in sorted([*_sources(), *CSRC_DIR.glob("*.h")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    digest.update(repr((EXTRA_CFLAGS, EXTRA_LDFLAGS, torch.__version__, sys.version_info[:2])).encode())
+    return digest.hexdigest()
+
+
+def library_path() -> Path:
+    """Path of the compiled ``.so`` (it exists only after a build)."""
+    return build_directory() / f"{LIBRARY_NAME}.so"
+
+
+def _stamp_path() -> Path:
+    return build_directory() / f"{LIBRARY_NAME}.stamp"
+
+
+def _is_loaded() -> bool:
+    return hasattr(torch.ops.onnxtool, "resize") and hasattr(torch.ops.onnxtool, "my_add")
+
+
+def build(*, verbose: bool = False) -> Path:
+    """Compile the library (a no-op for ninja when nothing changed) and load it.
+
+    Raises :class:`OpsBuildError` (an ``ImportError``) with the compiler's reason
+    when the build fails. Does not check that the ops work; the tests do.
+    """
+    if not CSRC_DIR.is_dir() or not _sources():
+        raise OpsBuildError(f"C++ sources not found in {CSRC_DIR}; onnxtool must be an editable install (pip install -e .)")
+    from torch.utils import cpp_extension
+
+    out_dir = build_directory()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    key = _build_key()
+    try:
+        cpp_extension.load(
+            name=LIBRARY_NAME,
+            sources=[str(p) for p in _sources()],
+            build_directory=str(out_dir),
+            extra_cflags=EXTRA_CFLAGS,
+            extra_ldflags=EXTRA_LDFLAGS,
+            is_python_module=False,
+            verbose=verbose,
+        )
+    except Exception as exc:  # the compiler's failure surfaces as RuntimeError/OSError/CalledProcessError
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise OpsBuildError(f"building the onnxtool C++ ops from {CSRC_DIR} failed ({reason}); {_BUILD_HINT}") from exc
+    tmp = _stamp_path().with_suffix(f".stamp.{os.getpid()}")
+    tmp.write_text(key)
+    os.replace(tmp, _stamp_path())
+    return library_path()
+
+
+def load_library() -> Path:
+    """Load the compiled ops into ``torch.ops.onnxtool``, building them only when missing or stale.
+
+    Fast path: if the stamp beside the ``.so`` matches the current sources,
+    flags and torch version, the library is loaded without invoking the
+    compiler. Idempotent within a process.
+    """
+    path = library_path()
+    if _is_loaded():
+        return path
+    stamp = _stamp_path()
+    if path.is_file() and stamp.is_file() and stamp.read_text() == _build_key():
+        try:
+            torch.ops.load_library(str(path))
+        except OSError as exc:
+            raise OpsBuildError(f"cannot load {path} ({exc}); {_BUILD_HINT}") from exc
+    else:
+        build()
+    if not _is_loaded():
+        raise OpsBuildError(f"{path} loaded but registered no onnxtool ops; {_BUILD_HINT}")
+    return path
+
+
+def resize(
+    x: torch.Tensor,
+    scales: torch.Tensor,
+    *,
+    mode: str = "nearest",
+    coordinate_transformation_mode: str = "half_pixel",
+    cubic_coeff_a: float = -0.75,
+    exclude_outside: bool = False,
+    nearest_mode: str = "round_prefer_floor",
+    extrapolation_value: float = 0.0,
+    roi: torch.Tensor | None = None,
+    antialias: bool = False,
+    unscaled_axes: Sequence[int] = (),
+) -> torch.Tensor:
+    """ONNX Resize (opset 19) of ``x`` by the runtime tensor ``scales``: ``torch.ops.onnxtool.resize``.
+
+    Preconditions: ``x`` is a CPU float32/float64/float16/bfloat16 tensor of any
+    rank >= 1; ``scales`` is a 1-D floating tensor with one positive finite
+    entry per dimension of ``x``. Output size per axis is
+    ``floor(x.shape[i] * scales[i])`` (the ONNX reference; ``roi`` does not
+    shrink it). Keywords are the ONNX attribute names with their ONNX defaults;
+    ``roi`` (2 * rank floats, starts then ends) is read only for
+    ``tf_crop_and_resize``. Bad scales, roi or attribute strings raise
+    ``RuntimeError`` with a message naming the expected and the received value.
+
+    ``unscaled_axes`` is not an op argument: it lists axes whose scale the
+    caller guarantees to be 1 (typically ``(0, 1)`` for NCHW). The output's size
+    on those axes is asserted equal to the input's, which lets ``torch.export``
+    keep them static (otherwise every output dimension is data-dependent, and a
+    following ``conv2d`` could not check its channel count).
+
+    Does not support autograd, ``axes``, ``sizes`` or ``keep_aspect_ratio_policy``.
+    """
+    y = torch.ops.onnxtool.resize.default(
+        x,
+        scales,
+        mode=mode,
+        coordinate_transformation_mode=coordinate_transformation_mode,
+        cubic_coeff_a=cubic_coeff_a,
+        exclude_outside=exclude_outside,
+        nearest_mode=nearest_mode,
+        extrapolation_value=extrapolation_value,
+        roi=roi,
+        antialias=antialias,
+    )
+    for axis in unscaled_axes:
+        torch._check(y.shape[axis] == x.shape[axis], lambda axis=axis: f"resize: axis {axis} is declared unscaled but changed size")
+    return y
+
+
+def my_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``2 * a + b`` computed by the C++ op ``torch.ops.onnxtool.my_add`` (ATen broadcasting and promotion)."""
+    return torch.ops.onnxtool.my_add.default(a, b)
+
+
+def _register_fakes() -> None:
+    def resize_fake(
+        X: torch.Tensor,
+        scales: torch.Tensor,
+        *,
+        mode: str = "nearest",
+        coordinate_transformation_mode: str = "half_pixel",
+        cubic_coeff_a: float = -0.75,
+        exclude_outside: bool = False,
+        nearest_mode: str = "round_prefer_floor",
+        extrapolation_value: float = 0.0,
+        roi: torch.Tensor | None = None,
+        antialias: bool = False,
+    ) -> torch.Tensor:
+        torch._check(scales.dim() == 1, lambda: f"scales must be a 1-D tensor, got {scales.dim()}-D")
+        torch._check(
+            scales.shape[0] == X.dim(),
+            lambda: f"scales must have one entry per input dimension ({X.dim()}), got {scales.shape[0]}",
+        )
+        # The output shape depends on the *values* of scales, so each
+        # dimension is a fresh data-dependent size (like nonzero's length).
+        ctx = torch.library.get_ctx()
+        sizes = [ctx.new_dynamic_size() for _ in range(X.dim())]
+        return X.new_empty(sizes)
+
+    def my_add_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.empty(
+            torch.broadcast_shapes(a.shape, b.shape),
+            dtype=torch.promote_types(a.dtype, b.dtype),
+            device=a.device,
+        )
+
+    for name, fn in (("onnxtool::resize", resize_fake), ("onnxtool::my_add", my_add_fake)):
+        try:
+            torch.library.register_fake(name)(fn)
+        except RuntimeError as exc:  # a second import of this file (e.g. python -m exporters.ops)
+            if "already has" not in str(exc) and "already registered" not in str(exc):
+                raise
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] != ["build"] or len(argv) > 2 or (len(argv) == 2 and argv[1] != "--verbose"):
+        print("usage: python -m exporters.ops build [--verbose]", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    try:
+        if _stamp_path().is_file() and library_path().is_file() and _stamp_path().read_text() == _build_key():
+            path = library_path()
+            state = "up to date"
+        else:
+            path = build(verbose="--verbose" in argv)
+            state = "built"
+        import exporters.ops  # noqa: F401  (loads it the way users do, fakes included)
+    except OpsBuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"onnxtool ops {state}: {path} ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
+
+load_library()
+_register_fakes()
