@@ -7,4 +7,5 @@ Each module imports only typer and the standard library at module level, so
 from graphsurgeon_tools.cli.commands import (  # noqa: F401
     inspect,
     make_dynamic_scale,
+    validate,
 )

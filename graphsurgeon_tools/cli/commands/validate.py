@@ -1,0 +1,120 @@
+"""`onnxtool validate CANDIDATE --reference REF`: the CLI face of :func:`graphsurgeon_tools.validate`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from graphsurgeon_tools.cli._app import JsonOption, app, emit, note, split_csv
+
+
+def _parse_factors(values: Optional[list[str]]) -> Optional[list[float]]:
+    items = split_csv(values)
+    if items is None:
+        return None
+    from graphsurgeon_tools.errors import InvalidScalesError
+
+    factors = []
+    for item in items:
+        try:
+            factors.append(float(item.lstrip("xX")))
+        except ValueError:
+            raise InvalidScalesError(f"--factors: {item!r} is not a number") from None
+    return factors
+
+
+def _parse_inputs(values: Optional[list[str]]) -> dict[str, Path]:
+    from graphsurgeon_tools.errors import UsageError
+
+    inputs: dict[str, Path] = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {value!r}: expected NAME=FILE.npy")
+        inputs[name] = Path(path)
+    return inputs
+
+
+@app.command()
+def validate(
+    candidate: Annotated[Path, typer.Argument(help="The ONNX model to check (run in ONNX Runtime; never modified).")],
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference", "-r",
+            help="What to compare against: an ONNX model, torch:srcnn, python:MODULE:CALLABLE "
+                 "(MODULE may be a .py file; CALLABLE() returns an nn.Module called as module(x, scales)), "
+                 "or onnx-reference (onnx's reference evaluator on the candidate).",
+        ),
+    ],
+    factors: Annotated[
+        Optional[list[str]],
+        typer.Option("--factors", "-f", help="Upscale factors to sweep, e.g. 2,3,4 (default: the static side's "
+                                             "baked factor, else 2,3,4)."),
+    ] = None,
+    inputs: Annotated[
+        Optional[list[str]],
+        typer.Option("--input", "-i", help="NAME=FILE.npy for a graph input (repeatable); others get seeded "
+                                           "random data."),
+    ] = None,
+    atol: Annotated[float, typer.Option(help="Absolute tolerance: |a - b| <= atol + rtol * |b|.")] = 1e-4,
+    rtol: Annotated[float, typer.Option(help="Relative tolerance.")] = 1e-3,
+    seed: Annotated[int, typer.Option(help="Seed of the random inputs.")] = 0,
+    input_size: Annotated[int, typer.Option(help="Size given to symbolic spatial dims of random inputs.")] = 32,
+    diagnose: Annotated[
+        bool, typer.Option("--diagnose/--no-diagnose", help="On a mismatch, look for the Resize setting behind it.")
+    ] = True,
+    junit: Annotated[
+        Optional[Path], typer.Option("--junit", help="Also write the result as JUnit XML to this file.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Run CANDIDATE in ONNX Runtime against a reference over a sweep of factors.
+
+    Exit code 0 when every compared output is within tolerance, 1 otherwise
+    (or when nothing could be compared), 3 for unreadable models, .npy files
+    that do not fit, or an unknown reference.
+    """
+    from graphsurgeon_tools.validate import render_report, validate as run_validate, write_junit
+
+    show_progress = not as_json and sys.stderr.isatty()
+    if show_progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                       console=Console(stderr=True), transient=True)
+        task = bar.add_task("loading", total=None)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=step, completed=done, total=total)
+
+        bar.start()
+    else:
+        progress = None  # type: ignore[assignment]
+    try:
+        report = run_validate(
+            candidate,
+            reference,
+            factors=_parse_factors(factors),
+            inputs=_parse_inputs(inputs),
+            atol=atol,
+            rtol=rtol,
+            seed=seed,
+            input_size=input_size,
+            diagnose=diagnose,
+            progress=progress,
+        )
+    finally:
+        if show_progress:
+            bar.stop()
+    data = report.to_dict()
+    if junit is not None:
+        write_junit(data, junit)
+    emit(data, as_json=as_json, human=lambda d: render_report(d, color=sys.stdout.isatty()))
+    if junit is not None and not as_json:
+        note(f"JUnit report written to {junit}")
+    return 0 if report.passed else 1
