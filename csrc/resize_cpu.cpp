@@ -12,7 +12,7 @@
 //                rows -> unit-stride loops the compiler vectorises (omp simd).
 //   inner == 1 : the last axis, a weighted gather along each row.
 // Work is split over rows with at::parallel_for. float16/bfloat16 are computed
-// in float32 and rounded once at the end. No autograd (no backward).
+// in float32 and rounded once at the end. Non-differentiable (see the end).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -316,3 +316,10 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
 }  // namespace onnxtool
 
 TORCH_LIBRARY_IMPL(onnxtool, CPU, m) { m.impl("resize", &onnxtool::resize_cpu); }
+
+// Declared non-differentiable, as PyTorch recommends for such ops: autograd
+// passes straight through to the CPU kernel and the output does not require
+// grad (instead of the deprecated "not implemented" fallback that warns).
+TORCH_LIBRARY_IMPL(onnxtool, Autograd, m) {
+  m.impl("resize", torch::CppFunction::makeFallthrough());
+}

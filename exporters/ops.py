@@ -17,9 +17,10 @@ The sources are found relative to this file (``<repo>/csrc``), which works for
 the editable install the project uses; a non-editable wheel would need the
 library prebuilt and ``ONNXTOOL_BUILD_DIR`` pointing at it.
 
-Neither op has an autograd kernel: they are inference references and export
-targets, not training layers. Calling them on tensors that require grad works
-in the forward pass; backpropagating through them raises.
+Autograd: ``my_add`` has its (exact) backward. ``resize`` is an inference
+reference and export target, not a training layer: it is registered as
+non-differentiable, so its output never requires grad and no gradient flows
+back to ``X`` through it (use ``interpolate`` where you train through a resize).
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def resize(
     keep them static (otherwise every output dimension is data-dependent, and a
     following ``conv2d`` could not check its channel count).
 
-    Does not support autograd, ``axes``, ``sizes`` or ``keep_aspect_ratio_policy``.
+    Non-differentiable (the output never requires grad). Does not support ``axes``, ``sizes`` or ``keep_aspect_ratio_policy``.
     """
     y = torch.ops.onnxtool.resize.default(
         x,
@@ -233,12 +234,22 @@ def _register_fakes() -> None:
             device=a.device,
         )
 
-    for name, fn in (("onnxtool::resize", resize_fake), ("onnxtool::my_add", my_add_fake)):
-        try:
-            torch.library.register_fake(name)(fn)
-        except RuntimeError as exc:  # a second import of this file (e.g. python -m exporters.ops)
-            if "already has" not in str(exc) and "already registered" not in str(exc):
-                raise
+    torch.library.register_fake("onnxtool::resize")(resize_fake)
+    torch.library.register_fake("onnxtool::my_add")(my_add_fake)
+
+
+def _register_autograd() -> None:
+    # my_add is linear, so its backward is exact and cheap. resize is declared
+    # non-differentiable in C++ (an Autograd fallthrough, resize_cpu.cpp):
+    # register_autograd cannot take its keyword-only `roi` tensor.
+    def my_add_setup(ctx, inputs, output) -> None:  # noqa: ANN001
+        a, b = inputs
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
+
+    def my_add_backward(ctx, grad):  # noqa: ANN001, ANN202
+        return (2 * grad).sum_to_size(ctx.a_shape), grad.sum_to_size(ctx.b_shape)
+
+    torch.library.register_autograd("onnxtool::my_add", my_add_backward, setup_context=my_add_setup)
 
 
 def _main(argv: list[str]) -> int:
@@ -266,3 +277,4 @@ if __name__ == "__main__":
 
 load_library()
 _register_fakes()
+_register_autograd()
