@@ -834,7 +834,7 @@ def _fmt_change(change: dict[str, Any]) -> str:
 
 def _summarise(diagnosis: Diagnosis, nodes: list[onnx.NodeProto]) -> str:
     parts: list[str] = []
-    where = ", ".join(repr(n.name) for n in nodes[:3]) or "the resize"
+    where = ", ".join(repr(n.name) if n.name else n.op_type for n in nodes[:3]) or "the resize"
     if diagnosis.explained_by:
         change = diagnosis.explained_by["change"]
         had = diagnosis.explained_by["candidate_has"]
