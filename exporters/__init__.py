@@ -1,4 +1,37 @@
 """onnxtool's PyTorch side: the SRCNN example family, the C++ resize op, and export helpers.
 
 This package imports torch. ``graphsurgeon_tools`` never imports it at module level.
+Public names resolve lazily, so ``import exporters`` does not load the C++ library
+or onnxscript::
+
+    from exporters import export, srcnn
+    model = srcnn("cxx-op")
+    export(model, model.example_inputs(3), "srcnn_cxx.onnx", exporter="dynamo")
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "export": "exporters.onnx_export",
+    "ExportResult": "exporters.onnx_export",
+    "ExportFailedError": "exporters.onnx_export",
+    "srcnn": "exporters.models",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'exporters' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
