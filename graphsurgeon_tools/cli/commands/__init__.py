@@ -8,4 +8,6 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     inspect,
     make_dynamic_scale,
     validate,
+    demo,
+    swap_plugin,
 )

@@ -1,0 +1,111 @@
+"""`onnxtool swap-plugin MODEL`: the CLI face of :func:`graphsurgeon_tools.passes.swap_plugin.swap_plugin`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from graphsurgeon_tools.cli._app import (
+    InPlaceOption,
+    JsonOption,
+    ModelArgument,
+    NodesOption,
+    OutputOption,
+    app,
+    emit,
+    note,
+    split_csv,
+)
+
+
+def _default_output(model: Path, reverse: bool) -> Path:
+    suffix = ".resize.onnx" if reverse else ".plugin.onnx"
+    name = model.name[: -len(".onnx")] if model.name.endswith(".onnx") else model.name
+    return model.with_name(name + suffix)
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = []
+    verb = "restored" if report["reverse"] else "swapped"
+    for item in report["swapped"]:
+        lines.append(
+            f"{verb} {item['node'] or '<unnamed>'}: {item['op_type_before']} -> {item['op_type_after']}"
+            f" ({item['signature']}; inputs {', '.join(item['inputs'])})"
+        )
+        lines.extend(f"  note: {text}" for text in item.get("notes", []))
+    for item in report["skipped"]:
+        lines.append(f"skipped {item['node'] or '<unnamed>'} ({item['op_type']}): {item['reason']}")
+    for item in report["new_inputs"]:
+        lines.append(f"new input {item.get('name')}: {item.get('dtype', '')} {item.get('shape', '')}".rstrip())
+    if not report["swapped"]:
+        lines.append("nothing to " + ("restore" if report["reverse"] else "swap"))
+    lines.append(f"wrote {report['output']}")
+    return "\n".join(lines)
+
+
+@app.command("swap-plugin")
+def swap_plugin(
+    model: ModelArgument,
+    output: OutputOption = None,
+    in_place: InPlaceOption = False,
+    plugin: Annotated[
+        Optional[str],
+        typer.Option("--plugin", help="op_type of the plugin node to emit (or, with --reverse, to turn back). "
+                                      "Default: the spec's, DynamicTRTResize for the built-in spec."),
+    ] = None,
+    signature: Annotated[
+        str,
+        typer.Option("--signature", help="Inputs of DynamicTRTResize: 'scales' (X, scales) or 'size-tensor' "
+                                         "(X, size_tensor: MMDeploy's plugin). Built-in/resize specs only."),
+    ] = "scales",
+    domain: Annotated[
+        Optional[str],
+        typer.Option("--domain", help="Domain of the plugin node (TensorRT ignores it). Default: the spec's, trt.plugins."),
+    ] = None,
+    nodes: NodesOption = None,
+    reverse: Annotated[
+        bool, typer.Option("--reverse", help="Turn plugin nodes (either signature) back into standard Resize.")
+    ] = False,
+    spec: Annotated[
+        Optional[Path],
+        typer.Option("--spec", help="A TOML plugin spec (see the README); default: the built-in DynamicTRTResize spec."),
+    ] = None,
+    keep_constant: Annotated[
+        bool,
+        typer.Option("--keep-constant", help="Keep constant scales as constants instead of making them graph inputs."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Swap Resize/Upsample nodes for DynamicTRTResize plugin nodes (or any op for any plugin, with --spec).
+
+    Writes MODEL.plugin.onnx (MODEL.resize.onnx with --reverse) unless -o or --in-place.
+    Exit codes: 0 done (also when nothing matched), 2 usage, 3 unreadable model or invalid spec.
+    """
+    from graphsurgeon_tools.errors import UsageError
+    from graphsurgeon_tools.io import save_model
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
+
+    if in_place and output is not None:
+        raise UsageError("--in-place and --output exclude each other")
+    target = model if in_place else (output or _default_output(model, reverse))
+    if not in_place and target.resolve() == model.resolve():
+        raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
+    if reverse and keep_constant:
+        note("--keep-constant has no effect with --reverse")
+    result = run_swap(
+        model,
+        plugin=plugin,
+        signature=signature,
+        domain=domain,
+        nodes=split_csv(nodes),
+        reverse=reverse,
+        spec=spec,
+        keep_constant=keep_constant,
+    )
+    written = save_model(result.model, target)
+    report = result.to_dict()
+    report["input"] = str(model)
+    report["output"] = str(written)
+    emit(report, as_json=as_json, human=_human)
