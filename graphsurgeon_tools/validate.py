@@ -996,6 +996,9 @@ def write_junit(report: Union[ValidationReport, Mapping[str, Any]], path: Union[
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise a CI artifact uploader
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
