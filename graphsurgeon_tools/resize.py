@@ -263,6 +263,7 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
     tracer = _Tracer(model)
     opset = tracer.opset
     infos = value_info_map(model.graph)
+    declared = set(infos)
     resize_inputs = [
         n.input[0] for n in model.graph.node if n.op_type in _RESIZE_OPS and n.domain in DEFAULT_DOMAINS
     ]
@@ -326,6 +327,9 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
                 if size_trace.reason:
                     notes.append(f"sizes: {size_trace.reason}")
         x_shape = static_shape(infos.get(inputs[0]))
+        if x_shape is not None and inputs[0] not in declared:
+            # names shape inference invents (unk__12) are not stable: report them as unknown
+            x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
         if x_shape is None and node.input[0] in tracer.initializers:
             x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
         rank = len(x_shape) if x_shape is not None else None

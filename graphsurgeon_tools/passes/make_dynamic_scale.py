@@ -253,8 +253,21 @@ def _fresh_dim_names(model: ModelProto) -> set[str]:
     return names
 
 
-def _refresh_shapes(model: ModelProto, site_outputs: list[str]) -> list[str]:
-    """Make every shape that depended on a rewritten factor symbolic; return touched outputs."""
+def _is_generated(dim_param: str) -> bool:
+    """Names ONNX shape inference invents for unknown dims (``unk__12``): not stable, not meaningful."""
+    return dim_param.startswith("unk__")
+
+
+def _refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]]) -> list[str]:
+    """Make every shape that depended on a rewritten factor symbolic; return touched outputs.
+
+    value_info downstream of a rewritten site is dropped and re-inferred (only for names
+    that had one). Each affected graph-output dim becomes, in order of preference: what
+    inference derives from the inputs; the old symbolic name (unless it is an input's dim
+    name, which would claim "same as the input"); a fresh ``<output>_dim<axis>`` symbol.
+    ``hints`` are known output dims of rewritten sites (factor mode: the dims whose scale
+    stays a constant 1), given to inference so batch/channel names survive.
+    """
     graph = model.graph
     down = _graph.downstream_tensors(graph, site_outputs)
     had_info = [v.name for v in graph.value_info if v.name in down]
@@ -269,38 +282,70 @@ def _refresh_shapes(model: ModelProto, site_outputs: list[str]) -> list[str]:
         d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")
     }
     taken = _fresh_dim_names(model)
+    hint_infos = []
+    for name, dims in hints.items():
+        elem = TensorProto.UNDEFINED
+        hint_infos.append(helper.make_tensor_value_info(name, elem, dims))
+    graph.value_info.extend(hint_infos)
     try:
-        inferred = _graph.inferred_output_types(model)
-    except Exception:  # inference failing must not keep a stale shape: fall back to "all unknown"
-        inferred = {}
-    for output in affected:
-        old_dims = list(output.type.tensor_type.shape.dim)
-        new_type = inferred.get(output.name)
-        new_dims = list(new_type.tensor_type.shape.dim) if new_type is not None else []
-        if not output.type.tensor_type.HasField("shape"):
-            continue
-        output.type.tensor_type.ClearField("shape")
-        shape = output.type.tensor_type.shape
-        for axis, old in enumerate(old_dims):
-            dim = shape.dim.add()
-            new = new_dims[axis] if axis < len(new_dims) else None
-            if new is not None and new.HasField("dim_value"):
-                dim.dim_value = new.dim_value
-            elif new is not None and new.HasField("dim_param") and new.dim_param not in input_dims:
-                dim.dim_param = new.dim_param
-            elif old.HasField("dim_param") and old.dim_param not in input_dims:
-                dim.dim_param = old.dim_param
-            else:
-                dim.dim_param = _graph.unique_name(taken, f"{output.name}_dim{axis}")
-    if had_info:
-        skeleton = _graph.weightless_copy(model)
         try:
-            result = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
-            wanted = set(had_info)
-            graph.value_info.extend(v for v in result.graph.value_info if v.name in wanted)
-        except Exception:
-            pass  # no value_info is better than a stale one
+            inferred = _graph.inferred_output_types(model)
+        except Exception:  # inference failing must not keep a stale shape: fall back to "all unknown"
+            inferred = {}
+        for output in affected:
+            if not output.type.tensor_type.HasField("shape"):
+                continue
+            old_dims = list(output.type.tensor_type.shape.dim)
+            new_type = inferred.get(output.name)
+            new_dims = list(new_type.tensor_type.shape.dim) if new_type is not None else []
+            output.type.tensor_type.ClearField("shape")
+            shape = output.type.tensor_type.shape
+            for axis, old in enumerate(old_dims):
+                dim = shape.dim.add()
+                new = new_dims[axis] if axis < len(new_dims) else None
+                if new is not None and new.HasField("dim_value"):
+                    dim.dim_value = new.dim_value
+                elif new is not None and new.HasField("dim_param") and not _is_generated(new.dim_param):
+                    dim.dim_param = new.dim_param
+                elif old.HasField("dim_param") and old.dim_param not in input_dims:
+                    dim.dim_param = old.dim_param
+                else:
+                    dim.dim_param = _graph.unique_name(taken, f"{output.name}_dim{axis}")
+        refreshed = []
+        if had_info:
+            skeleton = _graph.weightless_copy(model)
+            try:
+                result = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+                wanted = set(had_info)
+                refreshed = [v for v in result.graph.value_info if v.name in wanted]
+            except Exception:
+                pass  # no value_info is better than a stale one
+    finally:
+        hinted = set(hints)
+        kept = [v for v in graph.value_info if v.name not in hinted]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+    graph.value_info.extend(refreshed)
     return [o.name for o in affected]
+
+
+def _hints(plans: list["_Plan"], factor: bool) -> dict[str, list[Any]]:
+    """Factor mode: output dims whose scale is a constant 1 equal the input's dims."""
+    hints: dict[str, list[Any]] = {}
+    if not factor:
+        return hints
+    for plan in plans:
+        shape = plan.site.input_shape
+        if shape is None or plan.site.axes is not None or len(shape) != len(plan.value):
+            continue
+        dims: list[Any] = []
+        for axis, dim in enumerate(shape):
+            fixed = axis < len(plan.prefix) and plan.prefix[axis] == 1.0
+            known = isinstance(dim, int) or (isinstance(dim, str) and not _is_generated(dim))
+            dims.append(dim if fixed and known else None)
+        if any(d is not None for d in dims):
+            hints[plan.site.output_name] = dims
+    return hints
 
 
 def make_dynamic_scale(
@@ -391,11 +436,8 @@ def make_dynamic_scale(
             skip(f"scales already come from graph input {site.scales_tensor!r}")
             continue
         if site.scales_source == ValueSource.RUNTIME:
-            reason = next((n for n in site.notes if n.startswith("scales:")), "scales: computed at run time")
-            if "graph input" in reason:
-                skip(f"scales already depend on a graph input ({reason[8:].strip()})")
-            else:
-                skip(f"scales are computed at run time ({reason[8:].strip()})")
+            reason = next((n[len("scales:"):].strip() for n in site.notes if n.startswith("scales:")), "")
+            skip(f"scales are computed at run time ({reason or 'not constant'})")
             continue
         if site.scales_source in _CONSTANT_SOURCES and site.scales is not None:
             _validate_scales(site, site.scales)
@@ -586,7 +628,7 @@ def make_dynamic_scale(
         new_inputs.append(NewInput(name, "float32", [len(value)], default, value))
     lap("rewrite")
 
-    touched_outputs = _refresh_shapes(model, [p.site.output_name for p in plans])
+    touched_outputs = _refresh_shapes(model, [p.site.output_name for p in plans], _hints(plans, factor))
     if touched_outputs:
         notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched_outputs)}")
     lap("shapes")

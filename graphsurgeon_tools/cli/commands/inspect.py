@@ -1,8 +1,71 @@
-"""`onnxtool inspect MODEL`: placeholder until the core issue lands."""
-from graphsurgeon_tools.cli._app import ModelArgument, app
+"""`onnxtool inspect MODEL`: list the Resize/Upsample sites and where their scales come from.
+
+The CLI face of :func:`graphsurgeon_tools.resize.find_resize_sites`. Reads the model (weights
+stay on disk), never writes anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, NodesOption, app, emit, split_csv
+
+
+def _values(values: Any) -> str:
+    if values is None:
+        return "-"
+    return "[" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) + "]"
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = [f"{report['model']}: opset {report['opset']}, {len(report['sites'])} Resize/Upsample site(s)"]
+    for site in report["sites"]:
+        name = site["node_name"] or f"#{site['node_index']} ({site['output_name']})"
+        lines.append(f"  {name}: {site['op_type']}-{site['op_version']} mode={site['mode']} "
+                     f"coord={site['coordinate_transformation_mode']}")
+        details = []
+        if site["mode"] == "nearest":
+            details.append(f"nearest_mode={site['nearest_mode']}")
+        if site["mode"] == "cubic":
+            details.append(f"cubic_coeff_a={site['cubic_coeff_a']:g} exclude_outside={site['exclude_outside']}")
+        if site["antialias"]:
+            details.append("antialias=1")
+        if site["axes"] is not None:
+            details.append(f"axes={_values(site['axes'])}")
+        if site["keep_aspect_ratio_policy"] != "stretch":
+            details.append(f"keep_aspect_ratio_policy={site['keep_aspect_ratio_policy']}")
+        if details:
+            lines.append("    " + " ".join(details))
+        if site["scales_source"] != "absent" or site["sizes_source"] == "absent":
+            where = f" ({site['scales_tensor']})" if site["scales_tensor"] else ""
+            lines.append(f"    scales {_values(site['scales'])} from {site['scales_source']}{where}")
+        if site["sizes_source"] != "absent":
+            lines.append(f"    sizes {_values(site['sizes'])} from {site['sizes_source']} ({site['sizes_tensor']})")
+        if site["input_shape"] is not None:
+            lines.append(f"    input {site['input_name']} shape {_values(site['input_shape'])}")
+        lines.extend(f"    note: {text}" for text in site["notes"])
+    return "\n".join(lines)
 
 
 @app.command()
-def inspect(model: ModelArgument) -> None:
-    """List the Resize/Upsample sites of MODEL."""
-    raise NotImplementedError
+def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption = False) -> None:
+    """List the Resize/Upsample sites of MODEL: mode, attributes, scales or sizes, and their source.
+
+    Sources: initializer, constant (a Constant node), identity (of one), folded (a constant
+    subgraph), graph_input (already dynamic), runtime (computed from data), attribute
+    (Upsample-7). Exit codes: 0 listed (also when there are none), 2 usage, 3 unreadable model.
+    """
+    import fnmatch
+
+    from graphsurgeon_tools.io import load_model
+    from graphsurgeon_tools.passes._graph import default_opset
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    proto = load_model(model)
+    sites = find_resize_sites(proto)
+    patterns = split_csv(nodes)
+    if patterns:
+        sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
+                                         fnmatch.fnmatchcase(s.output_name, p) for p in patterns)]
+    report = {"model": str(model), "opset": default_opset(proto), "sites": [s.to_dict() for s in sites]}
+    emit(report, as_json=as_json, human=_human)

@@ -1,1 +1,142 @@
-"""`onnxtool inspect MODEL`: placeholder until the core issue lands."""
+"""`onnxtool make-dynamic-scale MODEL`: the CLI face of
+:func:`graphsurgeon_tools.passes.make_dynamic_scale.make_dynamic_scale` (flags map 1:1 onto
+its keywords) plus the file handling: where to write, never over the input unless asked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from graphsurgeon_tools.cli._app import (
+    InPlaceOption,
+    JsonOption,
+    ModelArgument,
+    NodesOption,
+    OutputOption,
+    app,
+    emit,
+    note,
+    split_csv,
+)
+
+
+def default_output(model: Path) -> Path:
+    """``model.onnx`` -> ``model.dynamic.onnx`` beside it."""
+    stem = model.name[: -len(".onnx")] if model.name.endswith(".onnx") else model.name
+    return model.with_name(f"{stem}.dynamic.onnx")
+
+
+def _values(values: Any) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = []
+    for site in report["rewritten"]:
+        lines.append(f"rewrote {site['node']} ({site['op_type']}-{site['op_version']}, {site['mode']}): "
+                     f"scales {_values(site['original_scales'])} from {site['source']} -> input {site['new_input']}")
+    for item in report["new_inputs"]:
+        default = f", default {_values(item['default'])}" if item["default"] is not None else ""
+        lines.append(f"new input {item['name']}: {item['dtype']}{item['shape']} "
+                     f"(original value {_values(item['value'])}{default})")
+    for site in report["skipped"]:
+        lines.append(f"skipped {site['node']} ({site['op_type']}): {site['reason']}")
+    lines.extend(f"note: {text}" for text in report["notes"])
+    if not report["rewritten"]:
+        lines.append("nothing to rewrite: no selected site has constant scales")
+    check = report["check"]
+    if check is not None:
+        if check["skipped"]:
+            lines.append(f"check skipped: {check['skipped']}")
+        else:
+            worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
+            lines.append(f"check passed: {len(check['outputs'])} output(s) identical in ONNX Runtime "
+                         f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
+    if report["output"]:
+        lines.append(f"wrote {report['output']}")
+    return "\n".join(lines)
+
+
+@app.command("make-dynamic-scale")
+def make_dynamic_scale(
+    model: ModelArgument,
+    output: OutputOption = None,
+    in_place: InPlaceOption = False,
+    nodes: NodesOption = None,
+    shared: Annotated[
+        bool, typer.Option("--shared", help="One input for all selected sites (refused if their scales differ).")
+    ] = False,
+    input_name: Annotated[
+        Optional[str],
+        typer.Option("--input-name", help="Name of the new input (NAME_0, NAME_1... for several). Default: scales."),
+    ] = None,
+    factor: Annotated[
+        bool, typer.Option("--factor", help="The input holds only the spatial factors ([h, w]), expanded in-graph.")
+    ] = False,
+    keep_default: Annotated[
+        bool,
+        typer.Option("--keep-default", help="Keep the original scales as the input's default (TensorRT then "
+                                            "treats the input as a constant)."),
+    ] = False,
+    from_sizes: Annotated[
+        bool, typer.Option("--from-sizes", help="Convert sizes-driven sites when a scale reproduces the sizes exactly.")
+    ] = False,
+    simplify: Annotated[
+        bool, typer.Option("--simplify", help="Run onnxsim first (folds constant subgraphs; slow to import).")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
+    ] = True,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Turn constant Resize/Upsample scales into graph inputs.
+
+    Writes MODEL.dynamic.onnx beside MODEL unless -o or --in-place. Exit codes: 0 done (also
+    when nothing needed rewriting), 1 the built-in check found a difference (nothing is
+    written) or --strict found nothing, 2 usage, 3 invalid model or nonsense scales.
+    """
+    from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
+    from graphsurgeon_tools.io import load_model, save_model
+    from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
+
+    if in_place and output is not None:
+        raise UsageError("--in-place and --output exclude each other")
+    target = model if in_place else (output or default_output(model))
+    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
+        raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
+    if target.is_dir():
+        raise UsageError(f"output path is a directory: {target}")
+    if not target.parent.is_dir():
+        raise UsageError(f"output folder does not exist: {target.parent}")
+    proto = load_model(model)
+    try:
+        result = run_pass(
+            proto,
+            nodes=split_csv(nodes),
+            shared=shared,
+            input_name=input_name,
+            factor=factor,
+            keep_default=keep_default,
+            from_sizes=from_sizes,
+            simplify=simplify,
+            check=check,
+            inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+        )
+    except OnnxToolError as exc:
+        raise type(exc)(f"{model}: {exc}") from None
+    report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
+    if result.changed or not in_place:
+        report["output"] = str(save_model(result.model, target))
+    emit(report, as_json=as_json, human=_human)
+    if not result.changed:
+        if strict:
+            raise CheckFailedError(f"{model}: nothing to rewrite (--strict)")
+        if as_json:
+            note(f"{model}: nothing to rewrite")

@@ -1,0 +1,89 @@
+"""Shared fixtures, kept small and generic. Golden model builders live in tests/golden.py.
+
+* ``save_model_file(model, name="model.onnx") -> Path``: write a model under tmp_path.
+* ``run_cli(*args) -> CliRun(code, out, err)``: ``onnxtool`` in-process (``cli.main``).
+* ``srcnn_exports`` (session): the tutorial's StaticSRCNN exported ONCE per session by the
+  TorchScript exporter at opsets 11, 13, 17 and by the dynamo exporter (about 10 s in all);
+  a dict label -> path. Skips when torch is not installed.
+* ``ppocr_det_path`` (session): PaddleOCR's PP-OCRv4 text detector from the installed
+  rapidocr_onnxruntime wheel (located without importing it: it needs cv2); skips if absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import onnx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # so tests can `import golden`
+
+
+@dataclass
+class CliRun:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def save_model_file(tmp_path: Path) -> Callable[..., Path]:
+    def save(model: onnx.ModelProto, name: str = "model.onnx") -> Path:
+        path = tmp_path / name
+        onnx.save(model, path)
+        return path
+
+    return save
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
+    from graphsurgeon_tools.cli import main
+
+    def run(*args: object) -> CliRun:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliRun(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def srcnn_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    torch = pytest.importorskip("torch")
+    from exporters.models import StaticSRCNN
+
+    folder = tmp_path_factory.mktemp("srcnn")
+    torch.manual_seed(0)
+    model = StaticSRCNN().eval()
+    example = (torch.randn(1, 3, 16, 16),)
+    paths: dict[str, Path] = {}
+    for opset in (11, 13, 17):
+        path = folder / f"srcnn_ts{opset}.onnx"
+        torch.onnx.export(
+            model, example, str(path), dynamo=False, opset_version=opset,
+            input_names=["input"], output_names=["output"],
+            dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
+                          "output": {0: "batch", 2: "out_height", 3: "out_width"}},
+        )
+        paths[f"torchscript-{opset}"] = path
+    path = folder / "srcnn_dynamo.onnx"
+    torch.onnx.export(model, example, str(path), dynamo=True, input_names=["input"], output_names=["output"])
+    paths["dynamo"] = path
+    return paths
+
+
+@pytest.fixture(scope="session")
+def ppocr_det_path() -> Path:
+    spec = importlib.util.find_spec("rapidocr_onnxruntime")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / "models" / "ch_PP-OCRv4_det_infer.onnx"
+        if path.is_file():
+            return path
+    pytest.skip("PP-OCRv4 detector not installed (make setup installs rapidocr-onnxruntime==1.4.4 --no-deps)")
