@@ -63,13 +63,16 @@ NearestMode parse_nearest(c10::string_view s) {
               s, "'");
 }
 
-std::string shape_str(const std::vector<int64_t>& v) {
+template <typename V>
+std::string list_str(const V* v, size_t n) {
   std::ostringstream os;
   os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  for (size_t i = 0; i < n; ++i) os << (i ? ", " : "") << v[i];
   os << "]";
   return os.str();
 }
+
+std::string shape_str(const std::vector<int64_t>& v) { return list_str(v.data(), v.size()); }
 
 // Rows of `inner` contiguous elements: dst = sum_k w[k] * src_k.
 template <typename T, int K>
@@ -271,7 +274,7 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
     total *= o;
   }
   TORCH_CHECK(total <= kMaxOutputElements, "output shape ", shape_str(out_shape), " (scales ",
-              sc.sizes(), " applied to ", X.sizes(), ") would have ", total,
+              list_str(s, static_cast<size_t>(rank)), " applied to ", X.sizes(), ") would have ", total,
               " elements, over the limit of 2^31; check the scales");
 
   if (X.numel() == 0 || total == 0) return at::empty(out_shape, X.options());

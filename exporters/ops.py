@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -92,6 +93,18 @@ def _is_loaded() -> bool:
     return hasattr(torch.ops.onnxtool, "resize") and hasattr(torch.ops.onnxtool, "my_add")
 
 
+def _failure_reason(exc: BaseException) -> str:
+    """The one line of a compiler/ninja failure worth showing (its full log is long)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    telling = [
+        line for line in lines
+        if re.search(r"error|not found|fatal|no such file|required", line, re.IGNORECASE)
+        and not line.startswith("Error building extension")
+    ]
+    reason = (telling or lines or [type(exc).__name__])[0]
+    return reason if len(reason) <= 200 else reason[:197] + "..."
+
+
 def build(*, verbose: bool = False) -> Path:
     """Compile the library (a no-op for ninja when nothing changed) and load it.
 
@@ -116,7 +129,7 @@ def build(*, verbose: bool = False) -> Path:
             verbose=verbose,
         )
     except Exception as exc:  # the compiler's failure surfaces as RuntimeError/OSError/CalledProcessError
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = _failure_reason(exc)
         raise OpsBuildError(f"building the onnxtool C++ ops from {CSRC_DIR} failed ({reason}); {_BUILD_HINT}") from exc
     tmp = _stamp_path().with_suffix(f".stamp.{os.getpid()}")
     tmp.write_text(key)
@@ -268,7 +281,7 @@ def _main(argv: list[str]) -> int:
     except OpsBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"onnxtool ops {state}: {path} ({time.perf_counter() - start:.1f} s)")
+    print(f"onnxtool ops {state}: {path} ({time.perf_counter() - start:.2f} s)")
     return 0
 
 
