@@ -328,7 +328,7 @@ def _inline_external_data(model: ModelProto, label: str) -> None:
                 handle.seek(ref.offset)
                 tensor.raw_data = handle.read(ref.length)
             del tensor.external_data[:]
-            tensor.data_location = TensorProto.DEFAULT
+            tensor.ClearField("data_location")
     _set_external_data_dir(model, None)
 
 
@@ -493,7 +493,7 @@ def save_model(
                 entry.key, entry.value = key, value
         for tensor, raw in stashed:
             del tensor.external_data[:]
-            tensor.data_location = TensorProto.DEFAULT
+            tensor.ClearField("data_location")
             tensor.raw_data = raw
         if saved_entry is not None and _metadata_index(model, EXTERNAL_DATA_DIR_KEY) is None:
             entry = model.metadata_props.add()

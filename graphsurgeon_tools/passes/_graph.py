@@ -135,7 +135,7 @@ def tensor_to_array(tensor: TensorProto, model: Optional[ModelProto] = None) -> 
         inline = TensorProto()
         inline.CopyFrom(tensor)
         del inline.external_data[:]
-        inline.data_location = TensorProto.DEFAULT
+        inline.ClearField("data_location")
         inline.raw_data = read_tensor_bytes(model, tensor)
         tensor = inline
     return onnx.numpy_helper.to_array(tensor)

@@ -1,0 +1,239 @@
+"""graphsurgeon_tools.io: loading (errors, external data checks), atomic saving, external data handling."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import graphsurgeon_tools.io as gio
+from graphsurgeon_tools.errors import InvalidModelError, UnsafeExternalDataError, UsageError
+from graphsurgeon_tools.io import EXTERNAL_DATA_DIR_KEY, external_data_dir, load_model, save_model
+
+
+def _matmul_model(size: int = 64) -> onnx.ModelProto:
+    weights = numpy_helper.from_array(np.arange(size * size, dtype=np.float32).reshape(size, size) / 1000, "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, size])],
+        [weights],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _external(folder: Path, name: str = "m.onnx", location: str = "m.data") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    onnx.save(_matmul_model(), path, save_as_external_data=True, location=location, size_threshold=0)
+    return path
+
+
+def _run(path: Path) -> np.ndarray:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": np.ones((1, 64), np.float32)})[0]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _set_location(path: Path, location: str, **extra: str) -> None:
+    """Rewrite the external reference of W in the file at ``path`` (test set-up, not via io)."""
+    model = onnx.load(path, load_external_data=False)
+    tensor = model.graph.initializer[0]
+    entries = {e.key: e.value for e in tensor.external_data}
+    entries["location"] = location
+    entries.update(extra)
+    del tensor.external_data[:]
+    for key, value in entries.items():
+        tensor.external_data.add(key=key, value=value)
+    path.write_bytes(model.SerializeToString())
+
+
+# ----------------------------------------------------------------------------- load errors
+
+
+def test_load_passes_a_proto_through_unchanged() -> None:
+    model = _matmul_model()
+    assert load_model(model) is model
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "model file not found"),
+        (b"", "is empty"),
+        (b"this is not protobuf at all \xff\xfe", "not an ONNX model"),
+        ("truncated", "not an ONNX model"),
+    ],
+)
+def test_load_rejects_bad_files_with_one_line_naming_the_file(tmp_path: Path, content, message) -> None:
+    path = tmp_path / "bad.onnx"
+    if content == "truncated":
+        blob = _matmul_model().SerializeToString()
+        path.write_bytes(blob[: len(blob) // 2])
+    elif content is not None:
+        path.write_bytes(content)
+    with pytest.raises(InvalidModelError) as info:
+        load_model(path)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_load_rejects_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(InvalidModelError, match="directory"):
+        load_model(tmp_path)
+
+
+# ----------------------------------------------------------------------------- external data
+
+
+def test_external_data_stays_on_disk_and_the_folder_is_recorded(tmp_path: Path) -> None:
+    path = _external(tmp_path / "src")
+    model = load_model(path)
+    weights = model.graph.initializer[0]
+    assert weights.data_location == TensorProto.EXTERNAL and not weights.raw_data
+    assert external_data_dir(model) == (tmp_path / "src").resolve()
+
+
+def test_load_external_data_true_inlines_the_weights(tmp_path: Path) -> None:
+    path = _external(tmp_path / "src")
+    model = load_model(path, load_external_data=True)
+    weights = model.graph.initializer[0]
+    assert weights.data_location == TensorProto.DEFAULT
+    np.testing.assert_array_equal(numpy_helper.to_array(weights), numpy_helper.to_array(_matmul_model().graph.initializer[0]))
+    assert external_data_dir(model) is None
+
+
+def test_save_to_another_folder_copies_the_data_next_to_the_output(tmp_path: Path) -> None:
+    path = _external(tmp_path / "src")
+    before = {p.name: _digest(p) for p in (tmp_path / "src").iterdir()}
+    model = load_model(path)
+    (tmp_path / "dst").mkdir()
+    out = save_model(model, tmp_path / "dst" / "out.onnx")
+    assert sorted(p.name for p in (tmp_path / "dst").iterdir()) == ["out.onnx", "out.onnx.data"]
+    # onnx refuses hard-linked data files, so the output must be a real copy
+    assert os.stat(tmp_path / "dst" / "out.onnx.data").st_nlink == 1
+    reloaded = onnx.load(out)  # onnx's own loader, with its own path checks
+    assert EXTERNAL_DATA_DIR_KEY not in {p.key for p in reloaded.metadata_props}
+    np.testing.assert_array_equal(_run(out), _run(path))
+    # the input files are untouched, and the caller's proto still points at them
+    assert {p.name: _digest(p) for p in (tmp_path / "src").iterdir()} == before
+    assert {e.key: e.value for e in model.graph.initializer[0].external_data}["location"] == "m.data"
+    assert external_data_dir(model) == (tmp_path / "src").resolve()
+
+
+def test_save_beside_the_input_uses_its_own_data_file(tmp_path: Path) -> None:
+    path = _external(tmp_path)
+    out = save_model(load_model(path), tmp_path / "copy.onnx")
+    (tmp_path / "m.data").unlink()  # the output must not depend on the input's data file
+    assert _run(out).shape == (1, 64)
+
+
+def test_save_in_place_keeps_the_data_file(tmp_path: Path) -> None:
+    path = _external(tmp_path, name="m.onnx", location="m.onnx.data")
+    inode = os.stat(tmp_path / "m.onnx.data").st_ino
+    expected = _run(path)
+    save_model(load_model(path), path)
+    assert os.stat(tmp_path / "m.onnx.data").st_ino == inode
+    np.testing.assert_array_equal(_run(path), expected)
+
+
+@pytest.mark.parametrize(
+    "location, extra, message",
+    [
+        ("../outside.data", {}, "leaves the model's folder"),
+        ("/etc/passwd", {}, "absolute path"),
+        ("missing.data", {}, "is missing"),
+        ("m.data", {"offset": "-4"}, "does not fit"),
+        ("m.data", {"length": "99999999"}, "does not fit"),
+        ("m.data", {"length": "1024"}, "does not match its shape"),
+        ("m.data", {"offset": "abc"}, "not integers"),
+    ],
+)
+def test_unsafe_or_broken_external_data_is_refused(tmp_path: Path, location, extra, message) -> None:
+    path = _external(tmp_path / "model")
+    (tmp_path / "outside.data").write_bytes(b"\0" * 16384)
+    _set_location(path, location, **extra)
+    with pytest.raises(UnsafeExternalDataError) as info:
+        load_model(path)
+    assert message in str(info.value)
+    assert "W" in str(info.value) and str(path) in str(info.value)
+
+
+def test_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    path = _external(tmp_path / "model")
+    outside = tmp_path / "secret.data"
+    (tmp_path / "model" / "m.data").rename(outside)
+    (tmp_path / "model" / "m.data").symlink_to(outside)
+    with pytest.raises(UnsafeExternalDataError, match="resolves outside"):
+        load_model(path)
+
+
+def test_symlink_inside_the_folder_is_fine(tmp_path: Path) -> None:
+    path = _external(tmp_path / "model")
+    folder = tmp_path / "model"
+    (folder / "weights").mkdir()
+    (folder / "m.data").rename(folder / "weights" / "real.data")
+    (folder / "m.data").symlink_to(folder / "weights" / "real.data")
+    assert load_model(path).graph.initializer[0].name == "W"
+
+
+def test_hard_linked_data_is_refused_like_onnx_does(tmp_path: Path) -> None:
+    path = _external(tmp_path / "model")
+    os.link(tmp_path / "model" / "m.data", tmp_path / "elsewhere.data")
+    with pytest.raises(UnsafeExternalDataError, match="hard links"):
+        load_model(path)
+
+
+# ----------------------------------------------------------------------------- atomic save
+
+
+def test_save_is_atomic_when_the_final_rename_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out.onnx"
+    out.write_bytes(b"previous output")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gio.os, "replace", broken_replace)
+    with pytest.raises(UsageError, match="cannot write .*out.onnx: No space left"):
+        save_model(_matmul_model(), out)
+    assert out.read_bytes() == b"previous output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.onnx"]  # no temp files left
+
+
+def test_saved_files_get_normal_permissions(tmp_path: Path) -> None:
+    out = save_model(_matmul_model(), tmp_path / "out.onnx")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out.stat().st_mode & 0o777) == (0o666 & ~umask)
+
+
+@pytest.mark.parametrize("target, message", [("missing/out.onnx", "folder does not exist"), (".", "is a directory")])
+def test_save_refuses_unusable_destinations(tmp_path: Path, target: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        save_model(_matmul_model(), tmp_path / target)
+
+
+def test_models_over_the_protobuf_limit_move_big_tensors_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real 2 GB model would take minutes and gigabytes here; lowering the limit exercises the same path.
+    monkeypatch.setattr(gio, "_INLINE_LIMIT", 4096)
+    model = _matmul_model()
+    before = model.SerializeToString()
+    out = save_model(model, tmp_path / "big.onnx")
+    assert (tmp_path / "big.onnx.data").stat().st_size >= 64 * 64 * 4
+    assert onnx.load(out, load_external_data=False).graph.initializer[0].data_location == TensorProto.EXTERNAL
+    assert model.SerializeToString() == before  # the caller's proto is restored
+    inline = tmp_path / "inline.onnx"
+    onnx.save(_matmul_model(), inline)
+    np.testing.assert_array_equal(_run(out), _run(inline))
