@@ -18,6 +18,7 @@ _LAZY = {
     "export": "exporters.onnx_export",
     "ExportResult": "exporters.onnx_export",
     "ExportFailedError": "exporters.onnx_export",
+    "export_srcnn": "exporters.onnx_export",
     "srcnn": "exporters.models",
 }
 

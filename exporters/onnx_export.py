@@ -26,8 +26,11 @@ that reason (:class:`~graphsurgeon_tools.errors.UsageError`).
 
 from __future__ import annotations
 
+import contextlib
 import io
+import logging
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +41,7 @@ import torch
 
 from graphsurgeon_tools.errors import CheckFailedError, UnsupportedModelError, UsageError
 
-__all__ = ["EXPORTERS", "ExportFailedError", "ExportResult", "export"]
+__all__ = ["EXPORTERS", "ExportFailedError", "ExportResult", "export", "export_srcnn"]
 
 Exporter = Literal["torchscript", "dynamo"]
 EXPORTERS: tuple[str, ...] = ("torchscript", "dynamo")
@@ -95,6 +98,33 @@ def _one_line(text: str, limit: int = 300) -> str:
         if "Error" in line and ":" in line and "step 1/3" not in line:
             return line[:limit]
     return (lines[0] if lines else "")[:limit]
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Library code is quiet: silence torch's export chatter (progress lines, tracer and
+    deprecation warnings, "torchvision is not installed" log lines). Errors still raise."""
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    # torch 2.13's TorchScript exporter tests `_C._jit_is_onnx_log_enabled` without calling it,
+    # so its C++ log is always on and dumps the whole IR graph to stderr on any export error.
+    # Swap in a context manager that leaves the log off (a private hook: skipped if it moves).
+    try:
+        from torch.onnx._internal.torchscript_exporter import utils as ts_utils
+    except ImportError:  # pragma: no cover - torch reorganised its exporter
+        ts_utils = None
+    original = getattr(ts_utils, "setup_onnx_logging", None)
+    if original is not None:
+        ts_utils.setup_onnx_logging = lambda verbose: contextlib.nullcontext()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+        if original is not None:
+            ts_utils.setup_onnx_logging = original
 
 
 def _input_names(model: torch.nn.Module, count: int, given: Optional[Sequence[str]]) -> list[str]:
@@ -298,7 +328,7 @@ def export(
     run = _run_torchscript if exporter == "torchscript" else _run_dynamo
     label = f"{type(model).__name__} ({exporter} exporter, opset {opset})"
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _quiet():
             proto = run(model, args, opset=opset, input_names=names, output_names=output_names, axes=axes, domain=domain)
     except (UsageError, CheckFailedError):
         raise
@@ -332,3 +362,59 @@ def export(
     result.path = save_model(proto, path)
     result.seconds = time.perf_counter() - started
     return result
+
+
+CHECK_FACTORS = (2.0, 3.0, 4.0)
+
+
+def default_srcnn_filename(variant: str = "static", *, signature: str = "scales", exporter: str = "torchscript") -> str:
+    """``srcnn_static.onnx``, ``srcnn_cxx_op_dynamo.onnx``, ``srcnn_plugin_size_tensor.onnx``..."""
+    parts = ["srcnn", variant.replace("-", "_")]
+    if variant == "plugin" and signature != "scales":
+        parts.append(signature.replace("-", "_"))
+    if exporter != "torchscript":
+        parts.append(exporter)
+    return "_".join(parts) + ".onnx"
+
+
+def export_srcnn(
+    path: Union[str, Path, None] = None,
+    *,
+    variant: str = "static",
+    signature: str = "scales",
+    align_corners: bool = False,
+    exporter: Exporter = "torchscript",
+    opset: Optional[int] = None,
+    factor: float = 3.0,
+    compare: Union[bool, Literal["auto"]] = "auto",
+) -> ExportResult:
+    """Export the built-in SRCNN example (shipped weights) in one export style: ``onnxtool export srcnn``.
+
+    ``path`` defaults to :func:`default_srcnn_filename` in the current folder.
+    The static variant bakes ``factor`` in and is checked at it (on two input
+    shapes); the dynamic variants are traced at ``factor`` and checked in ONNX
+    Runtime at 2, 3 and 4 (and ``factor``), on a 1x3x8x8 and a 2x3x5x7 input.
+    Everything else is :func:`export`'s contract.
+    """
+    from exporters.models import SIGNATURES, VARIANTS, srcnn
+
+    if variant not in VARIANTS:
+        raise UsageError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if signature not in SIGNATURES:
+        raise UsageError(f"signature must be one of {', '.join(SIGNATURES)}, got {signature!r}")
+    if variant != "plugin" and (signature != "scales" or align_corners):
+        raise UsageError("--signature and --align-corners apply to the plugin variant only")
+    if signature == "scales" and align_corners:
+        raise UsageError("--align-corners applies to --signature size-tensor only (the MMDeploy plugin's attribute)")
+    if not (float(factor) > 0 and float(factor) <= 16):
+        raise UsageError(f"--factor must be in (0, 16], got {factor!r}")
+    if path is None:
+        path = Path.cwd() / default_srcnn_filename(variant, signature=signature, exporter=exporter)
+    model = srcnn(variant, factor=factor, signature=signature, align_corners=align_corners)
+    args = model.example_inputs(factor)
+    if variant == "static":
+        check_args = [model.example_inputs(factor, batch=2, height=5, width=7, seed=1)]
+    else:
+        factors = sorted({*CHECK_FACTORS, float(factor)})
+        check_args = [model.example_inputs(f, batch=2, height=5, width=7, seed=1) for f in factors]
+    return export(model, args, path, exporter=exporter, opset=opset, check_args=check_args, compare=compare)

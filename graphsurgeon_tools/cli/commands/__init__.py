@@ -10,4 +10,5 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     validate,
     demo,
     swap_plugin,
+    export,
 )
