@@ -415,35 +415,47 @@ def format_factor(factor: Factor) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def ort_session(model: onnx.ModelProto, where: str) -> Any:
-    """An ONNX Runtime session that can run plugin nodes (via ``runtime.make_session``)."""
+def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> Any:
+    """An ONNX Runtime session that can run plugin nodes (via ``runtime.make_session``).
+
+    ``quiet``: ORT logs nothing, not even errors (for the diagnosis, whose attribute
+    variants may be combinations ORT refuses). A model ORT cannot load raises
+    :class:`InvalidModelError` naming ``where``.
+    """
+    import onnxruntime as ort
+
     try:
         from graphsurgeon_tools.runtime import make_session
     except ImportError:  # runtime has not landed: plain ORT (no plugin kernels)
         make_session = None
-    if make_session is not None:
-        return make_session(model)
-    import onnxruntime as ort
-
+    options = ort.SessionOptions()
+    if quiet:
+        options.log_severity_level = 4
     try:
-        return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    except Exception as exc:  # ORT raises its own exception types for bad graphs
+        if make_session is not None:
+            return make_session(model, sess_options=options)
+        return ort.InferenceSession(model.SerializeToString(), sess_options=options,
+                                    providers=["CPUExecutionProvider"])
+    except OnnxToolError:
+        raise
+    except Exception as exc:  # ORT raises its own exception types for graphs it refuses
         raise InvalidModelError(f"ONNX Runtime cannot load {where}: {' '.join(str(exc).split())[:300]}") from exc
 
 
 class OnnxRunner:
     """Runs one ONNX model in ONNX Runtime at a factor, feeding its scale inputs."""
 
-    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None) -> None:
+    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None, quiet: bool = False) -> None:
         self.model = model
         self.where = where
+        self.quiet = quiet
         self.ports = model_ports(model, where)
         self._session = session
 
     @property
     def session(self) -> Any:
         if self._session is None:
-            self._session = ort_session(self.model, self.where)
+            self._session = ort_session(self.model, self.where, quiet=self.quiet)
         return self._session
 
     def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],

@@ -664,6 +664,8 @@ def _with_attributes(model: onnx.ModelProto, change: dict[str, Any]) -> Optional
                 del node.attribute[:]
                 node.attribute.extend(kept)
                 node.attribute.append(onnx.helper.make_attribute("align_corners", int(value == "align_corners")))
+        if node.op_type == "Resize" and _current(node, "exclude_outside") and _current(node, "mode") != "cubic":
+            return None  # ORT (and the spec) refuse exclude_outside=1 outside cubic: not a real alternative
     return copy if touched else None
 
 
@@ -796,7 +798,7 @@ def _diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, ar
             if variant is None:
                 continue
             try:
-                outputs = dict(OnnxRunner(variant, runner.where).run(arrays["feeds"]))
+                outputs = dict(OnnxRunner(variant, runner.where, quiet=True).run(arrays["feeds"]))
             except (RunFailed, OnnxToolError, Exception):  # an invalid combination: not a suspect
                 continue
             diagnosis.variants_tried += 1

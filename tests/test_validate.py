@@ -360,3 +360,86 @@ def test_cli_bad_input_exit_3(files: dict[str, Path], tmp_path: Path, capsys: py
 def test_cli_unreadable_candidate_exit_3(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main(["validate", str(files["junk"]), "-r", "onnx-reference"]) == 3
     assert "junk.onnx" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ acceptance: the real SRCNN
+# One export per session: the built-in SRCNN (static x3, shipped weights) made dynamic, and
+# three broken copies of it. Each must fail against the PyTorch C++-op model (exit 1).
+
+
+@pytest.fixture(scope="session")
+def srcnn_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    pytest.importorskip("torch")
+    from exporters import export, srcnn
+
+    from graphsurgeon_tools import make_dynamic_scale, save_model
+
+    folder = tmp_path_factory.mktemp("srcnn")
+    model = srcnn("static", factor=3)
+    static = folder / "static.onnx"
+    export(model, model.example_inputs(3), static, input_names=["input"], output_names=["output"])
+    dynamic = make_dynamic_scale(static).model
+    files = {"static": static, "dynamic": folder / "dynamic.onnx"}
+    save_model(dynamic, files["dynamic"])
+
+    def broken(name: str, change) -> None:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(dynamic)
+        change(copy)
+        onnx.checker.check_model(copy, full_check=True)
+        files[name] = folder / f"{name}.onnx"
+        save_model(copy, files[name])
+
+    def set_resize(attribute: str, value: str):
+        def change(model: onnx.ModelProto) -> None:
+            node = next(n for n in model.graph.node if n.op_type == "Resize")
+            kept = [a for a in node.attribute if a.name != attribute]
+            del node.attribute[:]
+            node.attribute.extend([*kept, helper.make_attribute(attribute, value)])
+        return change
+
+    def nudge(model: onnx.ModelProto) -> None:
+        tensor = next(t for t in model.graph.initializer if t.name == "conv1.weight")
+        weight = numpy_helper.to_array(tensor).copy()
+        weight[0, 0, 4, 4] += 0.01
+        tensor.CopyFrom(numpy_helper.from_array(weight, tensor.name))
+
+    broken("wrong_mode", set_resize("mode", "linear"))
+    broken("wrong_ctm", set_resize("coordinate_transformation_mode", "align_corners"))
+    broken("nudged_weight", nudge)
+    return files
+
+
+@pytest.mark.slow
+def test_srcnn_right_model_passes_against_torch(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
+    code = main(["validate", str(srcnn_files["dynamic"]), "--reference", "torch:srcnn", "--factors", "2,3,4",
+                 "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report["summary"]
+    assert [f["status"] for f in report["factors"]] == ["passed"] * 3
+    assert [f["outputs"][0]["candidate_shape"] for f in report["factors"]] == [
+        [1, 3, 64, 64], [1, 3, 96, 96], [1, 3, 128, 128]]
+    assert report["counts"]["worst_max_abs_error"] < 1e-4
+    # And bit-exact against the file it came from, at the factor baked into that file.
+    exact = validate(srcnn_files["dynamic"], srcnn_files["static"], atol=0, rtol=0)
+    assert exact.passed and exact.factors[0].factor == 3.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "expected_in_diagnosis"),
+    [
+        ("wrong_mode", "mode='cubic'"),
+        ("wrong_ctm", "coordinate_transformation_mode="),
+        ("nudged_weight", "conv1.weight"),
+    ],
+)
+def test_srcnn_broken_models_fail_with_exit_1(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture,
+                                              name: str, expected_in_diagnosis: str) -> None:
+    code = main(["validate", str(srcnn_files[name]), "--reference", "torch:srcnn", "--factors", "2,3",
+                 "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["passed"] is False
+    assert all(f["status"] == "failed" for f in report["factors"])
+    assert expected_in_diagnosis in report["diagnosis"]["summary"]
