@@ -161,8 +161,9 @@ def _make_attr(name: str, value: Any) -> onnx.AttributeProto:
     return helper.make_attribute(name, value)
 
 
-def _plugin_attributes(spec: PluginSpec, values: dict[str, Any]) -> dict[str, Any]:
+def _plugin_attributes(spec: PluginSpec, values: dict[str, Any], from_inputs: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     attrs = spec.attributes.apply(values)
+    attrs.update(from_inputs or {})  # real node data beats [attributes.defaults]
     attrs["plugin_version"] = spec.plugin_version
     attrs["plugin_namespace"] = spec.plugin_namespace
     return attrs
@@ -398,7 +399,7 @@ def _forward_resize(
         if not _name_matches(spec, site.node_name):
             continue
         if not _attribute_conditions_hold(spec, _site_semantics(site)):
-            result.skipped.append(SkippedNode(site.node_name, site.op_type, "the spec's [match.attributes] conditions do not hold"))
+            result.skipped.append(SkippedNode(site.node_name or site.output_name, site.op_type, "the spec's [match.attributes] conditions do not hold"))
             continue
         refusal = _resize_refusal(site, signature)
         if refusal is None and site.scales_source == ValueSource.ABSENT and site.sizes_source == ValueSource.ABSENT:
@@ -408,7 +409,7 @@ def _forward_resize(
         ):
             refusal = "driven by sizes, not scales: use --signature size-tensor (or make-dynamic-scale --from-sizes first)"
         if refusal:
-            result.skipped.append(SkippedNode(site.node_name, site.op_type, refusal))
+            result.skipped.append(SkippedNode(site.node_name or site.output_name, site.op_type, refusal))
         else:
             chosen.append(site)
     if not chosen:
@@ -454,7 +455,7 @@ def _forward_resize(
             second = scales_name
         else:
             if rank is None:
-                result.skipped.append(SkippedNode(site.node_name, site.op_type, "the input's rank is unknown; the size tensor needs it"))
+                result.skipped.append(SkippedNode(site.node_name or site.output_name, site.op_type, "the input's rank is unknown; the size tensor needs it"))
                 continue
             if site.scales_source != ValueSource.ABSENT:
                 second = _size_tensor_from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
@@ -476,7 +477,7 @@ def _forward_resize(
         orig = before.get(site.output_name, site)
         result.swapped.append(
             SwappedNode(
-                node=site.node_name,
+                node=site.node_name or site.output_name,
                 op_type_before=site.op_type,
                 op_type_after=op_type,
                 domain_after=domain,
@@ -618,7 +619,7 @@ def _reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[
             continue
         plugin_domain = node.domain  # `node` is rewritten in place below
         if len(node.input) != 2 or len(node.output) != 1:
-            result.skipped.append(SkippedNode(node.name, node.op_type, f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}"))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}"))
             continue
         x, second = node.input
         attrs = {inverse.get(k, k): v for k, v in _attr_dict(node).items()}
@@ -633,17 +634,17 @@ def _reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[
         base = node.name or node.output[0]
         if scales is None and sizes is None:
             if second_rank is None:
-                result.skipped.append(SkippedNode(node.name, node.op_type, f"cannot tell whether {second!r} is scales or a size tensor (no shape information)"))
+                result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"cannot tell whether {second!r} is scales or a size tensor (no shape information)"))
                 continue
             # an outside size tensor (e.g. a graph input, as in MMDeploy's tutorial): sizes = X.shape[:-2] ++ size.shape[-2:]
             x_shape = builder.node(extra, "Shape", [x], f"{base}/sizes/x_shape", end=-2)
             s_shape = builder.node(extra, "Shape", [second], f"{base}/sizes/size_shape", start=-2)
             sizes = builder.node(extra, "Concat", [x_shape, s_shape], f"{base}/sizes", axis=0)
             if opset < 15:
-                result.skipped.append(SkippedNode(node.name, node.op_type, "an outside size tensor needs opset >= 15 (Shape start/end) to reverse"))
+                result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, "an outside size tensor needs opset >= 15 (Shape start/end) to reverse"))
                 continue
         if sizes is not None and opset < 11:
-            result.skipped.append(SkippedNode(node.name, node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
             continue
         if opset >= 13:
             inputs = [x, "", scales or "", sizes or ""]
@@ -720,7 +721,7 @@ def _forward_generic(
         try:
             schema = onnx.defs.get_schema(node.op_type, opset, "")
         except Exception:
-            result.skipped.append(SkippedNode(node.name, node.op_type, f"no ONNX schema for {node.op_type} at opset {opset}"))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"no ONNX schema for {node.op_type} at opset {opset}"))
             continue
         attrs = _attr_dict(node)
         if spec.attributes.schema_defaults:
@@ -729,7 +730,7 @@ def _forward_generic(
                     value = helper.get_attribute_value(attr.default_value)
                     attrs[name] = value.decode() if isinstance(value, bytes) else value
         if not _attribute_conditions_hold(spec, attrs):
-            result.skipped.append(SkippedNode(node.name, node.op_type, "the spec's [match.attributes] conditions do not hold"))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, "the spec's [match.attributes] conditions do not hold"))
             continue
         slot_names = [formal.name for formal in schema.inputs]
         try:
@@ -752,15 +753,13 @@ def _forward_generic(
                 order = [i for i in range(len(node.input)) if i not in moved]
             inputs = [resolve(ref) for ref in order]
         except _Skip as skip:
-            result.skipped.append(SkippedNode(node.name, node.op_type, str(skip)))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, str(skip)))
             continue
         try:
-            plugin_attrs = _plugin_attributes(spec, attrs)
+            plugin_attrs = _plugin_attributes(spec, attrs, from_inputs)
         except Exception as exc:
-            result.skipped.append(SkippedNode(node.name, node.op_type, str(exc)))
+            result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, str(exc)))
             continue
-        for name, value in from_inputs.items():
-            plugin_attrs.setdefault(name, value)
         base = node.name or node.output[0]
         for extra in spec.extra_inputs:
             np_dtype = helper.tensor_dtype_to_np_dtype(_onnx_dtype(extra.dtype))
@@ -801,7 +800,7 @@ def _forward_generic(
             _set_value_info(model, output, elem, rank, rule.shape, prefix=f"{base}_out{index}")
         result.swapped.append(
             SwappedNode(
-                node=node.name,
+                node=node.name or node.output[0],
                 op_type_before=node.op_type,
                 op_type_after=op_type,
                 domain_after=domain,
