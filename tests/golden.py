@@ -48,7 +48,8 @@ def _ir_version(opset: int) -> int:
     return {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9}.get(opset, 10)
 
 
-def _model(nodes, inputs, outputs, initializers, opset: int, *, infer: bool = True, extra_opsets=()) -> onnx.ModelProto:
+def _model(nodes, inputs, outputs, initializers, opset: int, *, infer: bool = True, extra_opsets=(),
+           check: bool = True) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "golden", inputs, outputs, initializers)
     model = helper.make_model(
         graph,
@@ -59,12 +60,14 @@ def _model(nodes, inputs, outputs, initializers, opset: int, *, infer: bool = Tr
     if infer:
         # value_info with static shapes, so tests can see that no stale shape survives.
         model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
+    if check:
+        onnx.checker.check_model(model, full_check=True)
     return model
 
 
-def _out_shape(shape: Sequence[int], scales: Sequence[float]) -> list[int]:
-    return [int(np.floor(d * s)) for d, s in zip(shape, scales)]
+def _out_shape(shape: Sequence[int], scales: Sequence[float]) -> list:
+    # nonsense scales (NaN, wrong length: for error tests) give a symbolic dim instead
+    return [int(np.floor(d * s)) if np.isfinite(d * s) else f"out_{i}" for i, (d, s) in enumerate(zip(shape, scales))]
 
 
 def _scales_nodes(source: str, scales: Sequence[float], x: str = "x", name: str = "scales_const"):
@@ -129,7 +132,8 @@ def resize_model(
     "constant" (an empty Constant, as the TorchScript exporter writes) or "empty" (the
     empty-string input the dynamo exporter writes; opset 13+ only). ``axes`` (opset 18+):
     ``scales`` then has one entry per axis. ``post_op`` adds a Relu after the Resize so the
-    rewritten output has a downstream node.
+    rewritten output has a downstream node. ``infer=False`` skips shape inference and the
+    checker, for models with deliberately nonsense scales (NaN, wrong length).
     """
     names = ["N", "C", "H", "W", "D"]
     dims = [d if d is not None else names[i] for i, d in enumerate(shape)]
@@ -169,7 +173,7 @@ def resize_model(
     out_dims = [o if o is not None else (d if s == 1.0 else f"{d}_out") for o, d, s in zip(out_dims, dims, full)]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims), *extra_inputs]
     outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_dims)]
-    return _model(nodes, inputs, outputs, inits, opset, infer=infer)
+    return _model(nodes, inputs, outputs, inits, opset, infer=infer, check=infer)
 
 
 def upsample_model(

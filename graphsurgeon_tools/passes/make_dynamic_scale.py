@@ -405,12 +405,6 @@ def make_dynamic_scale(
         raise UnsupportedModelError(
             f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
         )
-    try:
-        _graph.check_model_full(model)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        raise PreconditionError(f"the input model fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
-    lap("precheck")
-
     if simplify:
         import onnxsim
 
@@ -485,8 +479,15 @@ def make_dynamic_scale(
             detail = "; ".join(f"{p.label}: {list(p.fed)}" for p in plans)
             raise UsageError(f"--shared needs equal scales at every selected site, got {detail}")
 
+    lap("plan")
+    # After planning, so that nonsense scales get their own message rather than the checker's.
+    try:
+        _graph.check_model_full(model)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise PreconditionError(f"the input model fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
+    lap("precheck")
+
     if not plans:
-        lap("plan")
         return DynamicScaleResult(
             model=model, rewritten=[], new_inputs=[], skipped=skipped, timings=timings,
             notes=notes, opset_before=opset, opset_after=opset,
