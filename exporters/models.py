@@ -181,7 +181,10 @@ class CxxOpSRCNN(_DynamicSRCNN):
     def forward(self, x: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
         # unscaled_axes: batch and channels keep their size, so torch.export keeps them
         # symbolic-but-known instead of data-dependent (the conv after it checks channels).
-        return self.body(_cxx_resize(x, scales, unscaled_axes=(0, 1), **_cxx_attributes()))
+        # Not while the TorchScript exporter traces: sizes are tensors then, and exporters.ops'
+        # torch._check wants a bool.
+        unscaled = () if torch.jit.is_tracing() else (0, 1)
+        return self.body(_cxx_resize(x, scales, unscaled_axes=unscaled, **_cxx_attributes()))
 
 
 def _cxx_attributes(align_corners: bool = False) -> dict:
@@ -261,6 +264,8 @@ class PluginSRCNN(_SRCNNBody):
         self.signature = signature
         self.align_corners = bool(align_corners)
         self.input_names = ("input", "scales" if signature == "scales" else "size_tensor")
+        # For exporters.export's dynamic axes: the output H, W *are* size_tensor's.
+        self.output_axis_names = {2: "size_tensor_height", 3: "size_tensor_width"} if signature != "scales" else None
         if signature == "scales" and align_corners:
             raise ValueError("align_corners is an attribute of the size-tensor signature only")
 

@@ -141,8 +141,13 @@ def _input_names(model: torch.nn.Module, count: int, given: Optional[Sequence[st
     return ["input"] + [f"input_{k}" for k in range(1, count)]
 
 
-def _dynamic_axes(names: Sequence[str], args: Sequence[torch.Tensor], output_names: Sequence[str]) -> dict:
-    """NCHW convention: batch, height and width of every 4-D tensor vary; other tensors are fixed."""
+def _dynamic_axes(names: Sequence[str], args: Sequence[torch.Tensor], output_names: Sequence[str],
+                  output_axis_names: Optional[Mapping[int, str]] = None) -> dict:
+    """NCHW convention: batch, height and width of every 4-D tensor vary; other tensors are fixed.
+
+    ``output_axis_names`` (a model's ``output_axis_names`` attribute) renames output axes that
+    equal an input's, e.g. the size-tensor plugin's output H, W are size_tensor's.
+    """
     axes: dict[str, dict[int, str]] = {}
     for index, (name, value) in enumerate(zip(names, args)):
         if isinstance(value, torch.Tensor) and value.dim() == 4:
@@ -150,7 +155,7 @@ def _dynamic_axes(names: Sequence[str], args: Sequence[torch.Tensor], output_nam
             axes[name] = {0: f"{prefix}batch", 2: f"{prefix}height", 3: f"{prefix}width"}
     if axes:
         for name in output_names:
-            axes[name] = {0: "batch", 2: f"{name}_height", 3: f"{name}_width"}
+            axes[name] = {0: "batch", 2: f"{name}_height", 3: f"{name}_width", **(output_axis_names or {})}
     return axes
 
 
@@ -324,7 +329,8 @@ def export(
 
     names = _input_names(model, len(args), input_names)
     output_names = list(output_names)
-    axes = dict(dynamic_axes) if dynamic_axes is not None else (_dynamic_axes(names, args, output_names) if dynamic else {})
+    axes = dict(dynamic_axes) if dynamic_axes is not None else (
+        _dynamic_axes(names, args, output_names, getattr(model, "output_axis_names", None)) if dynamic else {})
     run = _run_torchscript if exporter == "torchscript" else _run_dynamo
     label = f"{type(model).__name__} ({exporter} exporter, opset {opset})"
     try:
