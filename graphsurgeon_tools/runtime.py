@@ -63,6 +63,7 @@ _DTYPE_PAIRS = (
 _ONNX_TO_NAME = {1: "float", 7: "int64", 10: "float16", 11: "double"}
 
 _lock = threading.Lock()
+_define_lock = threading.Lock()
 _defined = False
 _fallback_warned = False
 _cpp_resize: Optional[Callable[..., Any]] = None
@@ -192,9 +193,14 @@ def _run_cpp(x: np.ndarray, scales: Optional[np.ndarray], sizes: Optional[np.nda
     if sizes is not None:
         # sizes semantics: scale = out / in, as ONNX Runtime computes it (float32), nudged up
         # until floor(in * scale) lands exactly on the requested size in float32 arithmetic.
-        scales = _scales_for_sizes(np.array(x.shape, dtype=np.int64), sizes)
+        scales = _scales_for_sizes(
+            np.array(x.shape, dtype=np.int64), sizes, np.float64 if x.dtype == np.float64 else np.float32
+        )
+    # torch.from_numpy warns on read-only memory (ORT may hand us such buffers); copying is cheap next to the resize
     if not x.flags.writeable:
-        x = x.copy()  # torch.from_numpy refuses to wrap read-only memory silently
+        x = x.copy()
+    if not scales.flags.writeable:
+        scales = scales.copy()
     y = _cpp_resize(torch.from_numpy(x), torch.from_numpy(scales), **params)  # type: ignore[misc]
     out = y.numpy()
     if sizes is not None and tuple(out.shape) != tuple(int(s) for s in sizes):
@@ -202,19 +208,35 @@ def _run_cpp(x: np.ndarray, scales: Optional[np.ndarray], sizes: Optional[np.nda
     return out
 
 
-def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    scales = (sizes.astype(np.float32) / in_shape.astype(np.float32)).astype(np.float32)
+def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
+    # float32 like ORT's own sizes path for float32 data; float64 data gets float64 scales
+    scales = (sizes.astype(dtype) / in_shape.astype(dtype)).astype(dtype)
     for axis in range(len(scales)):
-        # the C++ op computes floor(double(scale) * in); that product is exact in double
+        # the C++ op computes floor(double(scale) * in)
         while np.floor(np.float64(scales[axis]) * np.float64(in_shape[axis])) < sizes[axis]:
-            scales[axis] = np.nextafter(scales[axis], np.float32(np.inf))
+            scales[axis] = np.nextafter(scales[axis], dtype(np.inf))
     return scales
+
+
+_kernel_errors: list[BaseException] = []
+
+
+def _safe_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray:
+    # An exception escaping a Python custom op aborts the whole process (onnxruntime-extensions
+    # rethrows it across the C++ boundary). So the error is parked here and an empty tensor of
+    # the right rank goes back; the session's run() raises the parked error afterwards.
+    try:
+        return resize_kernel(x, second, **attrs)
+    except Exception as exc:  # every failure, reported by _PluginSession.run
+        with _lock:
+            _kernel_errors.append(exc)
+        return np.zeros((0,) * max(x.ndim, 1), dtype=x.dtype)
 
 
 def _define_kernels() -> None:
     """Define every custom op once, before any session registers the extensions library."""
     global _defined
-    with _lock:
+    with _define_lock:
         if _defined:
             return
         from onnxruntime_extensions import PyCustomOpDef, onnx_op
@@ -238,7 +260,7 @@ def _define_kernels() -> None:
                 inputs=[dt[x_type], dt[s_type]],
                 outputs=[dt[x_type]],
                 attrs=attr_types,
-            )(resize_kernel)
+            )(_safe_kernel)
         _defined = True
 
 
@@ -372,12 +394,50 @@ def make_session(model_or_path: Union[str, Path, Any], **ort_options: Any) -> An
     from onnxruntime_extensions import get_library_path
 
     sess_options.register_custom_ops_library(get_library_path())
-    return _session_from_proto(ort, _private_copy(model), sess_options, providers, options)
+    return _session_from_proto(ort, _private_copy(model), sess_options, providers, options, plugin=True)
 
 
-def _session_from_proto(ort: Any, model: Any, sess_options: Any, providers: list[Any], options: dict[str, Any]) -> Any:
+def _plugin_session_class(ort: Any) -> Any:
+    class PluginSession(ort.InferenceSession):  # type: ignore[misc, name-defined]
+        """An InferenceSession whose ``run`` reports a failed DynamicTRTResize kernel as an exception.
+
+        Only ``run`` checks for kernel errors; ``run_with_iobinding``/``run_with_ort_values``
+        would return the kernel's empty placeholder output instead. Errors are collected
+        process-wide, so two sessions failing in concurrent runs may swap messages.
+        """
+
+        def run(self, output_names: Any, input_feed: Any, run_options: Any = None) -> Any:
+            with _lock:
+                _kernel_errors.clear()
+            try:
+                outputs = super().run(output_names, input_feed, run_options)
+            except Exception as exc:
+                error = _take_kernel_error()
+                if error is not None:  # the ORT failure is only a consequence of the kernel's
+                    raise error from exc
+                raise
+            error = _take_kernel_error()
+            if error is not None:
+                raise error
+            return outputs
+
+    return PluginSession
+
+
+def _take_kernel_error() -> Optional[Exception]:
+    with _lock:
+        errors = list(_kernel_errors)
+        _kernel_errors.clear()
+    if not errors:
+        return None
+    first = errors[0]
+    return RuntimeError(f"DynamicTRTResize kernel failed: {type(first).__name__}: {first}")
+
+
+def _session_from_proto(ort: Any, model: Any, sess_options: Any, providers: list[Any], options: dict[str, Any], *, plugin: bool = False) -> Any:
+    cls = _plugin_session_class(ort) if plugin else ort.InferenceSession
     if model.ByteSize() < _TWO_GB:
-        return ort.InferenceSession(model.SerializeToString(), sess_options=sess_options, providers=providers, **options)
+        return cls(model.SerializeToString(), sess_options=sess_options, providers=providers, **options)
     # A protobuf cannot exceed 2 GB: hand ORT a temporary file with external data instead.
     import onnx
 
@@ -386,4 +446,4 @@ def _session_from_proto(ort: Any, model: Any, sess_options: Any, providers: list
     with tempfile.TemporaryDirectory(prefix="onnxtool-session-") as tmp:
         path = os.path.join(tmp, "model.onnx")
         onnx.save(copy, path, save_as_external_data=True, all_tensors_to_one_file=True, location="model.data")
-        return ort.InferenceSession(path, sess_options=sess_options, providers=providers, **options)
+        return cls(path, sess_options=sess_options, providers=providers, **options)
