@@ -359,6 +359,8 @@ def _resize_refusal(site: Any, signature: str) -> Optional[str]:
         return f"{site.op_type}-10/Upsample nearest downsampling rounds up, which no Resize-11+ nearest_mode reproduces"
     rank = site.input_rank
     if signature == "size-tensor":
+        if site.opset < 9:
+            return f"the size-tensor signature needs ConstantOfShape (opset >= 9); the model imports opset {site.opset}"
         if rank is not None and rank < 2:
             return "the size-tensor signature needs an input of rank >= 2"
         if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
@@ -557,9 +559,15 @@ def _size_tensor_from_sizes(builder: _Builder, nodes: list[NodeProto], base: str
 
 
 def _finish_size_tensor(builder: _Builder, nodes: list[NodeProto], base: str, full_shape: str, rank: int, elem: int) -> str:
-    starts = builder.initializer(f"{base}/size_tensor/starts", np.array([-2], dtype=np.int64))
-    ends = builder.initializer(f"{base}/size_tensor/ends", np.array([np.iinfo(np.int64).max], dtype=np.int64))
-    hw = builder.node(nodes, "Slice", [full_shape, starts, ends], f"{base}/size_tensor/hw")
+    from graphsurgeon_tools.passes._graph import default_opset
+
+    if default_opset(builder.model) >= 10:
+        starts = builder.initializer(f"{base}/size_tensor/starts", np.array([-2], dtype=np.int64))
+        ends = builder.initializer(f"{base}/size_tensor/ends", np.array([np.iinfo(np.int64).max], dtype=np.int64))
+        hw = builder.node(nodes, "Slice", [full_shape, starts, ends], f"{base}/size_tensor/hw")
+    else:  # Slice-1: starts/ends are attributes
+        big = int(np.iinfo(np.int64).max)
+        hw = builder.node(nodes, "Slice", [full_shape], f"{base}/size_tensor/hw", starts=[-2], ends=[big], axes=[0])
     ones = builder.initializer(f"{base}/size_tensor/ones", np.ones(rank - 2, dtype=np.int64))
     dims = builder.node(nodes, "Concat", [ones, hw], f"{base}/size_tensor/dims", axis=0)
     zero = numpy_helper.from_array(np.zeros(1, dtype=helper.tensor_dtype_to_np_dtype(elem)), "value")

@@ -1,0 +1,425 @@
+"""swap-plugin: Resize -> DynamicTRTResize (both signatures) and back.
+
+Acceptance: for the ONNX spec's Resize/Upsample node cases and the exported SRCNN family,
+the swapped model run through ``make_session`` equals the original's ONNX Runtime output
+(rtol 1e-4, atol 1e-5); swap then ``reverse`` equals the original exactly; every output
+passes ``onnx.checker.check_model(full_check=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import golden
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.runtime import make_session
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def _plugin_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = make_session(model)
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def _with_new_inputs(result: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Feeds plus the original value of every input make_dynamic_scale created."""
+    feeds = dict(feeds)
+    for item in result.new_inputs:
+        feeds[item["name"]] = np.asarray(item["value"], dtype=np.float32)
+    return feeds
+
+
+def _op_types(model: onnx.ModelProto) -> list[str]:
+    return [n.op_type for n in model.graph.node]
+
+
+# --------------------------------------------------------------------------- ONNX spec node cases
+
+
+@lru_cache(maxsize=None)
+def _spec_case(op: str, method: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray], np.ndarray]:
+    """Build one case of onnx.backend.test.case.node.<op> (the wheel ships no data files).
+
+    Calls the case's export function with onnx's module-level registry swapped out and
+    restored, so other tests that collect node cases in this process are unaffected.
+    """
+    import importlib
+
+    import onnx.backend.test.case.node as registry
+
+    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
+    saved_cases, saved_names = list(registry._NodeTestCases), dict(registry._existing_names)
+    registry._NodeTestCases.clear()
+    registry._existing_names.clear()
+    try:
+        getattr(getattr(module, op), method)()
+        (case,) = registry._NodeTestCases
+    finally:
+        registry._NodeTestCases[:] = saved_cases
+        registry._existing_names.clear()
+        registry._existing_names.update(saved_names)
+    inputs, outputs = case.data_sets[0]
+    feeds = dict(zip([i.name for i in case.model.graph.input], inputs))
+    return case.model, feeds, outputs[0]
+
+
+def _case_methods(op: str) -> list[str]:
+    import importlib
+
+    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
+    return sorted(m for m in dir(getattr(module, op)) if m.startswith("export"))
+
+
+SPEC_CASES = [("Resize", m) for m in _case_methods("Resize")] + [("Upsample", m) for m in _case_methods("Upsample")]
+
+# What DynamicTRTResize cannot express: the swap must refuse with a reason and change nothing.
+REFUSED = {
+    "antialias": "antialias=1",
+    "axes": "the axes attribute",
+    "tf_crop_and_resize": "tf_crop_and_resize",
+    "not_larger": "the axes attribute",  # these cases also use axes (checked first)
+    "not_smaller": "the axes attribute",
+}
+
+
+def _expected_refusal(method: str, signature: str, model: onnx.ModelProto) -> str | None:
+    for key, reason in REFUSED.items():
+        if key in method:
+            return reason
+    node = model.graph.node[0]
+    sizes_driven = len(node.input) > 3 and node.input[3]
+    if signature == "scales" and sizes_driven:
+        return "driven by sizes"
+    return None
+
+
+def _size_tensor_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray | None:
+    """For a scales-driven case swapped to the size-tensor signature, where in*scale is not
+    whole, the plugin resizes to floor(in*scale) with scale = out/in (documented): the
+    reference is ORT's Resize with those sizes. None when in*scale is whole (plain equality)."""
+    node = model.graph.node[0]
+    if node.op_type != "Resize" or len(node.input) < 3 or not node.input[2]:
+        return None
+    x = feeds[node.input[0]]
+    scales = feeds[node.input[2]]
+    products = np.float32(x.shape) * scales.astype(np.float32)
+    if np.all(products == np.floor(products)):
+        return None
+    sizes = np.floor(products).astype(np.int64)
+    sized = onnx.ModelProto()
+    sized.CopyFrom(model)
+    resize = sized.graph.node[0]
+    del resize.input[:]
+    resize.input.extend([node.input[0], "", "", "sizes"])
+    del sized.graph.input[1:]
+    sized.graph.input.append(onnx.helper.make_tensor_value_info("sizes", onnx.TensorProto.INT64, [len(sizes)]))
+    return _ort(sized, {node.input[0]: x, "sizes": sizes})[0]
+
+
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+@pytest.mark.parametrize(("op", "method"), SPEC_CASES, ids=[f"{op}.{m}" for op, m in SPEC_CASES])
+def test_onnx_spec_cases(op, method, signature):
+    model, feeds, expected = _spec_case(op, method)
+    original = _ort(model, feeds)[0]
+    result = swap_plugin(model, signature=signature)
+    refusal = _expected_refusal(method, signature, model)
+    if refusal is not None:
+        assert not result.swapped
+        assert any(refusal in s.reason for s in result.skipped), result.skipped
+        assert _op_types(result.model) == _op_types(model)
+        return
+    (swapped,) = result.swapped
+    onnx.checker.check_model(result.model, full_check=True)
+    plugin_nodes = [n for n in result.model.graph.node if n.op_type == "DynamicTRTResize"]
+    assert len(plugin_nodes) == 1 and plugin_nodes[0].domain == "trt.plugins"
+    feeds = _with_new_inputs(result, feeds)
+
+    got = _plugin_run(result.model, feeds)[0]
+    reference = original
+    if not np.allclose(original, expected, rtol=RTOL, atol=ATOL):
+        # ORT itself departs from the ONNX spec here (downsampling with align_corners): the
+        # plugin kernel follows the spec, so it is held to the spec's expected output.
+        reference = expected
+    if signature == "size-tensor":
+        sized = _size_tensor_reference(model, feeds)
+        if sized is not None:
+            reference = sized
+    assert got.shape == reference.shape
+    np.testing.assert_allclose(got, reference, rtol=RTOL, atol=ATOL)
+
+    restored = swap_plugin(result.model, reverse=True)
+    assert "DynamicTRTResize" not in _op_types(restored.model)
+    assert not any(op.domain == "trt.plugins" for op in restored.model.opset_import)
+    onnx.checker.check_model(restored.model, full_check=True)
+    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+
+
+def test_spec_cases_cover_both_signatures_broadly():
+    """Guard against the acceptance test silently turning into a list of refusals."""
+    swappable = {sig: 0 for sig in ("scales", "size-tensor")}
+    for op, method in SPEC_CASES:
+        model, _, _ = _spec_case(op, method)
+        for sig in swappable:
+            swappable[sig] += _expected_refusal(method, sig, model) is None
+    assert swappable["scales"] >= 15 and swappable["size-tensor"] >= 20, swappable
+
+
+# --------------------------------------------------------------------------- the SRCNN family
+
+
+def _srcnn_input(model: onnx.ModelProto) -> np.ndarray:
+    """Small odd-sized images where the export left H, W dynamic; the export's size where it did not."""
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in model.graph.input[0].type.tensor_type.shape.dim]
+    shape = [dims[0] or 1, 3, dims[2] or 5, dims[3] or 7]
+    return np.random.default_rng(0).random(shape, dtype=np.float32)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+@pytest.mark.parametrize("export", ["torchscript-11", "torchscript-13", "torchscript-17", "dynamo"])
+def test_srcnn_swap_and_reverse(srcnn_exports, export, signature):
+    model = onnx.load(srcnn_exports[export])
+    srcnn_input = _srcnn_input(model)
+    n, _, h, w = srcnn_input.shape
+    before = model.SerializeToString()
+    feeds = {model.graph.input[0].name: srcnn_input}
+    original = _ort(model, feeds)[0]
+
+    result = swap_plugin(model, signature=signature)
+    assert model.SerializeToString() == before  # the caller's model is untouched
+    (swapped,) = result.swapped
+    assert swapped.scales_before is not None and swapped.scales_before[-2:] == (3.0, 3.0)
+    assert swapped.attributes["mode"] == "cubic" and swapped.attributes["align_corners"] == 0
+    onnx.checker.check_model(result.model, full_check=True)
+    assert [i["name"] for i in result.new_inputs] == [i.name for i in result.model.graph.input][1:]
+    feeds = _with_new_inputs(result, feeds)
+    got = _plugin_run(result.model, feeds)[0]
+    assert got.shape == original.shape == (n, 3, 3 * h, 3 * w)
+    np.testing.assert_allclose(got, original, rtol=RTOL, atol=ATOL)
+
+    restored = swap_plugin(result.model, reverse=True)
+    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+
+    # the factor really is dynamic now: x2 through the plugin equals x2 through stock Resize
+    (scales_input,) = [i["name"] for i in result.new_inputs]
+    feeds2 = dict(feeds, **{scales_input: np.array([1, 1, 2, 2], np.float32)})
+    got2 = _plugin_run(result.model, feeds2)[0]
+    assert got2.shape == (n, 3, 2 * h, 2 * w)
+    np.testing.assert_allclose(got2, _ort(restored.model, feeds2)[0], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.slow
+def test_srcnn_keep_constant_keeps_the_interface(srcnn_exports):
+    model = onnx.load(srcnn_exports["torchscript-17"])
+    srcnn_input = _srcnn_input(model)
+    result = swap_plugin(model, keep_constant=True)
+    assert [i.name for i in result.model.graph.input] == [i.name for i in model.graph.input]
+    assert result.new_inputs == []
+    feeds = {model.graph.input[0].name: srcnn_input}
+    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], _ort(model, feeds)[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(_ort(swap_plugin(result.model, reverse=True).model, feeds)[0], _ort(model, feeds)[0])
+
+
+@pytest.mark.slow
+def test_shape_inference_continues_past_the_plugin(srcnn_exports):
+    result = swap_plugin(onnx.load(srcnn_exports["torchscript-17"]))
+    inferred = onnx.shape_inference.infer_shapes(result.model, strict_mode=True)
+    plugin = next(n for n in inferred.graph.node if n.op_type == "DynamicTRTResize")
+    conv = next(n for n in inferred.graph.node if n.op_type == "Conv" and n.input[0] == plugin.output[0])
+    infos = {v.name: v for v in inferred.graph.value_info}
+    for name in (plugin.output[0], conv.output[0]):
+        tensor_type = infos[name].type.tensor_type
+        assert tensor_type.elem_type == onnx.TensorProto.FLOAT
+        assert len(tensor_type.shape.dim) == 4
+    # the Conv's channel count is known even though H, W are symbolic
+    assert infos[conv.output[0]].type.tensor_type.shape.dim[1].dim_value == 64
+
+
+# --------------------------------------------------------------------------- golden models
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: golden.resize_model(11, mode="linear", scales=(1, 1, 2, 3)),
+        lambda: golden.resize_model(13, mode="cubic", source="constant", coordinate_transformation_mode="align_corners"),
+        lambda: golden.resize_model(10, mode="nearest"),
+        lambda: golden.upsample_model(9, mode="linear"),
+        lambda: golden.upsample_model(7, mode="nearest"),
+        lambda: golden.resize_model(13, source="folded", mode="linear"),
+    ],
+    ids=["resize11", "resize13-const-align", "resize10", "upsample9", "upsample7", "resize13-folded"],
+)
+def test_legacy_and_odd_sources_swap_and_reverse(build):
+    model = build()
+    x = np.random.default_rng(1).random([d if isinstance(d, int) else 2 for d in golden_shape(model)], dtype=np.float32)
+    feeds = {model.graph.input[0].name: x}
+    original = _ort(model, feeds)[0]
+    result = swap_plugin(model)
+    assert len(result.swapped) == 1, result.skipped
+    onnx.checker.check_model(result.model, full_check=True)
+    feeds = _with_new_inputs(result, feeds)
+    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    restored = swap_plugin(result.model, reverse=True)
+    onnx.checker.check_model(restored.model, full_check=True)
+    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+
+
+def golden_shape(model: onnx.ModelProto) -> list[Any]:
+    return [d.dim_value if d.HasField("dim_value") else "?" for d in model.graph.input[0].type.tensor_type.shape.dim]
+
+
+def test_swap_is_idempotent_and_reverse_of_nothing_is_nothing():
+    model = golden.resize_model(13, mode="linear")
+    once = swap_plugin(model).model
+    twice = swap_plugin(once)
+    assert not twice.swapped
+    assert twice.model.SerializeToString() == once.SerializeToString()
+    plain = swap_plugin(model, reverse=True)
+    assert not plain.swapped and plain.model.SerializeToString() == model.SerializeToString()
+
+
+def test_nodes_selects_sites_and_unknown_pattern_is_usage_error():
+    model = golden.fpn_model(13)
+    names = [n.name or n.output[0] for n in model.graph.node if n.op_type == "Resize"]
+    result = swap_plugin(model, nodes=[names[1]], keep_constant=True)
+    assert [s.node for s in result.swapped] == [names[1]]
+    assert _op_types(result.model).count("Resize") == len(names) - 1
+    with pytest.raises(UsageError, match="matches no Resize/Upsample node"):
+        swap_plugin(model, nodes=["no_such_node*"])
+
+
+def test_fpn_all_sites_size_tensor_runs(tmp_path):
+    model = golden.fpn_model(13)
+    x_shapes = {i.name: [d.dim_value or 1 for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    rng = np.random.default_rng(3)
+    feeds = {name: rng.random(shape, dtype=np.float32) for name, shape in x_shapes.items()}
+    original = _ort(model, feeds)[0]
+    result = swap_plugin(model, signature="size-tensor")
+    assert len(result.swapped) == 3
+    feeds = _with_new_inputs(result, feeds)
+    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(_ort(swap_plugin(result.model, reverse=True).model, feeds)[0], original)
+
+
+def test_size_tensor_refuses_statically_inexact_factor():
+    model = golden.resize_model(13, mode="linear", scales=(1, 1, 1.5, 1.5), shape=(1, 3, 5, 5))
+    result = swap_plugin(model, signature="size-tensor", keep_constant=True)
+    assert not result.swapped
+    assert "not a whole number" in result.skipped[0].reason
+    assert len(swap_plugin(model, signature="scales", keep_constant=True).swapped) == 1
+
+
+def test_domain_and_plugin_name_overrides_round_trip():
+    model = golden.resize_model(13, mode="linear")
+    result = swap_plugin(model, plugin="MyResize", domain="my.plugins")
+    node = next(n for n in result.model.graph.node if n.op_type == "MyResize")
+    assert node.domain == "my.plugins"
+    assert any(op.domain == "my.plugins" for op in result.model.opset_import)
+    # make_session only knows DynamicTRTResize; reverse by the custom name still works
+    restored = swap_plugin(result.model, plugin="MyResize", reverse=True)
+    assert "MyResize" not in _op_types(restored.model)
+    with pytest.raises(UsageError, match="standard ONNX domain"):
+        swap_plugin(model, domain="")
+    with pytest.raises(UsageError, match="unknown signature"):
+        swap_plugin(model, signature="sizes")
+
+
+def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
+    """The MMDeploy tutorial's model: the size tensor is a graph input, not our subgraph."""
+    helper = onnx.helper
+    node = helper.make_node(
+        "DynamicTRTResize", ["x", "factor"], ["y"], name="resize", domain="mmdeploy",
+        align_corners=0, plugin_version="1", plugin_namespace="", mode="cubic",
+        coordinate_transformation_mode="half_pixel",
+    )
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"]),
+         helper.make_tensor_value_info("factor", onnx.TensorProto.FLOAT, [1, 1, "oh", "ow"])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, "oh", "ow"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)])
+    feeds = {"x": np.random.default_rng(4).random((1, 3, 4, 6), dtype=np.float32),
+             "factor": np.zeros((1, 1, 9, 10), np.float32)}
+    plugin_out = _plugin_run(model, feeds)[0]
+    restored = swap_plugin(model, reverse=True)
+    assert _op_types(restored.model) == ["Shape", "Shape", "Concat", "Resize"]
+    onnx.checker.check_model(restored.model, full_check=True)
+    stock = _ort(restored.model, feeds)[0]
+    assert stock.shape == (1, 3, 9, 10)
+    np.testing.assert_allclose(plugin_out, stock, rtol=RTOL, atol=ATOL)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_writes_default_output_and_json(tmp_path, run_cli, save_model_file):
+    path = save_model_file(golden.resize_model(13, mode="linear"), "net.onnx")
+    before = path.read_bytes()
+    run = run_cli("swap-plugin", path, "--signature", "size-tensor", "--json")
+    assert run.code == 0, run.err
+    report = json.loads(run.out)
+    out = tmp_path / "net.plugin.onnx"
+    assert report["output"] == str(out) and report["signature"] == "size-tensor"
+    assert report["swapped"][0]["op_type_after"] == "DynamicTRTResize"
+    assert report["new_inputs"][0]["value"] == [1.0, 1.0, 2.0, 2.0]
+    assert path.read_bytes() == before
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+
+    run = run_cli("swap-plugin", out, "--reverse")
+    assert run.code == 0, run.err
+    assert "restored" in run.out
+    restored = onnx.load(tmp_path / "net.plugin.resize.onnx")
+    assert "DynamicTRTResize" not in _op_types(restored)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--signature", "sizes"], 2, "unknown signature 'sizes'"),
+        (["--nodes", "nothing"], 2, "--nodes 'nothing' matches no"),
+        (["--in-place", "-o", "x.onnx"], 2, "exclude each other"),
+        (["--domain", ""], 2, "standard ONNX domain"),
+    ],
+)
+def test_cli_usage_errors(run_cli, save_model_file, args, code, message):
+    path = save_model_file(golden.resize_model(13))
+    run = run_cli("swap-plugin", path, *args)
+    assert run.code == code
+    assert message in run.err and run.err.count("\n") == 1
+
+
+def test_cli_output_same_as_input_and_missing_file(tmp_path, run_cli, save_model_file):
+    path = save_model_file(golden.resize_model(13))
+    run = run_cli("swap-plugin", path, "-o", path)
+    assert run.code == 2 and "--in-place" in run.err
+    run = run_cli("swap-plugin", tmp_path / "missing.onnx")
+    assert run.code == 3 and "missing.onnx" in run.err and run.err.count("\n") == 1
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x00not onnx at all")
+    run = run_cli("swap-plugin", garbage)
+    assert run.code == 3 and "garbage.onnx" in run.err
+
+
+def test_cli_in_place(run_cli, save_model_file):
+    path = save_model_file(golden.resize_model(13, mode="linear"))
+    run = run_cli("swap-plugin", path, "--in-place", "--keep-constant")
+    assert run.code == 0, run.err
+    assert "DynamicTRTResize" in _op_types(onnx.load(path))
