@@ -335,6 +335,19 @@ def _inline_external_data(model: ModelProto, label: str) -> None:
 # --------------------------------------------------------------------------- save
 
 
+def _estimated_size(model: ModelProto) -> int:
+    """The tensors' share of the serialized size, from their dims (cheap: upb's ByteSize()
+    serializes the whole message to count it, a second per GiB). The graph itself is
+    covered by the margin in _INLINE_LIMIT."""
+    total = 0
+    for tensor in _iter_model_tensors(model):
+        if tensor.data_location == TensorProto.EXTERNAL:
+            continue
+        size = _expected_nbytes(tensor)
+        total += size if size is not None else len(tensor.string_data) * 64
+    return total
+
+
 def _temp_path(folder: Path, name: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     os.close(fd)
@@ -438,13 +451,13 @@ def save_model(
             for tmp, dest in renames:
                 os.replace(tmp, dest)
             os.replace(model_tmp, path)
-        elif model.ByteSize() > _INLINE_LIMIT:
+        elif _estimated_size(model) > _INLINE_LIMIT:
             data_name = f"{path.name}.data"
             data_tmp = _temp_path(path.parent, data_name)
             made.append(data_tmp)
             with open(data_tmp, "wb") as handle:
                 for tensor in _iter_model_tensors(model):
-                    if not tensor.HasField("raw_data") or len(tensor.raw_data) < _EXTERNALIZE_THRESHOLD:
+                    if not tensor.HasField("raw_data") or (_expected_nbytes(tensor) or 0) < _EXTERNALIZE_THRESHOLD:
                         continue
                     raw = tensor.raw_data
                     offset = handle.tell()
@@ -459,7 +472,7 @@ def save_model(
                     for key, value in (("location", data_name), ("offset", str(offset)), ("length", str(len(raw)))):
                         entry = tensor.external_data.add()
                         entry.key, entry.value = key, value
-            if model.ByteSize() > _INLINE_LIMIT:
+            if _estimated_size(model) > _INLINE_LIMIT:
                 raise UsageError(
                     f"cannot save {path}: the graph is over 2 GB even with its raw tensors moved out"
                 )

@@ -383,3 +383,36 @@ def test_law_pass_twice_equals_once_and_original_factor_equals_original(opset, s
     fed = {"x": x, **once.feeds()}
     np.testing.assert_array_equal(_run(once.model, fed)[0], _run(model, {"x": x})[0])
     assert math.prod(once.feeds()["scales"].shape) == (2 if factor else 4)
+
+
+def test_opset_bump_converts_unselected_upsample_7_too() -> None:
+    model = golden.upsample_model(7, opset=8, scales=(1.0, 1.0, 2.0, 2.0))
+    # a second Upsample-7 after the first, left out of the selection
+    last = model.graph.node[-1]
+    last.output[0] = "mid"
+    model.graph.node.append(onnx.helper.make_node("Upsample", ["mid"], ["y"], name="second", mode="nearest",
+                                                  scales=[1.0, 1.0, 1.0, 2.0]))
+    model.graph.output[0].type.tensor_type.shape.dim[3].dim_value = 28
+    del model.graph.value_info[:]
+    onnx.checker.check_model(model, full_check=True)
+    result = make_dynamic_scale(model, nodes=["upsample"])
+    assert [s.node for s in result.rewritten] == ["upsample"] and result.opset_after == 9
+    second = next(n for n in result.model.graph.node if n.name == "second")
+    assert len(second.input) == 2 and not second.attribute[1:]  # scales moved to a Constant input
+    sites = {s.node_name: s for s in find_resize_sites(result.model)}
+    assert sites["second"].scales == (1.0, 1.0, 1.0, 2.0) and sites["second"].scales_source is ValueSource.CONSTANT
+    assert result.check.passed is True
+
+
+def test_two_resizes_reading_one_constant_get_their_own_inputs() -> None:
+    model = golden.resize_model(13, post_op=False, scales=(1.0, 1.0, 2.0, 2.0))
+    model.graph.node[-1].output[0] = "first"
+    model.graph.node.append(onnx.helper.make_node("Resize", ["first", "roi_empty", "scales_const"], ["y"],
+                                                  name="again", mode="nearest"))
+    model.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 32
+    model.graph.output[0].type.tensor_type.shape.dim[3].dim_value = 32
+    del model.graph.value_info[:]
+    result = make_dynamic_scale(model)
+    assert [i.name for i in result.new_inputs] == ["scales_0", "scales_1"]
+    assert "scales_const" not in {i.name for i in result.model.graph.initializer}
+    assert result.check.passed is True

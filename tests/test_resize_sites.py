@@ -135,3 +135,10 @@ def test_the_real_paddle_model(ppocr_det_path) -> None:
     assert {(s.mode, s.coordinate_transformation_mode, s.nearest_mode) for s in sites} == {("nearest", "asymmetric", "floor")}
     # paddle2onnx writes Constant nodes named p2o.helper.constant.N (roi empty, scales filled)
     assert all(s.scales_source is ValueSource.CONSTANT and s.scales_tensor.startswith("p2o.helper.constant.") for s in sites)
+
+
+def test_scales_stored_as_external_data_are_read_from_the_models_folder(tmp_path) -> None:
+    model = golden.resize_model(13, scales=(1.0, 1.0, 2.0, 3.0))
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+    (site,) = find_resize_sites(tmp_path / "m.onnx")
+    assert site.scales == (1.0, 1.0, 2.0, 3.0) and site.scales_source is ValueSource.INITIALIZER

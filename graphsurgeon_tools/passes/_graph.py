@@ -253,9 +253,8 @@ def weightless_copy(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) ->
     target.sparse_initializer.extend(graph.sparse_initializer)
     declared = {i.name for i in graph.input}
     for init in graph.initializer:
-        big = init.data_location == TensorProto.EXTERNAL or (
-            init.HasField("raw_data") and len(init.raw_data) >= threshold
-        )
+        # Size from dims: len(raw_data) copies the bytes and upb's ByteSize() serializes them.
+        big = init.data_location == TensorProto.EXTERNAL or _nbytes_from_dims(init) >= threshold
         if not big:
             target.initializer.append(init)
         elif init.name not in declared:
@@ -263,6 +262,17 @@ def weightless_copy(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) ->
                 onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
             )
     return copy
+
+
+def _nbytes_from_dims(tensor: TensorProto) -> int:
+    count = 1
+    for dim in tensor.dims:
+        count *= int(dim)
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        itemsize = 8
+    return count * max(int(itemsize), 1)
 
 
 def check_model_full(model: ModelProto, *, what: str = "the model") -> None:
