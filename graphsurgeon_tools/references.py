@@ -586,8 +586,9 @@ class TorchReference(Reference):
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
         import torch
 
-        if factor is None:
-            raise RunFailed(f"{self.label} needs a factor; the candidate bakes different factors per node")
+        if factor is None and self.takes_scales:
+            raise RunFailed(f"{self.label} takes scales, but the candidate has no single factor to give it "
+                            "(it bakes different factors per node, or has no resize)")
         tensors = [torch.from_numpy(np.ascontiguousarray(value)) for _, value in data]
         args: list[Any] = list(tensors)
         if self.takes_scales:
@@ -754,6 +755,12 @@ def _torch_srcnn() -> Any:
         raise OnnxToolError(
             f"reference 'torch:srcnn' needs the PyTorch side (pip install 'onnxtool[torch]'): {exc}"
         ) from exc
+    try:
+        from exporters.ops import load_library
+
+        load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
+    except ImportError as exc:
+        raise OnnxToolError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
     return srcnn(variant="cxx-op", pretrained=True)
 
 

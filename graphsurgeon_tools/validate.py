@@ -433,6 +433,11 @@ def _plan(factors: Optional[Sequence[float]], candidate: Ports, reference: Refer
             notes.append(f"the {side} is static with different factors per Resize node: "
                          "compared once at its baked scales; --factors ignored")
         return [(None, "")]
+    if not candidate.is_dynamic and candidate.resize_nodes == 0:
+        # Nothing resizes: a factor means nothing, compare once as the model stands.
+        if factors is not None:
+            notes.append("the candidate has no Resize/Upsample node: compared once; --factors ignored")
+        return [(None, "")]
     if factors is None:
         if not reference.dynamic and reference.baked_factor is not None:
             factors = [reference.baked_factor]
