@@ -17,6 +17,7 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -115,6 +116,42 @@ inline void weighted_rows(T* __restrict__ dst, const T* const* rows, const T* w,
   }
 }
 
+// One row along the last axis: d[j] = sum_k w[j,k] * s[idx[j,k]].
+template <typename T>
+inline void resize_row(const T* __restrict__ s, T* __restrict__ d, const AxisTable& t, const T* wt,
+                       T extrapolation_value) {
+  const int64_t out = t.out_size, taps = t.taps;
+  const int64_t* idx = t.index.data();
+  if (t.pure_copy) {
+    for (int64_t j = 0; j < out; ++j) d[j] = s[idx[j]];
+  } else if (taps == 2) {
+    for (int64_t j = 0; j < out; ++j) {
+      const int64_t* ix = idx + 2 * j;
+      const T* ww = wt + 2 * j;
+      d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]];
+    }
+  } else if (taps == 4) {
+    for (int64_t j = 0; j < out; ++j) {
+      const int64_t* ix = idx + 4 * j;
+      const T* ww = wt + 4 * j;
+      d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]] + ww[2] * s[ix[2]] + ww[3] * s[ix[3]];
+    }
+  } else {
+    for (int64_t j = 0; j < out; ++j) {
+      const int64_t* ix = idx + taps * j;
+      const T* ww = wt + taps * j;
+      T acc = 0;
+      for (int64_t k = 0; k < taps; ++k) acc += ww[k] * s[ix[k]];
+      d[j] = acc;
+    }
+  }
+  if (!t.extrapolate.empty()) {
+    const uint8_t* ex = t.extrapolate.data();
+    for (int64_t j = 0; j < out; ++j)
+      if (ex[j]) d[j] = extrapolation_value;
+  }
+}
+
 // One axis, tensor viewed as [outer, in, inner] -> [outer, out, inner].
 template <typename T>
 void resize_axis(const T* src, T* dst, int64_t outer, int64_t inner, const AxisTable& t,
@@ -158,58 +195,173 @@ void resize_axis(const T* src, T* dst, int64_t outer, int64_t inner, const AxisT
   // Last axis: gathers. Rows are independent; split them across threads.
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, out * taps));
   at::parallel_for(0, outer, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t o = begin; o < end; ++o) {
-      const T* __restrict__ s = src + o * in;
-      T* __restrict__ d = dst + o * out;
-      if (t.pure_copy) {
-        for (int64_t j = 0; j < out; ++j) d[j] = s[idx[j]];
-      } else if (taps == 2) {
-        for (int64_t j = 0; j < out; ++j) {
-          const int64_t* ix = idx + 2 * j;
-          const T* ww = wt + 2 * j;
-          d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]];
-        }
-      } else if (taps == 4) {
-        for (int64_t j = 0; j < out; ++j) {
-          const int64_t* ix = idx + 4 * j;
-          const T* ww = wt + 4 * j;
-          d[j] = ww[0] * s[ix[0]] + ww[1] * s[ix[1]] + ww[2] * s[ix[2]] + ww[3] * s[ix[3]];
-        }
-      } else {
-        for (int64_t j = 0; j < out; ++j) {
-          const int64_t* ix = idx + taps * j;
-          const T* ww = wt + taps * j;
-          T acc = 0;
-          for (int64_t k = 0; k < taps; ++k) acc += ww[k] * s[ix[k]];
-          d[j] = acc;
+    for (int64_t o = begin; o < end; ++o) resize_row<T>(src + o * in, dst + o * out, t, wt, extrapolation_value);
+  });
+}
+
+
+// The last two axes at once, tensor viewed as [outer, H, W] -> [outer, H', W'].
+// Each task owns a block of output rows of one plane: it resizes just the
+// input rows that block reads along W into a small buffer (it stays in cache),
+// then blends buffer rows along H. This saves the full-size intermediate
+// tensor that two separate passes would write and read back.
+template <typename T>
+void resize_last_two(const T* src, T* dst, int64_t outer, const AxisTable& th, const AxisTable& tw,
+                     const std::vector<T>& wh, const std::vector<T>& ww, T extrapolation_value) {
+  const int64_t in_h = th.in_size, in_w = tw.in_size, out_h = th.out_size, out_w = tw.out_size;
+  const int64_t taps = th.taps;
+  const int64_t threads = at::get_num_threads();
+  // Blocks big enough that re-resizing the few rows shared by neighbouring
+  // blocks costs little, small enough that every thread gets several.
+  int64_t block = (outer * out_h) / std::max<int64_t>(1, 8 * threads);
+  block = std::min<int64_t>(std::max<int64_t>(block, 8), 128);
+  block = std::min(block, out_h);
+  const int64_t blocks_per_plane = (out_h + block - 1) / block;
+  const int64_t* idx = th.index.data();
+  const uint8_t* ex = th.extrapolate.empty() ? nullptr : th.extrapolate.data();
+
+  at::parallel_for(0, outer * blocks_per_plane, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> buf;
+    std::vector<const T*> rows(taps);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t o = task / blocks_per_plane;
+      const int64_t j0 = (task - o * blocks_per_plane) * block;
+      const int64_t j1 = std::min(out_h, j0 + block);
+      int64_t lo = in_h, hi = -1;
+      for (int64_t j = j0; j < j1; ++j) {
+        if (ex && ex[j]) continue;
+        for (int64_t k = 0; k < taps; ++k) {
+          lo = std::min(lo, idx[j * taps + k]);
+          hi = std::max(hi, idx[j * taps + k]);
         }
       }
-      if (ex) {
-        for (int64_t j = 0; j < out; ++j)
-          if (ex[j]) d[j] = extrapolation_value;
+      const T* plane = src + o * in_h * in_w;
+      T* out_plane = dst + o * out_h * out_w;
+      if (hi >= lo) {
+        buf.resize(static_cast<size_t>((hi - lo + 1) * out_w));
+        for (int64_t r = lo; r <= hi; ++r)
+          resize_row<T>(plane + r * in_w, buf.data() + (r - lo) * out_w, tw, ww.data(), extrapolation_value);
+      }
+      for (int64_t j = j0; j < j1; ++j) {
+        T* d = out_plane + j * out_w;
+        if (ex && ex[j]) {
+          std::fill(d, d + out_w, extrapolation_value);
+          continue;
+        }
+        for (int64_t k = 0; k < taps; ++k) rows[k] = buf.data() + (idx[j * taps + k] - lo) * out_w;
+        if (th.pure_copy) {
+          std::memcpy(d, rows[0], sizeof(T) * out_w);
+        } else {
+          weighted_rows<T>(d, rows.data(), wh.data() + j * taps, taps, out_w);
+        }
       }
     }
   });
 }
 
+// Nearest over any set of axes in one pass: every output row (all axes but
+// the last) is a copy of one input row, gathered along the last axis. Rows
+// repeated by upsampling are copied from the previous output row, which is
+// still in cache. Precondition: every table is pure_copy (or absent = axis
+// kept).
+template <typename T>
+void nearest_nd(const T* src, T* dst, const std::vector<int64_t>& in_shape,
+                const std::vector<int64_t>& out_shape, const std::vector<const AxisTable*>& tables,
+                T extrapolation_value) {
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  std::vector<int64_t> in_stride(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * in_shape[d + 1];
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < rank; ++d) rows *= out_shape[d];
+  const int64_t in_last = in_shape[rank - 1], out_last = out_shape[rank - 1];
+  const AxisTable* last = tables[rank - 1];
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_last));
+
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    int64_t prev_offset = -1;
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t rem = r, offset = 0;
+      bool extrapolated = false;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        const int64_t i = rem % out_shape[d];
+        rem /= out_shape[d];
+        const AxisTable* t = tables[d];
+        if (t) {
+          if (!t->extrapolate.empty() && t->extrapolate[i]) extrapolated = true;
+          offset += t->index[i] * in_stride[d];
+        } else {
+          offset += i * in_stride[d];
+        }
+      }
+      T* d_row = dst + r * out_last;
+      if (extrapolated) {
+        std::fill(d_row, d_row + out_last, extrapolation_value);
+        prev_offset = -1;
+        continue;
+      }
+      if (offset == prev_offset) {
+        std::memcpy(d_row, d_row - out_last, sizeof(T) * out_last);
+        continue;
+      }
+      const T* s_row = src + offset;
+      if (last) {
+        resize_row<T>(s_row, d_row, *last, nullptr, extrapolation_value);
+      } else {
+        std::memcpy(d_row, s_row, sizeof(T) * in_last);
+      }
+      prev_offset = offset;
+    }
+  });
+}
+
+// Applies the passes in `order`; an entry of -1 is the fused pass over the
+// last two axes.
 template <typename T>
 at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
                     const std::vector<AxisTable>& tables, double extrapolation_value) {
   at::Tensor cur = x;
   std::vector<int64_t> shape = x.sizes().vec();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const T ev = static_cast<T>(extrapolation_value);
   for (int64_t axis : order) {
+    if (axis == -1) {
+      const AxisTable& th = tables[rank - 2];
+      const AxisTable& tw = tables[rank - 1];
+      int64_t outer = 1;
+      for (int64_t d = 0; d < rank - 2; ++d) outer *= shape[d];
+      shape[rank - 2] = th.out_size;
+      shape[rank - 1] = tw.out_size;
+      at::Tensor next = at::empty(shape, x.options());
+      std::vector<T> wh(th.weight.begin(), th.weight.end());
+      std::vector<T> ww(tw.weight.begin(), tw.weight.end());
+      resize_last_two<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, th, tw, wh, ww, ev);
+      cur = std::move(next);
+      continue;
+    }
     const AxisTable& t = tables[axis];
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
-    for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
     shape[axis] = t.out_size;
     at::Tensor next = at::empty(shape, x.options());
     std::vector<T> w(t.weight.begin(), t.weight.end());
-    resize_axis<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, inner, t, w,
-                   static_cast<T>(extrapolation_value));
+    resize_axis<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, inner, t, w, ev);
     cur = std::move(next);
   }
   return cur;
+}
+
+template <typename T>
+at::Tensor run_nearest(const at::Tensor& x, const std::vector<int64_t>& out_shape,
+                       const std::vector<AxisTable>& tables, const std::vector<bool>& resized,
+                       double extrapolation_value) {
+  std::vector<const AxisTable*> ptrs(tables.size(), nullptr);
+  for (size_t d = 0; d < tables.size(); ++d)
+    if (resized[d]) ptrs[d] = &tables[d];
+  at::Tensor y = at::empty(out_shape, x.options());
+  nearest_nd<T>(x.const_data_ptr<T>(), y.mutable_data_ptr<T>(), x.sizes().vec(), out_shape, ptrs,
+                static_cast<T>(extrapolation_value));
+  return y;
 }
 
 at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string_view mode,
@@ -245,6 +397,7 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
   const double* s = sc.const_data_ptr<double>();
 
   std::vector<double> roi_v;
+  bool roi_single = true;
   if (a.coord == CoordMode::kTfCropAndResize) {
     TORCH_CHECK(roi.has_value() && roi->defined() && roi->numel() > 0,
                 "roi is required when coordinate_transformation_mode is 'tf_crop_and_resize' "
@@ -255,6 +408,7 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
     TORCH_CHECK(roi->dim() == 1 && roi->numel() == 2 * rank,
                 "roi must be a 1-D tensor with 2 * rank (", 2 * rank,
                 ") entries [starts..., ends...], got shape ", roi->sizes());
+    roi_single = roi->scalar_type() != at::kDouble;
     const at::Tensor r = roi->to(at::kCPU, at::kDouble).contiguous();
     roi_v.assign(r.const_data_ptr<double>(), r.const_data_ptr<double>() + 2 * rank);
     for (int64_t i = 0; i < 2 * rank; ++i)
@@ -288,30 +442,55 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
     const bool identity = std::fabs(s[i] - 1.0) <= 1e-9 && out_shape[i] == X.size(i) &&
                           std::fabs(r0) <= 1e-9 && std::fabs(r1 - 1.0) <= 1e-9;
     if (identity) continue;
-    tables[i] = make_axis_table(X.size(i), out_shape[i], s[i], r0, r1, a);
+    tables[i] = make_axis_table(X.size(i), out_shape[i], s[i], AxisRoi{r0, r1, roi_single}, a);
     todo.push_back(i);
   }
   if (todo.empty()) return X.clone(at::MemoryFormat::Contiguous);
 
-  // Order: shrink first, grow last, so the intermediate buffers stay small;
-  // among equal factors the last axis (the gather pass) goes first, as it is
-  // the slower loop and runs on the smaller tensor that way.
-  std::vector<int64_t> order;
-  while (!todo.empty()) {
-    size_t best = 0;
-    for (size_t k = 1; k < todo.size(); ++k) {
-      const double gk = static_cast<double>(out_shape[todo[k]]) / X.size(todo[k]);
-      const double gb = static_cast<double>(out_shape[todo[best]]) / X.size(todo[best]);
-      if (gk < gb || (gk == gb && todo[k] > todo[best])) best = k;
-    }
-    order.push_back(todo[best]);
-    todo.erase(todo.begin() + best);
-  }
-
   const bool reduced = xt == at::kHalf || xt == at::kBFloat16;
   const at::Tensor x = (reduced ? X.to(at::kFloat) : X).contiguous();
-  at::Tensor y = xt == at::kDouble ? run_axes<double>(x, order, tables, extrapolation_value)
-                                   : run_axes<float>(x, order, tables, extrapolation_value);
+
+  bool all_copies = a.mode == Mode::kNearest;
+  std::vector<bool> resized(rank, false);
+  for (int64_t d : todo) {
+    resized[d] = true;
+    all_copies = all_copies && tables[d].pure_copy;
+  }
+  at::Tensor y;
+  if (all_copies) {
+    // Nearest is a pure gather: one pass however many axes change.
+    y = xt == at::kDouble ? run_nearest<double>(x, out_shape, tables, resized, extrapolation_value)
+                          : run_nearest<float>(x, out_shape, tables, resized, extrapolation_value);
+    return reduced ? y.to(xt) : y;
+  }
+
+  // Passes: the last two axes fused when both change (entry -1), any other
+  // axis on its own. Order: shrink first, grow last, so the intermediate
+  // buffers stay small; among equal factors the later axis goes first.
+  struct Pass {
+    int64_t id;
+    double growth;
+  };
+  std::vector<Pass> passes;
+  const bool fuse = rank >= 2 && resized[rank - 1] && resized[rank - 2];
+  for (int64_t d : todo) {
+    if (fuse && d >= rank - 2) continue;
+    passes.push_back({d, static_cast<double>(out_shape[d]) / X.size(d)});
+  }
+  if (fuse) {
+    passes.push_back({-1, static_cast<double>(out_shape[rank - 1]) * out_shape[rank - 2] /
+                              (static_cast<double>(X.size(rank - 1)) * X.size(rank - 2))});
+  }
+  std::stable_sort(passes.begin(), passes.end(), [&](const Pass& p, const Pass& q) {
+    if (p.growth != q.growth) return p.growth < q.growth;
+    const int64_t pi = p.id < 0 ? rank : p.id, qi = q.id < 0 ? rank : q.id;
+    return pi > qi;
+  });
+  std::vector<int64_t> order;
+  for (const Pass& p : passes) order.push_back(p.id);
+
+  y = xt == at::kDouble ? run_axes<double>(x, order, tables, extrapolation_value)
+                        : run_axes<float>(x, order, tables, extrapolation_value);
   return reduced ? y.to(xt) : y;
 }
 

@@ -57,11 +57,20 @@ struct AxisTable {
   bool pure_copy = false;
 };
 
+// The tf_crop_and_resize terms of one axis. ONNX roi is float32, and the
+// reference evaluates (end - start) and start * (in - 1) in float32 before
+// widening; `single` reproduces that (it moves results by ~1e-6 relative).
+struct AxisRoi {
+  double start = 0.0;
+  double end = 1.0;
+  bool single = true;
+};
+
 namespace detail {
 
 inline double source_coordinate(CoordMode mode, double y, double scale, int64_t in_size,
-                                double out_width, int64_t out_int, double roi_start,
-                                double roi_end, bool* extrapolated) {
+                                double out_width, int64_t out_int, const AxisRoi& roi,
+                                bool* extrapolated) {
   const double in_w = static_cast<double>(in_size);
   *extrapolated = false;
   switch (mode) {
@@ -72,9 +81,19 @@ inline double source_coordinate(CoordMode mode, double y, double scale, int64_t 
     case CoordMode::kAsymmetric:
       return y / scale;
     case CoordMode::kTfCropAndResize: {
-      double x = out_width == 1 ? (roi_end - roi_start) * (in_w - 1) / 2
-                                : y * (roi_end - roi_start) * (in_w - 1) / (out_width - 1);
-      x = x + roi_start * (in_w - 1);
+      double span, offset, middle;
+      if (roi.single) {
+        const float span_f = static_cast<float>(roi.end) - static_cast<float>(roi.start);
+        span = span_f;
+        offset = static_cast<float>(roi.start) * static_cast<float>(in_size - 1);
+        middle = span_f * static_cast<float>(in_size - 1) / 2.0f;
+      } else {
+        span = roi.end - roi.start;
+        offset = roi.start * (in_w - 1);
+        middle = span * (in_w - 1) / 2;
+      }
+      double x = out_width == 1 ? middle : y * span * (in_w - 1) / (out_width - 1);
+      x = x + offset;
       *extrapolated = x < 0 || x > in_w - 1;
       return x;
     }
@@ -179,10 +198,10 @@ inline void coefficients(const ResizeAttrs& a, double ratio, double scale, int64
 }  // namespace detail
 
 // Builds the table of one axis. `scale` is the ONNX scale of that axis (as
-// double), `out_size` = floor(in_size * scale); roi_start/roi_end are only
-// read for tf_crop_and_resize. Precondition: in_size > 0, out_size > 0.
+// double), `out_size` = floor(in_size * scale); `roi` is only read for
+// tf_crop_and_resize. Precondition: in_size > 0, out_size > 0.
 inline AxisTable make_axis_table(int64_t in_size, int64_t out_size, double scale,
-                                 double roi_start, double roi_end, const ResizeAttrs& a) {
+                                 const AxisRoi& roi, const ResizeAttrs& a) {
   AxisTable t;
   t.in_size = in_size;
   t.out_size = out_size;
@@ -199,7 +218,7 @@ inline AxisTable make_axis_table(int64_t in_size, int64_t out_size, double scale
   for (int64_t j = 0; j < out_size; ++j) {
     bool extrap = false;
     const double x = detail::source_coordinate(a.coord, static_cast<double>(j), scale, in_size,
-                                               out_width, out_size, roi_start, roi_end, &extrap);
+                                               out_width, out_size, roi, &extrap);
     const double x_int = std::floor(x);
     const double ratio = (x == x_int) ? 1.0 : x - x_int;
     detail::coefficients(a, ratio, scale, n, coeff.data());

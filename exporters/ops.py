@@ -25,12 +25,13 @@ back to ``X`` through it (use ``interpolate`` where you train through a resize).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
@@ -105,24 +106,47 @@ def _failure_reason(exc: BaseException) -> str:
     return reason if len(reason) <= 200 else reason[:197] + "..."
 
 
-def build(*, verbose: bool = False) -> Path:
-    """Compile the library (a no-op for ninja when nothing changed) and load it.
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """Serialise check-build-stamp across processes (pytest -n workers, parallel imports).
 
-    Raises :class:`OpsBuildError` (an ``ImportError``) with the compiler's reason
-    when the build fails. Does not check that the ops work; the tests do.
+    torch's own lock only covers ninja; without this, a process that waited on
+    another's build could stamp a library built from older sources.
     """
+    out_dir = build_directory()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / f"{LIBRARY_NAME}.lock", "w") as handle:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no cross-process lock, torch's baton still guards ninja
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _is_current() -> bool:
+    stamp = _stamp_path()
+    return library_path().is_file() and stamp.is_file() and stamp.read_text() == _build_key()
+
+
+def _compile_and_load(verbose: bool) -> None:
+    # Precondition: the build lock is held and the library is not loaded here.
     if not CSRC_DIR.is_dir() or not _sources():
         raise OpsBuildError(f"C++ sources not found in {CSRC_DIR}; onnxtool must be an editable install (pip install -e .)")
     from torch.utils import cpp_extension
 
-    out_dir = build_directory()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # The key is taken before compiling: if a source changes mid-build, the
+    # stamp will not match it and the next import rebuilds.
     key = _build_key()
     try:
         cpp_extension.load(
             name=LIBRARY_NAME,
             sources=[str(p) for p in _sources()],
-            build_directory=str(out_dir),
+            build_directory=str(build_directory()),
             extra_cflags=EXTRA_CFLAGS,
             extra_ldflags=EXTRA_LDFLAGS,
             is_python_module=False,
@@ -134,6 +158,21 @@ def build(*, verbose: bool = False) -> Path:
     tmp = _stamp_path().with_suffix(f".stamp.{os.getpid()}")
     tmp.write_text(key)
     os.replace(tmp, _stamp_path())
+
+
+def build(*, verbose: bool = False) -> Path:
+    """Compile the library (ninja only recompiles what changed) and load it into this process.
+
+    Must run in a process that has not loaded the library yet (``python -m
+    exporters.ops build`` does): a second load of a rebuilt library would
+    register the ``onnxtool`` namespace twice. Raises :class:`OpsBuildError`
+    (an ``ImportError``) with the compiler's reason when the build fails.
+    Does not check that the ops work; the tests do.
+    """
+    if _is_loaded():
+        raise OpsBuildError("the onnxtool ops are already loaded in this process; run `python -m exporters.ops build` in a fresh one")
+    with _build_lock():
+        _compile_and_load(verbose)
     return library_path()
 
 
@@ -142,19 +181,20 @@ def load_library() -> Path:
 
     Fast path: if the stamp beside the ``.so`` matches the current sources,
     flags and torch version, the library is loaded without invoking the
-    compiler. Idempotent within a process.
+    compiler or ninja. Idempotent within a process.
     """
     path = library_path()
     if _is_loaded():
         return path
-    stamp = _stamp_path()
-    if path.is_file() and stamp.is_file() and stamp.read_text() == _build_key():
+    if not _is_current():
+        with _build_lock():
+            if not _is_current():  # another process may have built it while we waited
+                _compile_and_load(verbose=False)
+    if not _is_loaded():
         try:
             torch.ops.load_library(str(path))
         except OSError as exc:
             raise OpsBuildError(f"cannot load {path} ({exc}); {_BUILD_HINT}") from exc
-    else:
-        build()
     if not _is_loaded():
         raise OpsBuildError(f"{path} loaded but registered no onnxtool ops; {_BUILD_HINT}")
     return path
@@ -271,12 +311,11 @@ def _main(argv: list[str]) -> int:
         return 2
     start = time.perf_counter()
     try:
-        if _stamp_path().is_file() and library_path().is_file() and _stamp_path().read_text() == _build_key():
-            path = library_path()
-            state = "up to date"
-        else:
-            path = build(verbose="--verbose" in argv)
-            state = "built"
+        with _build_lock():
+            state = "up to date" if _is_current() else "built"
+            if state == "built":
+                _compile_and_load(verbose="--verbose" in argv)
+        path = library_path()
         import exporters.ops  # noqa: F401  (loads it the way users do, fakes included)
     except OpsBuildError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -193,6 +193,22 @@ def test_matches_reference_evaluator(mode: str, coord: str, shape, scales) -> No
     np.testing.assert_allclose(y.numpy(), expected, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("coord", ["half_pixel", "tf_crop_and_resize"])
+def test_large_planes_match_reference(mode: str, coord: str) -> None:
+    # Big enough that the kernel splits planes into several blocks of rows
+    # (and threads), which the small grid cases never do.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 45, 37)).astype(np.float32)
+    scales = (1.0, 1.0, 2.3, 0.8)
+    roi = np.array([0, 0, -0.1, 0.05, 1, 1, 0.93, 1.2], np.float32) if coord == "tf_crop_and_resize" else None
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord, "extrapolation_value": -3.0}
+    expected = _reference(x, np.asarray(scales), roi, **attrs)
+    y = ops.resize(torch.from_numpy(x), torch.tensor(scales), roi=None if roi is None else torch.from_numpy(roi),
+                   **attrs)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
 @pytest.mark.parametrize("coord", ["half_pixel", "asymmetric", "align_corners"])
 def test_nearest_modes_match_reference(nearest_mode: str, coord: str) -> None:
@@ -304,15 +320,16 @@ def test_empty_output_when_factor_floors_to_zero() -> None:
     assert tuple(y.shape) == (1, 1, 0, 3)
 
 
-def test_threads_give_identical_results() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_threads_give_identical_results(mode: str) -> None:
     x = torch.rand(2, 8, 40, 40)
     scales = torch.tensor([1.0, 1.0, 2.5, 2.5])
     previous = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = ops.resize(x, scales, mode="cubic")
+        one = ops.resize(x, scales, mode=mode)
         torch.set_num_threads(2)
-        two = ops.resize(x, scales, mode="cubic")
+        two = ops.resize(x, scales, mode=mode)
     finally:
         torch.set_num_threads(previous)
     assert torch.equal(one, two)

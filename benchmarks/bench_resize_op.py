@@ -1,0 +1,121 @@
+"""Speed of torch.ops.onnxtool.resize against F.interpolate and ONNX Runtime's Resize, side by side.
+
+    .venv/bin/python benchmarks/bench_resize_op.py [--runs 30] [--threads 1 2]
+
+For each case and thread count the three implementations run interleaved
+(one call of each per round, so machine noise hits all of them alike) and the
+median of the rounds is reported, with the ratios torch/ours and ORT/ours
+(> 1 means ours is faster). ORT runs a one-node Resize model with
+intra_op_num_threads set to the same thread count. Every case first checks
+that the three outputs agree, so a fast wrong kernel cannot win.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+import torch.nn.functional as F
+from onnx import helper, numpy_helper
+
+import exporters.ops as ops
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    shape: tuple[int, ...]
+    factor: float
+    torch_mode: str
+    attrs: dict  # ONNX Resize attributes, shared by our op and ORT
+
+
+CASES = [
+    Case("bicubic x3 1x3x256x256", (1, 3, 256, 256), 3.0, "bicubic", {"mode": "cubic"}),
+    Case("bilinear x2 1x64x128x128", (1, 64, 128, 128), 2.0, "bilinear", {"mode": "linear"}),
+    Case("nearest x2 1x64x128x128", (1, 64, 128, 128), 2.0, "nearest",
+         {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}),
+    Case("bilinear x0.5 1x64x128x128", (1, 64, 128, 128), 0.5, "bilinear", {"mode": "linear"}),
+]
+
+
+def ort_session(case: Case, threads: int) -> ort.InferenceSession:
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], **case.attrs)
+    rank = len(case.shape)
+    scales = np.array([1.0] * (rank - 2) + [case.factor] * 2, np.float32)
+    graph = helper.make_graph(
+        [node], "resize",
+        [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, list(case.shape))],
+        [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(scales, "scales")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def interleaved_medians(fns: dict[str, Callable[[], object]], runs: int, warmup: int = 3) -> dict[str, float]:
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(runs):
+        for key, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - start)
+    return {k: statistics.median(v) * 1e3 for k, v in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+
+    rows = []
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        for case in CASES:
+            x = torch.rand(case.shape)
+            x_np = x.numpy()
+            scales = torch.tensor([1.0] * (x.dim() - 2) + [case.factor] * 2)
+            session = ort_session(case, threads)
+            align = {} if case.torch_mode == "nearest" else {"align_corners": False}
+
+            def ours(x=x, scales=scales, case=case):
+                return ops.resize(x, scales, **case.attrs)
+
+            def theirs(x=x, case=case, align=align):
+                return F.interpolate(x, scale_factor=case.factor, mode=case.torch_mode, **align)
+
+            def onnxruntime(session=session, x_np=x_np):
+                return session.run(None, {"X": x_np})[0]
+
+            ref = ours()
+            # torch's downscaling bilinear without antialias is ONNX half_pixel linear too.
+            torch.testing.assert_close(theirs(), ref, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(onnxruntime(), ref.numpy(), rtol=1e-4, atol=1e-4)
+            med = interleaved_medians({"ours": ours, "torch": theirs, "ort": onnxruntime}, args.runs)
+            rows.append((case.name, threads, med["ours"], med["torch"], med["ort"]))
+
+    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, median of {args.runs} interleaved runs")
+    header = f"{'case':28} {'thr':>3} {'ours ms':>9} {'torch ms':>9} {'ORT ms':>9} {'torch/ours':>10} {'ORT/ours':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, threads, a, b, c in rows:
+        print(f"{name:28} {threads:>3} {a:9.3f} {b:9.3f} {c:9.3f} {b / a:10.2f} {c / a:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
