@@ -169,6 +169,16 @@ def register_asinh_symbolic(opset: int = ASINH_OPSET) -> None:
 def unregister_asinh_symbolic(opset: int = ASINH_OPSET) -> None:
     """Remove the registration :func:`register_asinh_symbolic` made."""
     torch.onnx.unregister_custom_op_symbolic("::asinh", opset)
+    # torch leaves an empty function group behind, and a later export of asinh then dies with
+    # "min() arg is an empty sequence" instead of "not supported"; drop the group (private API).
+    try:
+        from torch.onnx._internal.torchscript_exporter import registration
+
+        group = registration.registry._registry.get("aten::asinh")
+        if group is not None and not any(group.get(v) for v in range(1, 30)):
+            del registration.registry._registry["aten::asinh"]
+    except (ImportError, AttributeError, KeyError, ValueError):  # pragma: no cover - torch moved it
+        pass
 
 
 def register_torchscript_symbolics(*, domain: str = PLUGIN_DOMAIN) -> list[str]:
