@@ -33,6 +33,7 @@ it load it on their first forward pass.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -218,21 +219,30 @@ def _(x: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
     return x.new_empty((*x.shape[:-2], height, width))
 
 
+def _scale_for_size(in_size: int, out_size: int) -> float:
+    """The float32 scale s with floor(in_size * s) == out_size, which the C++ op computes.
+
+    out/in itself, unless float32 rounding put it below the true ratio so that the
+    product floors to out_size - 1 (13/9 does); then one ulp up.
+    """
+    scale = torch.tensor(out_size / in_size, dtype=torch.float32)
+    if math.floor(in_size * float(scale)) < out_size:
+        scale = torch.nextafter(scale, torch.tensor(math.inf))
+    return float(scale)
+
+
 @torch.library.custom_op(f"{PLUGIN_NAMESPACE}::dynamic_trt_resize_size", mutates_args=())
 def dynamic_trt_resize_size(x: torch.Tensor, size_tensor: torch.Tensor, align_corners: bool) -> torch.Tensor:
     """DynamicTRTResize, the MMDeploy signature (X, size_tensor): output H, W = size_tensor's last dims.
 
-    Only the *shape* of ``size_tensor`` is read, never its values. The scales
-    handed to the C++ op are out/in per axis, computed in float64 and nudged up
-    by a hair so ``floor(in * scale)`` cannot round below the requested size.
+    Only the *shape* of ``size_tensor`` is read, never its values. The C++ op
+    takes scales, so each becomes out/in (see :func:`_scale_for_size`).
     """
     out_height, out_width = size_tensor.shape[-2], size_tensor.shape[-1]
-    in_height, in_width = x.shape[-2], x.shape[-1]
     scales = torch.tensor(
-        [1.0] * (x.dim() - 2) + [out_height / in_height, out_width / in_width], dtype=torch.float64
+        [1.0] * (x.dim() - 2) + [_scale_for_size(x.shape[-2], out_height), _scale_for_size(x.shape[-1], out_width)],
+        dtype=torch.float32,
     )
-    scales = torch.nextafter(scales.float(), torch.tensor(float("inf")))
-    scales[: x.dim() - 2] = 1.0
     out = _cxx_resize(x, scales, **_cxx_attributes(align_corners))
     if tuple(out.shape[-2:]) != (out_height, out_width):  # pragma: no cover - a C++ op rounding bug
         raise RuntimeError(f"resize produced {tuple(out.shape[-2:])}, expected {(out_height, out_width)}")

@@ -322,6 +322,11 @@ def export(
     if exporter == "dynamo" and opset < 18:
         raise UsageError(f"the dynamo exporter writes opset 18 or later, got --opset {opset}; use the torchscript exporter")
     _refuse_impossible(model, exporter)
+    destination = Path(path)
+    if destination.is_dir():
+        raise UsageError(f"output path is a folder, not a file: {destination}")
+    if not destination.parent.is_dir():  # before the export, which can take seconds
+        raise UsageError(f"output folder does not exist: {destination.parent}")
     try:
         import exporters.ops  # noqa: F401 - loads the C++ ops, so their symbolics/translations register
     except Exception:  # noqa: BLE001 - not built, or broken: only models calling the ops need it,

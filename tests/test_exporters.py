@@ -277,3 +277,10 @@ def test_cli_export_help_does_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "--variant" in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "NO_TORCH"
+
+
+def test_unusable_output_path_is_refused_before_exporting(run_cli, tmp_path: Path) -> None:
+    run = run_cli("export", "srcnn", "-o", tmp_path / "missing" / "x.onnx")
+    assert run.code == ExitCode.USAGE and "output folder does not exist" in run.err
+    run = run_cli("export", "srcnn", "-o", tmp_path)
+    assert run.code == ExitCode.USAGE and "is a folder" in run.err
