@@ -222,7 +222,7 @@ def _drop_unused_opset(model: ModelProto, domain: str) -> None:
     model.opset_import.extend(kept)
 
 
-def _resolve_spec(plugin: Optional[str], spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
+def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
     if spec is None:
         return builtin_spec("DynamicTRTResize")
     if isinstance(spec, PluginSpec):
@@ -300,7 +300,7 @@ def swap_plugin(
 
     if signature not in SIGNATURES:
         raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
-    the_spec = _resolve_spec(plugin, spec)
+    the_spec = _resolve_spec(spec)
     op_type = plugin or the_spec.op_type
     the_domain = domain if domain is not None else the_spec.domain
     if the_domain in _DEFAULT_DOMAINS:
@@ -467,6 +467,9 @@ def _forward_resize(
                 second = _size_tensor_from_sizes(builder, extra, base, site.sizes_tensor, rank, elem)
                 if site.sizes is None:
                     notes.append("dynamic sizes: only their last two entries are used")
+        legacy = site.op_type == "Upsample" or getattr(site, "op_version", 11) == 10
+        if legacy and site.mode == "nearest" and not site.has_constant_scales:
+            notes.append(f"{site.op_type} nearest rounds up when downsampling; the plugin floors (same result for factors >= 1)")
         values = _site_semantics(site)
         attrs = _plugin_attributes(spec, values)
         new = helper.make_node(op_type, [site.input_name, second], [site.output_name], name=node.name, domain=domain)

@@ -104,6 +104,8 @@ def swap_plugin(
         spec=spec,
         keep_constant=keep_constant,
     )
+    if result.signature == "generic" and signature != "scales":
+        note(f"--signature has no effect with the generic spec {result.spec_source}")
     written = save_model(result.model, target)
     report = result.to_dict()
     report["input"] = str(model)
