@@ -194,10 +194,13 @@ class FactorResult:
     outputs: list[OutputComparison] = field(default_factory=list)
     scale_feeds: dict[str, list[Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    # What factor=None means here: "baked" (the scales the static side holds) or "as-is"
+    # (a model without any resize, where a factor means nothing).
+    factor_label: str = "baked"
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "factor": "baked" if self.factor is None else self.factor,
+            "factor": self.factor_label if self.factor is None else self.factor,
             "status": self.status,
             "reason": self.reason,
             "outputs": [o.to_dict() for o in self.outputs],
@@ -555,6 +558,8 @@ def validate(
         if progress:
             progress(f"comparing at {format_factor(factor)}", done, total)
         result, arrays = _run_point(factor, runner, ref, data, fixed, atol, rtol, max_output_bytes)
+        if factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
+            result.factor_label = "as-is"
         results.append(result)
         done += 1
         if failing is None and result.status == "failed" and arrays is not None:
@@ -884,6 +889,10 @@ def _fmt(value: Any, spec: str = ".3g") -> str:
     return format(value, spec)
 
 
+def _point_label(factor: Any) -> str:
+    return factor if isinstance(factor, str) else f"x{factor:g}"
+
+
 def render_report(report: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
     """The report (``ValidationReport.to_dict()``) as a terminal table, returned as text."""
     import io
@@ -908,7 +917,7 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: int 
                             ("passing atol", "right"), ("PSNR dB", "right"), ("result", "left")]:
         table.add_column(column, justify=justify, no_wrap=True)
     for point in report["factors"]:
-        label = "baked" if point["factor"] == "baked" else f"x{point['factor']:g}"
+        label = _point_label(point["factor"])
         if point["status"] in ("skipped", "error") and not point["outputs"]:
             style = "yellow" if point["status"] == "skipped" else "red"
             table.add_row(label, "-", "-", "", "", "", "", "", "",
@@ -926,14 +935,14 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: int 
     console.print(table)
     for point in report["factors"]:
         if point["reason"]:
-            label = "baked" if point["factor"] == "baked" else f"x{point['factor']:g}"
+            label = _point_label(point["factor"])
             console.print(f"  {label} {point['status']}: {point['reason']}")
     for note in report.get("notes", []):
         console.print(f"  note: {note}")
     diagnosis = report.get("diagnosis")
     if diagnosis:
         console.print(f"[bold]diagnosis[/bold] ({diagnosis['output']} at "
-                      f"{'baked' if diagnosis['factor'] == 'baked' else 'x%g' % diagnosis['factor']}): "
+                      f"{_point_label(diagnosis['factor'])}): "
                       f"{diagnosis['summary']}")
     verdict = "green" if report["passed"] else "red"
     console.print(f"[bold {verdict}]{report['summary']}[/bold {verdict}]")
@@ -948,7 +957,7 @@ def junit_xml(report: Mapping[str, Any]) -> str:
     failures = skipped = errors = 0
     suite_name = f"onnxtool.validate.{Path(str(report['candidate'])).stem}"
     for point in report["factors"]:
-        label = "baked" if point["factor"] == "baked" else f"x{point['factor']:g}"
+        label = _point_label(point["factor"])
         if not point["outputs"]:
             case = ET.Element("testcase", classname=suite_name, name=label, time=f"{point['seconds']:.4f}")
             if point["status"] == "skipped":

@@ -16,7 +16,7 @@ def _fmt_report(name: str, report: dict[str, Any]) -> str:
     figure = "bit-exact" if worst == 0 else (f"worst max abs error {worst:.2g}" if worst is not None else "")
     verdict = "PASSED" if report["passed"] else "FAILED"
     compared = ", ".join(
-        ("baked" if f["factor"] == "baked" else f"x{f['factor']:g}") for f in report["factors"] if f["status"] != "skipped"
+        (f["factor"] if isinstance(f["factor"], str) else f"x{f['factor']:g}") for f in report["factors"] if f["status"] != "skipped"
     )
     reference = str(report["reference"]["label"])
     reference = Path(reference).name if reference.endswith(".onnx") else reference
