@@ -11,7 +11,8 @@ External data, the short version:
   (:data:`EXTERNAL_DATA_DIR_KEY`) so that :func:`save_model`, the ORT check and
   constant lookups can still find the bytes after the proto is copied or rewritten.
 * :func:`save_model` writes the output's external data next to the output, named
-  ``<output file name>.data``, as a kernel-side copy (constant memory). Never a hard link:
+  ``<output file name>.data``, as a kernel-side copy (constant memory), unless asked to
+  share the input's data files (``share_data=True``, same folder only). Never a hard link:
   onnx refuses external data files with several links (a "hard-link attack" guard), so a
   linked output would not load. It never leaves a reference that points back into the
   input's folder, and never writes the metadata entry into the file.
@@ -387,6 +388,7 @@ def save_model(
     path: PathLike,
     *,
     external_data_dir: Optional[PathLike] = None,
+    share_data: bool = False,
 ) -> Path:
     """Write ``model`` to ``path`` atomically and return the path written.
 
@@ -397,6 +399,10 @@ def save_model(
       Saving over the model the data came from (in place) copies nothing. The caller's proto
       is restored afterwards: it still points at the original files. Not hard links: onnx
       (1.18+) refuses to load external data with more than one link, as a possible attack.
+    * ``share_data=True`` and an output in the folder the data already lives in: the output
+      references the existing data files, nothing is copied (instant, but deleting the
+      input's data then breaks the output too; the CLI uses it for ``--in-place`` and
+      ``--share-data``). In any other folder the data is copied regardless.
     * Models too big for one protobuf (about 2 GB) have their large tensors written to
       ``<name>.data``.
 
@@ -423,7 +429,8 @@ def save_model(
         if recorded is not None:
             del model.metadata_props[recorded]
         if refs:
-            sources = sorted({ref.path for ref in refs}, key=str)
+            shared_folder = share_data and base is not None and base.resolve() == path.parent.resolve()
+            sources = [] if shared_folder else sorted({ref.path for ref in refs}, key=str)
             names = (
                 {sources[0]: f"{path.name}.data"}
                 if len(sources) == 1
@@ -438,7 +445,7 @@ def save_model(
                 made.append(tmp)
                 _copy_data(source, tmp)
                 renames.append((tmp, dest))
-            for tensor, ref in zip(external, refs):
+            for tensor, ref in zip(external, refs if not shared_folder else []):
                 restore_locations.append((tensor, [(e.key, e.value) for e in tensor.external_data]))
                 for entry in tensor.external_data:
                     if entry.key == "location":

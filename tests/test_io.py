@@ -237,3 +237,14 @@ def test_models_over_the_protobuf_limit_move_big_tensors_out(tmp_path: Path, mon
     inline = tmp_path / "inline.onnx"
     onnx.save(_matmul_model(), inline)
     np.testing.assert_array_equal(_run(out), _run(inline))
+
+
+def test_share_data_references_the_data_in_the_same_folder_only(tmp_path: Path) -> None:
+    path = _external(tmp_path / "src")
+    model = load_model(path)
+    out = save_model(model, tmp_path / "src" / "shared.onnx", share_data=True)
+    assert sorted(p.name for p in (tmp_path / "src").iterdir()) == ["m.data", "m.onnx", "shared.onnx"]
+    np.testing.assert_array_equal(_run(out), _run(path))
+    (tmp_path / "dst").mkdir()
+    save_model(model, tmp_path / "dst" / "o.onnx", share_data=True)  # another folder: copied regardless
+    assert (tmp_path / "dst" / "o.onnx.data").is_file()

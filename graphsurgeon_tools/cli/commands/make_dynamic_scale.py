@@ -91,6 +91,11 @@ def make_dynamic_scale(
         bool,
         typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
     ] = True,
+    share_data: Annotated[
+        bool,
+        typer.Option("--share-data", help="External data: when the output is in the input's folder, reference the "
+                                          "input's data files instead of copying them (no effect elsewhere)."),
+    ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")
     ] = False,
@@ -133,7 +138,7 @@ def make_dynamic_scale(
         raise type(exc)(f"{model}: {exc}") from None
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
     if result.changed or not in_place:
-        report["output"] = str(save_model(result.model, target))
+        report["output"] = str(save_model(result.model, target, share_data=share_data or in_place))
     emit(report, as_json=as_json, human=_human)
     if not result.changed:
         if strict:
