@@ -119,7 +119,7 @@ class Outcome:
     stderr: str
 
 
-def run_subprocess(argv: list[str], env: dict[str, str], timeout: float = 120) -> Outcome:
+def run_subprocess(argv: list[str], env: dict[str, str], timeout: float = 30) -> Outcome:
     """Run the installed console script, as a user would; cap its memory so a bug cannot take the box."""
     script = Path(sys.executable).with_name("onnxtool")
     command = [str(script)] if script.exists() else [
