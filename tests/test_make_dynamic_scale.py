@@ -416,3 +416,11 @@ def test_two_resizes_reading_one_constant_get_their_own_inputs() -> None:
     assert [i.name for i in result.new_inputs] == ["scales_0", "scales_1"]
     assert "scales_const" not in {i.name for i in result.model.graph.initializer}
     assert result.check.passed is True
+
+
+def test_public_api_names() -> None:
+    import graphsurgeon_tools as api
+
+    assert api.make_dynamic_scale is make_dynamic_scale and api.load_model is load_model
+    assert api.save_model is save_model and api.find_resize_sites is find_resize_sites
+    assert api.DynamicScaleResult is DynamicScaleResult
