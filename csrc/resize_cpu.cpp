@@ -11,7 +11,7 @@
 //   inner > 1  : each output row is a weighted sum of `taps` contiguous input
 //                rows -> unit-stride loops the compiler vectorises (omp simd).
 //   inner == 1 : the last axis, a weighted gather along each row.
-// Work is split over rows with at::parallel_for. float16/bfloat16 are computed
+// Work is split over rows by parallel.h's pool (torch's thread count). float16/bfloat16 are computed
 // in float32 and rounded once at the end. Non-differentiable (see the end).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 
+#include "parallel.h"
 #include "resize_plan.h"
 
 namespace onnxtool {
@@ -122,7 +123,16 @@ inline void resize_row(const T* __restrict__ s, T* __restrict__ d, const AxisTab
                        T extrapolation_value) {
   const int64_t out = t.out_size, taps = t.taps;
   const int64_t* idx = t.index.data();
-  if (t.pure_copy) {
+  if (t.repeat == 2) {
+    const int64_t in = t.in_size;
+    for (int64_t i = 0; i < in; ++i) d[2 * i] = d[2 * i + 1] = s[i];
+  } else if (t.repeat == 3) {
+    const int64_t in = t.in_size;
+    for (int64_t i = 0; i < in; ++i) d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = s[i];
+  } else if (t.repeat == 4) {
+    const int64_t in = t.in_size;
+    for (int64_t i = 0; i < in; ++i) d[4 * i] = d[4 * i + 1] = d[4 * i + 2] = d[4 * i + 3] = s[i];
+  } else if (t.pure_copy) {
     for (int64_t j = 0; j < out; ++j) d[j] = s[idx[j]];
   } else if (taps == 2) {
     for (int64_t j = 0; j < out; ++j) {
@@ -162,9 +172,9 @@ void resize_axis(const T* src, T* dst, int64_t outer, int64_t inner, const AxisT
   const uint8_t* ex = t.extrapolate.empty() ? nullptr : t.extrapolate.data();
 
   if (inner > 1) {
-    // ~64K multiply-adds per task keeps scheduling overhead negligible.
+    // ~64K multiply-adds per chunk keeps scheduling overhead negligible.
     const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner * taps));
-    at::parallel_for(0, outer * out, grain, [&](int64_t begin, int64_t end) {
+    parallel_chunks(outer * out, grain, [&](int64_t begin, int64_t end) {
       const T* rows[64];
       std::vector<const T*> many;
       const T** rp = rows;
@@ -194,7 +204,7 @@ void resize_axis(const T* src, T* dst, int64_t outer, int64_t inner, const AxisT
 
   // Last axis: gathers. Rows are independent; split them across threads.
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, out * taps));
-  at::parallel_for(0, outer, grain, [&](int64_t begin, int64_t end) {
+  parallel_chunks(outer, grain, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) resize_row<T>(src + o * in, dst + o * out, t, wt, extrapolation_value);
   });
 }
@@ -220,7 +230,7 @@ void resize_last_two(const T* src, T* dst, int64_t outer, const AxisTable& th, c
   const int64_t* idx = th.index.data();
   const uint8_t* ex = th.extrapolate.empty() ? nullptr : th.extrapolate.data();
 
-  at::parallel_for(0, outer * blocks_per_plane, 1, [&](int64_t begin, int64_t end) {
+  parallel_chunks(outer * blocks_per_plane, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> buf;
     std::vector<const T*> rows(taps);
     for (int64_t task = begin; task < end; ++task) {
@@ -277,7 +287,7 @@ void nearest_nd(const T* src, T* dst, const std::vector<int64_t>& in_shape,
   const AxisTable* last = tables[rank - 1];
   const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_last));
 
-  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+  parallel_chunks(rows, grain, [&](int64_t begin, int64_t end) {
     int64_t prev_offset = -1;
     for (int64_t r = begin; r < end; ++r) {
       int64_t rem = r, offset = 0;

@@ -55,6 +55,10 @@ struct AxisTable {
   std::vector<uint8_t> extrapolate;  // empty unless some position extrapolates
   // nearest mode only: every output copies exactly one input (weight 1).
   bool pure_copy = false;
+  // pure_copy with index[j] == j / repeat for every j (an integer upscale
+  // whose copies line up with the input): kernels may fill runs instead of
+  // gathering. 0 when the pattern does not hold.
+  int64_t repeat = 0;
 };
 
 // The tf_crop_and_resize terms of one axis. ONNX roi is float32, and the
@@ -277,6 +281,12 @@ inline AxisTable make_axis_table(int64_t in_size, int64_t out_size, double scale
     t.weight = std::move(weight);
   }
   if (any_extrapolate) t.extrapolate = std::move(extrapolate);
+  if (t.pure_copy && !any_extrapolate && out_size % in_size == 0) {
+    const int64_t k = out_size / in_size;
+    bool runs = true;
+    for (int64_t j = 0; j < out_size && runs; ++j) runs = t.index[j] == j / k;
+    if (runs) t.repeat = k;
+  }
   return t;
 }
 

@@ -242,7 +242,7 @@ def test_antialias_and_exclude_outside_match_reference(mode: str, scales, option
 # ------------------------------------------------------ interpolate agreement
 
 
-@pytest.mark.parametrize("factor", [2.0, 3.0, 0.5, 1.5])
+@pytest.mark.parametrize("factor", [2.0, 3.0, 4.0, 5.0, 0.5, 1.5])
 def test_nearest_matches_interpolate(factor: float) -> None:
     x = torch.rand(2, 3, 12, 10)
     expected = F.interpolate(x, scale_factor=factor, mode="nearest")
@@ -333,6 +333,36 @@ def test_threads_give_identical_results(mode: str) -> None:
     finally:
         torch.set_num_threads(previous)
     assert torch.equal(one, two)
+
+
+def test_concurrent_callers_share_the_pool_safely() -> None:
+    # Python threads calling the op at once: one gets the helper threads, the
+    # others run alone; every result must still be exact.
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = torch.rand(2, 4, 30, 30)
+    scales = torch.tensor([1.0, 1.0, 2.0, 2.0])
+    expected = ops.resize(x, scales, mode="cubic")
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: ops.resize(x, scales, mode="cubic"), range(16)))
+    assert all(torch.equal(r, expected) for r in results)
+
+
+def test_works_in_a_forked_child() -> None:
+    # The helper threads do not survive fork(); the child must neither hang nor differ.
+    code = (
+        "import os, torch, exporters.ops as ops\n"
+        "torch.set_num_threads(2)\n"
+        "x = torch.rand(1, 8, 64, 64); s = torch.tensor([1.0, 1.0, 2.0, 2.0])\n"
+        "y = ops.resize(x, s, mode='linear')\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if torch.equal(ops.resize(x, s, mode='linear'), y) else 1)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "raise SystemExit(os.waitstatus_to_exitcode(status))\n"
+    )
+    result = _python(code)
+    assert result.returncode == 0, result.stderr
 
 
 # ------------------------------------------------------------------- errors
