@@ -14,7 +14,10 @@ pixel left. Static dims are read from the model.
 
 Skipped, not failed (``CheckResult.skipped`` says why): a model with nodes in a custom
 domain ORT cannot run (unless a ``session_factory`` that can run them is passed, as the
-swap-plugin pass does with :func:`graphsurgeon_tools.runtime.make_session`).
+swap-plugin pass does with :func:`graphsurgeon_tools.runtime.make_session`), and an
+original model that ORT cannot run on the generated inputs (e.g. it needs H and W to be
+multiples of 64: pass ``dims``). A rewritten model that fails to run where the original
+ran is a failed check.
 Models with external data run from bytes with ORT told where the data lives, so nothing
 is written to disk. onnxruntime is imported inside the functions, never at module level.
 """
@@ -241,8 +244,29 @@ def compare_models(
         values = session.run(names, {k: v for k, v in feed.items() if k in wanted})
         return dict(zip(names, values))
 
-    expected = run(original, original_proto, feeds)
-    actual = run(rewritten, rewritten_proto, {**feeds, **new_feeds})
+    try:
+        expected = run(original, original_proto, feeds)
+    except Exception as exc:  # ORT's own exception types; the original is not ours to judge
+        return CheckResult(
+            passed=None,
+            skipped=f"the original model does not run in ONNX Runtime on inputs {shapes}: "
+                    f"{' '.join(str(exc).split())[:300]} (give named dims sizes with dims=)",
+            input_shapes={k: list(v) for k, v in shapes.items()},
+            seed=seed,
+            atol=atol,
+            seconds=time.perf_counter() - start,
+        )
+    try:
+        actual = run(rewritten, rewritten_proto, {**feeds, **new_feeds})
+    except Exception as exc:  # the original ran and the rewrite does not: that is a failed check
+        return CheckResult(
+            passed=False,
+            input_shapes={k: list(v) for k, v in shapes.items()},
+            seed=seed,
+            atol=atol,
+            outputs=[OutputComparison(f"<run failed: {' '.join(str(exc).split())[:200]}>", [], float("inf"), 0, False)],
+            seconds=time.perf_counter() - start,
+        )
     comparisons: list[OutputComparison] = []
     for name, want in expected.items():
         got = actual.get(name)

@@ -134,6 +134,7 @@ def test_from_sizes_and_skipped_report(run_cli, save_model_file, tmp_path: Path)
         (["--nodes", "nothing*"], "--nodes 'nothing*' matches no Resize/Upsample node"),
         (["--input-name", "x"], "--input-name: 'x' is already a tensor name"),
         (["--bogus"], "No such option: --bogus"),
+        (["--check-dims", "H=abc"], "--check-dims wants NAME=SIZE"),
     ],
 )
 def test_usage_errors_exit_2(run_cli, save_model_file, tmp_path: Path, args: list, message: str) -> None:
@@ -227,3 +228,10 @@ def test_console_script_end_to_end(save_model_file, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["opset_before"] == 8 and report["opset_after"] == 9 and report["check"]["passed"] is True
+
+
+def test_check_dims_reach_the_check(run_cli, save_model_file) -> None:
+    path = save_model_file(golden.resize_model(13, shape=(None, 3, None, None)))
+    result = run_cli("make-dynamic-scale", path, "--check-dims", "N=2,H=5", "--check-dims", "W=7", "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["check"]["input_shapes"] == {"x": [2, 3, 5, 7]}

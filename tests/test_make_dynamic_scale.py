@@ -424,3 +424,16 @@ def test_public_api_names() -> None:
     assert api.make_dynamic_scale is make_dynamic_scale and api.load_model is load_model
     assert api.save_model is save_model and api.find_resize_sites is find_resize_sites
     assert api.DynamicScaleResult is DynamicScaleResult
+
+
+def test_check_is_skipped_with_a_reason_when_the_original_cannot_run_on_the_chosen_shapes() -> None:
+    # y = Resize(x) + b where b is a graph input of fixed size 16: symbolic H=W=32 cannot match
+    model = golden.resize_model(13, shape=(1, 3, None, None), post_op=False, scales=(1.0, 1.0, 2.0, 2.0))
+    model.graph.node[-1].output[0] = "r"
+    model.graph.node.append(onnx.helper.make_node("Add", ["r", "b"], ["y"]))
+    model.graph.input.append(onnx.helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, [1, 3, 16, 16]))
+    del model.graph.value_info[:]
+    result = make_dynamic_scale(model)
+    assert result.check.passed is None and "does not run in ONNX Runtime" in result.check.skipped
+    fixed = make_dynamic_scale(model, check_dims={"H": 8, "W": 8})
+    assert fixed.check.passed is True and fixed.check.input_shapes["x"] == [1, 3, 8, 8]

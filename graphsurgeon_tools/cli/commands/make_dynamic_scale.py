@@ -91,6 +91,11 @@ def make_dynamic_scale(
         bool,
         typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
     ] = True,
+    check_dims: Annotated[
+        Optional[list[str]],
+        typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
+                                          "(default: 1 for the first dim, 32 for the others)."),
+    ] = None,
     share_data: Annotated[
         bool,
         typer.Option("--share-data", help="External data: when the output is in the input's folder, reference the "
@@ -120,6 +125,14 @@ def make_dynamic_scale(
         raise UsageError(f"output path is a directory: {target}")
     if not target.parent.is_dir():
         raise UsageError(f"output folder does not exist: {target.parent}")
+    dims: dict[str, int] = {}
+    for item in split_csv(check_dims) or []:
+        name, _, value = item.partition("=")
+        if not name.strip() or not value.strip().isdigit() or int(value) <= 0:
+            raise UsageError(f"--check-dims wants NAME=SIZE with a positive integer size, got {item!r}")
+        dims[name.strip()] = int(value)
+    if dims and not check:
+        note("--check-dims has no effect with --no-check")
     proto = load_model(model)
     try:
         result = run_pass(
@@ -133,6 +146,7 @@ def make_dynamic_scale(
             simplify=simplify,
             check=check,
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+            check_dims=dims or None,
         )
     except OnnxToolError as exc:
         raise type(exc)(f"{model}: {exc}") from None
