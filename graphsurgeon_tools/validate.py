@@ -999,14 +999,20 @@ def junit_xml(report: Mapping[str, Any]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_junit(report: Union[ValidationReport, Mapping[str, Any]], path: Union[str, os.PathLike]) -> Path:
-    """Write :func:`junit_xml` to ``path`` atomically (temp file in the same folder, then rename)."""
-    data = report.to_dict() if isinstance(report, ValidationReport) else report
+def check_junit_path(path: Union[str, os.PathLike]) -> Path:
+    """Refuse (UsageError, exit 2) a JUnit destination that cannot be written, before any work."""
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"--junit {target}: is a directory")
-    if not target.parent.exists():
+    if not target.parent.is_dir():
         raise UsageError(f"--junit {target}: folder {target.parent} does not exist")
+    return target
+
+
+def write_junit(report: Union[ValidationReport, Mapping[str, Any]], path: Union[str, os.PathLike]) -> Path:
+    """Write :func:`junit_xml` to ``path`` atomically (temp file in the same folder, then rename)."""
+    data = report.to_dict() if isinstance(report, ValidationReport) else report
+    target = check_junit_path(path)
     text = junit_xml(data)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

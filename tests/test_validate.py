@@ -443,3 +443,18 @@ def test_srcnn_broken_models_fail_with_exit_1(srcnn_files: dict[str, Path], caps
     assert report["passed"] is False
     assert all(f["status"] == "failed" for f in report["factors"])
     assert expected_in_diagnosis in report["diagnosis"]["summary"]
+
+
+def test_cli_python_reference_errors_and_junit_folder(files: dict[str, Path], tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "boom.py").write_text("def make():\n    raise ValueError('boom')\n")
+    candidate = str(files["dynamic"])
+    assert main(["validate", candidate, "-r", "python:boom.py:make"]) == 3
+    assert "make() raised ValueError: boom" in capsys.readouterr().err
+    assert main(["validate", candidate, "-r", "python:no_such_module_here:make"]) == 3
+    assert "No module named" in capsys.readouterr().err
+    # A JUnit path that cannot be written is refused before any work (usage error).
+    assert main(["validate", candidate, "-r", str(files["static"]), "--junit", str(tmp_path / "no" / "r.xml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
