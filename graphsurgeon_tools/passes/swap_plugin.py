@@ -42,7 +42,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from graphsurgeon_tools.errors import PostconditionError, UsageError
+from graphsurgeon_tools.errors import OnnxToolError, PostconditionError, UsageError
 from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, load_spec
 
 __all__ = ["SIGNATURES", "SwapPluginResult", "SwappedNode", "SkippedNode", "swap_plugin"]
@@ -305,7 +305,9 @@ def swap_plugin(
     the_domain = domain if domain is not None else the_spec.domain
     if the_domain in _DEFAULT_DOMAINS:
         raise UsageError(f"--domain {the_domain!r} is the standard ONNX domain; a plugin node needs its own")
+    label = str(model) if isinstance(model, (str, Path)) else "the model"
     source = load_model(model)
+    _precheck(source, label)
     work = _copy(source)
     result = SwapPluginResult(
         model=work,
@@ -318,14 +320,85 @@ def swap_plugin(
     if reverse:
         if the_spec.handler != "resize":
             raise UsageError(f"--reverse only exists for the resize handler; spec {the_spec.source} is generic")
-        _reverse(work, the_spec, op_type, nodes, result)
+        _reverse(work, the_spec, op_type, nodes, result, label)
     elif the_spec.handler == "resize":
-        result.model = work = _forward_resize(work, the_spec, op_type, the_domain, signature, nodes, keep_constant, result)
+        result.model = work = _forward_resize(work, the_spec, op_type, the_domain, signature, nodes, keep_constant, result, label)
     else:
-        _forward_generic(work, the_spec, op_type, the_domain, nodes, result)
+        _forward_generic(work, the_spec, op_type, the_domain, nodes, result, label)
     if result.swapped:
         _postcheck(result.model, op_type)
     return result
+
+
+def _precheck(model: ModelProto, label: str) -> None:
+    """The input must pass the full checker: a broken input is the user's problem (exit 3), not ours."""
+    from graphsurgeon_tools.errors import PreconditionError, UnsupportedModelError
+    from graphsurgeon_tools.passes._graph import check_model_full, default_opset
+
+    opset = default_opset(model)
+    if opset > onnx.defs.onnx_opset_version():
+        raise UnsupportedModelError(f"{label}: default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows")
+    try:
+        check_model_full(model)
+    except Exception as exc:
+        raise PreconditionError(f"{label} fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
+    _check_initializer_sizes(model, label)
+
+
+# 4-bit and string tensors do not pack one element per itemsize: not checked here.
+_UNSIZED_TYPES = {TensorProto.STRING, TensorProto.UNDEFINED, 21, 22, 23}
+
+
+def _check_initializer_sizes(model: ModelProto, label: str) -> None:
+    """Inline initializers whose bytes do not fill their shape (the checker lets that through)."""
+    from graphsurgeon_tools.errors import InvalidModelError
+
+    for init in model.graph.initializer:
+        if init.data_location == TensorProto.EXTERNAL or not init.HasField("raw_data") or init.data_type in _UNSIZED_TYPES:
+            continue
+        try:
+            itemsize = np.dtype(helper.tensor_dtype_to_np_dtype(init.data_type)).itemsize
+        except Exception:  # an element type numpy has no dtype for: nothing to compare
+            continue
+        needed = int(np.prod(list(init.dims), dtype=np.int64)) * itemsize
+        if len(init.raw_data) != needed:
+            raise InvalidModelError(
+                f"{label}: initializer {init.name!r} holds {len(init.raw_data)} bytes, but its shape "
+                f"{list(init.dims)} needs {needed}"
+            )
+
+
+def _validate_site(model: ModelProto, site: Any, label: str) -> None:
+    """Nonsense scales/sizes are the user's error (exit 3), whatever the pass would do with the node."""
+    from graphsurgeon_tools.errors import InvalidScalesError
+    from graphsurgeon_tools.passes.make_dynamic_scale import MAX_SCALE
+    from graphsurgeon_tools.resize import ValueSource, trace_value
+
+    where = f"{label}: node {site.node_name or site.output_name!r}"
+    has_scales = site.scales_source != ValueSource.ABSENT
+    has_sizes = site.sizes_source != ValueSource.ABSENT
+    if has_scales and has_sizes:
+        raise InvalidScalesError(f"{where}: both scales and sizes are set; Resize takes exactly one of them")
+    if not has_scales and not has_sizes:
+        raise InvalidScalesError(f"{where}: neither scales nor sizes are set")
+    expected = len(site.axes) if site.axes is not None else site.input_rank
+    if site.scales is not None and site.has_constant_scales:
+        if site.scales_tensor:
+            value = trace_value(model, site.scales_tensor).value
+            if value is not None and np.asarray(value).ndim != 1:
+                raise InvalidScalesError(f"{where}: scales must be a 1-D tensor, got shape {list(np.shape(value))}")
+        for scale in site.scales:
+            if not np.isfinite(scale) or scale <= 0:
+                raise InvalidScalesError(f"{where}: scales {list(site.scales)} contain {scale}, not a positive finite number")
+            if scale > MAX_SCALE:
+                raise InvalidScalesError(f"{where}: scale {scale} in {list(site.scales)} is absurdly large (> {MAX_SCALE:g})")
+        if expected is not None and len(site.scales) != expected:
+            raise InvalidScalesError(f"{where}: scales {list(site.scales)} have {len(site.scales)} entries, expected {expected}")
+    if site.sizes is not None:
+        if any(size <= 0 for size in site.sizes):
+            raise InvalidScalesError(f"{where}: sizes {list(site.sizes)} must all be positive")
+        if expected is not None and len(site.sizes) != expected:
+            raise InvalidScalesError(f"{where}: sizes {list(site.sizes)} have {len(site.sizes)} entries, expected {expected}")
 
 
 def _postcheck(model: ModelProto, op_type: str) -> None:
@@ -337,11 +410,11 @@ def _postcheck(model: ModelProto, op_type: str) -> None:
         raise PostconditionError(f"swap-plugin ({op_type}) produced a model the ONNX checker rejects: {exc}") from exc
 
 
-def _check_patterns(nodes: Optional[list[str]], names: list[str], what: str) -> None:
+def _check_patterns(nodes: Optional[list[str]], names: list[str], what: str, label: str) -> None:
     for pattern in nodes or []:
         if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
             shown = ", ".join(repr(n) for n in names[:8]) or "none"
-            raise UsageError(f"--nodes {pattern!r} matches no {what} node (candidates: {shown})")
+            raise UsageError(f"--nodes {pattern!r} matches no {what} node in {label} (candidates: {shown})")
 
 
 def _resize_refusal(site: Any, signature: str) -> Optional[str]:
@@ -389,17 +462,19 @@ def _forward_resize(
     nodes: Optional[list[str]],
     keep_constant: bool,
     result: SwapPluginResult,
+    label: str,
 ) -> ModelProto:
     from graphsurgeon_tools.resize import ValueSource, find_resize_sites
 
     sites = [s for s in find_resize_sites(model) if s.op_type in spec.match.op_types]
-    _check_patterns(nodes, [n for s in sites for n in (s.node_name, s.output_name) if n], "/".join(spec.match.op_types))
+    _check_patterns(nodes, [n for s in sites for n in (s.node_name, s.output_name) if n], "/".join(spec.match.op_types), label)
     chosen = []
     for site in sites:
         if not (_matches(nodes, site.node_name) or _matches(nodes, site.output_name)):
             continue
         if not _name_matches(spec, site.node_name):
             continue
+        _validate_site(model, site, label)
         if not _attribute_conditions_hold(spec, _site_semantics(site)):
             result.skipped.append(SkippedNode(site.node_name or site.output_name, site.op_type, "the spec's [match.attributes] conditions do not hold"))
             continue
@@ -426,7 +501,11 @@ def _forward_resize(
         and (s.scales_source != ValueSource.ABSENT or signature == "scales")
     ]
     if to_dynamic:
-        model = _make_dynamic(model, to_dynamic, result)
+        try:
+            model = _make_dynamic(model, to_dynamic, result)
+        except OnnxToolError as exc:  # its messages name the node; ours also name the file
+            message = str(exc) if label in str(exc) else f"{label}: {exc}"
+            raise type(exc)(message) from None
         sites_now = {s.output_name: s for s in find_resize_sites(model)}
         for old in to_dynamic:
             site = sites_now.get(old.output_name)
@@ -611,22 +690,24 @@ def _trace_size_tensor(model: ModelProto, name: str) -> tuple[Optional[str], Opt
     return None, full
 
 
-def _reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[list[str]], result: SwapPluginResult) -> None:
+def _reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[list[str]], result: SwapPluginResult, label: str) -> None:
     from graphsurgeon_tools.passes._graph import default_opset, remove_unused
 
     graph = model.graph
     candidates = [n for n in graph.node if n.op_type == op_type and n.domain not in _DEFAULT_DOMAINS]
-    _check_patterns(nodes, [n.name for n in candidates], op_type)
+    _check_patterns(nodes, [n for c in candidates for n in (c.name, c.output[0]) if n], op_type, label)
     opset = default_opset(model)
     if opset < 9:
-        raise UsageError(f"--reverse needs opset >= 9 (Upsample with a scales input); the model imports opset {opset}")
+        raise UsageError(f"--reverse needs opset >= 9 (Upsample with a scales input); {label} imports opset {opset}")
     types = _elem_types_and_shapes(model)
     builder = _Builder(model)
     inverse = {new: old for old, new in spec.attributes.rename.items()}
     domains = set()
     dropped: list[str] = []
     for position, node in enumerate(list(graph.node)):
-        if node.op_type != op_type or node.domain in _DEFAULT_DOMAINS or not _matches(nodes, node.name):
+        if node.op_type != op_type or node.domain in _DEFAULT_DOMAINS:
+            continue
+        if not (_matches(nodes, node.name) or _matches(nodes, node.output[0] if node.output else "")):
             continue
         plugin_domain = node.domain  # `node` is rewritten in place below
         if len(node.input) != 2 or len(node.output) != 1:
@@ -709,6 +790,7 @@ def _forward_generic(
     domain: str,
     nodes: Optional[list[str]],
     result: SwapPluginResult,
+    label: str,
 ) -> None:
     from graphsurgeon_tools.passes._graph import default_opset, remove_unused
     from graphsurgeon_tools.resize import trace_value
@@ -716,7 +798,7 @@ def _forward_generic(
     graph = model.graph
     opset = default_opset(model)
     candidates = [n for n in graph.node if n.op_type in spec.match.op_types and n.domain in _DEFAULT_DOMAINS]
-    _check_patterns(nodes, [n.name for n in candidates], "/".join(spec.match.op_types))
+    _check_patterns(nodes, [n for c in candidates for n in (c.name, c.output[0]) if n], "/".join(spec.match.op_types), label)
     types = _elem_types_and_shapes(model)
     builder = _Builder(model)
     added_inputs = {i.name for i in graph.input}
@@ -724,7 +806,9 @@ def _forward_generic(
     for position, node in enumerate(list(graph.node)):
         if node.op_type not in spec.match.op_types or node.domain not in _DEFAULT_DOMAINS:
             continue
-        if not _matches(nodes, node.name) or not _name_matches(spec, node.name):
+        if not (_matches(nodes, node.name) or _matches(nodes, node.output[0] if node.output else "")):
+            continue
+        if not _name_matches(spec, node.name):
             continue
         original = NodeProto()
         original.CopyFrom(node)  # `node` is rewritten in place below

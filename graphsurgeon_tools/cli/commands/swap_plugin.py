@@ -83,27 +83,42 @@ def swap_plugin(
     Writes MODEL.plugin.onnx (MODEL.resize.onnx with --reverse) unless -o or --in-place.
     Exit codes: 0 done (also when nothing matched), 2 usage, 3 unreadable model or invalid spec.
     """
-    from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.io import save_model
+    from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, UsageError
+    from graphsurgeon_tools.io import external_tensor_refs, load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
     if in_place and output is not None:
         raise UsageError("--in-place and --output exclude each other")
     target = model if in_place else (output or _default_output(model, reverse))
-    if not in_place and target.resolve() == model.resolve():
+    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
         raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
+    if target.is_dir():
+        raise UsageError(f"output path is a directory: {target}")
+    if not target.parent.is_dir():
+        raise UsageError(f"output folder does not exist: {target.parent}")
+    if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
+        raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
         note("--keep-constant has no effect with --reverse")
-    result = run_swap(
-        model,
-        plugin=plugin,
-        signature=signature,
-        domain=domain,
-        nodes=split_csv(nodes),
-        reverse=reverse,
-        spec=spec,
-        keep_constant=keep_constant,
-    )
+    proto = load_model(model)  # weights stay on disk; loaded once, here
+    data_files = {ref.path.resolve() for ref in external_tensor_refs(proto)}
+    if target.resolve() in data_files:
+        raise UsageError(f"output {target} is an external data file of {model}; choose another path")
+    try:
+        result = run_swap(
+            proto,
+            plugin=plugin,
+            signature=signature,
+            domain=domain,
+            nodes=split_csv(nodes),
+            reverse=reverse,
+            spec=spec,
+            keep_constant=keep_constant,
+        )
+    except OnnxToolError as exc:
+        if str(model) in str(exc) or (spec is not None and str(spec) in str(exc)):
+            raise
+        raise type(exc)(f"{model}: {exc}") from None
     if result.signature == "generic" and signature != "scales":
         note(f"--signature has no effect with the generic spec {result.spec_source}")
     written = save_model(result.model, target)
