@@ -443,9 +443,13 @@ def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> A
 
 
 class OnnxRunner:
-    """Runs one ONNX model in ONNX Runtime at a factor, feeding its scale inputs."""
+    """Runs one ONNX model in ONNX Runtime at a factor, feeding its scale inputs.
 
-    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None, quiet: bool = False) -> None:
+    Sessions are quiet by default: a failing run is reported with ORT's message in the
+    validation report, so ORT's own log line on stderr would only say it twice.
+    """
+
+    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None, quiet: bool = True) -> None:
         self.model = model
         self.where = where
         self.quiet = quiet

@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.cli import main
@@ -108,6 +111,24 @@ def test_compare_arrays_psnr_nan_inf_and_shapes() -> None:
     assert not lonely_nan.passed and lonely_nan.max_abs_error == math.inf
     mismatch = compare_arrays(np.zeros((1, 3, 4, 4)), np.zeros((1, 3, 4, 5)), atol=1, rtol=1)
     assert not mismatch.passed and mismatch.max_abs_error is None and "shape" in mismatch.note
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays=st.integers(1, 40).flatmap(lambda n: st.tuples(
+        hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)),
+        hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)))),
+    rtol=st.sampled_from([0.0, 1e-3, 0.1]),
+)
+def test_passing_atol_is_the_smallest_that_passes(arrays: tuple[np.ndarray, np.ndarray], rtol: float) -> None:
+    """The law behind the "passing atol" column: it passes, and anything clearly below fails."""
+    actual, expected = arrays
+    stats = compare_arrays(actual, expected, atol=0.0, rtol=rtol)
+    assert stats.passed == (stats.mismatch_share == 0.0) == (stats.passing_atol == 0.0)
+    slack = 1e-9 * (1 + stats.passing_atol)
+    assert compare_arrays(actual, expected, atol=stats.passing_atol + slack, rtol=rtol).passed
+    if stats.passing_atol > 1e-6:
+        assert not compare_arrays(actual, expected, atol=stats.passing_atol * 0.999, rtol=rtol).passed
 
 
 # ------------------------------------------------------------------------------ ports
@@ -458,3 +479,21 @@ def test_cli_python_reference_errors_and_junit_folder(files: dict[str, Path], tm
     # A JUnit path that cannot be written is refused before any work (usage error).
     assert main(["validate", candidate, "-r", str(files["static"]), "--junit", str(tmp_path / "no" / "r.xml")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_real_model_with_different_factors_per_node(ppocr_det_path: Path) -> None:
+    """PaddleOCR's PP-OCRv4 detector (six Resize nodes: x2 and x4 and x8): after the rewrite,
+    each scale input is fed its own node's original scales, and the result is bit-exact."""
+    from graphsurgeon_tools import make_dynamic_scale
+
+    rewritten = make_dynamic_scale(ppocr_det_path).model
+    report = validate(rewritten, ppocr_det_path, atol=0, rtol=0, input_size=64)
+    assert report.passed, report.summary_line()
+    (point,) = report.factors
+    assert point.factor is None and point.outputs[0].max_abs_error == 0
+    fed = {tuple(v) for v in point.scale_feeds.values()}
+    assert fed == {(1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 4.0, 4.0), (1.0, 1.0, 8.0, 8.0)}
+    # One factor for all six inputs breaks the FPN's shapes: reported as an error, not a crash.
+    uniform = validate(rewritten, "onnx-reference", factors=[2])
+    assert not uniform.passed and uniform.factors[0].status == "error"
+    assert "Concat" in uniform.factors[0].reason
