@@ -460,3 +460,23 @@ def test_law_swap_matches_original_and_reverse_is_exact(mode, ctm, factor_h, fac
     once = result.model
     assert not swap_plugin(once, signature=signature).swapped  # idempotent
     np.testing.assert_array_equal(_ort(swap_plugin(once, reverse=True).model, feeds)[0], original)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "message"),
+    [
+        (lambda: golden.resize_model(13, scales=(1, 1, float("nan"), 2)), "InvalidScalesError", "not a positive finite"),
+        # the full checker's shape inference already refuses this one, before the pass looks at it
+        (lambda: golden.resize_model(13, scales=(1, 1, 2), infer=False), "PreconditionError", "'scales' must be same as rank"),
+        (lambda: golden.resize_model(13, scales=(1, 1, 2e5, 2)), "InvalidScalesError", "absurdly large"),
+    ],
+)
+def test_nonsense_scales_are_user_errors_even_with_keep_constant(tmp_path, build, error, message):
+    path = tmp_path / "bad.onnx"
+    onnx.save(build(), path)
+    for keep in (False, True):
+        with pytest.raises(Exception) as info:
+            swap_plugin(path, keep_constant=keep)
+        assert type(info.value).__name__ == error
+        assert message in str(info.value) and str(path) in str(info.value)
+        assert info.value.exit_code == 3
