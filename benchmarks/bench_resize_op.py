@@ -5,7 +5,9 @@
 For each case and thread count the three implementations run interleaved
 (one call of each per round, so machine noise hits all of them alike) and the
 median of the rounds is reported, with the ratios torch/ours and ORT/ours
-(> 1 means ours is faster). ORT runs a one-node Resize model with
+(> 1 means ours is faster). The minimum is printed too: on a shared, busy
+machine it is the better estimate of what each implementation can do, while
+the median also shows how each copes with contention. ORT runs a one-node Resize model with
 intra_op_num_threads set to the same thread count. Every case first checks
 that the three outputs agree, so a fast wrong kernel cannot win.
 """
@@ -64,7 +66,7 @@ def ort_session(case: Case, threads: int) -> ort.InferenceSession:
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def interleaved_medians(fns: dict[str, Callable[[], object]], runs: int, warmup: int = 3) -> dict[str, float]:
+def interleaved_timings(fns: dict[str, Callable[[], object]], runs: int, warmup: int = 3) -> dict[str, list[float]]:
     for _ in range(warmup):
         for fn in fns.values():
             fn()
@@ -74,7 +76,7 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], runs: int, warmup:
             start = time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - start)
-    return {k: statistics.median(v) * 1e3 for k, v in times.items()}
+    return {k: [t * 1e3 for t in v] for k, v in times.items()}
 
 
 def main() -> None:
@@ -106,15 +108,21 @@ def main() -> None:
             # torch's downscaling bilinear without antialias is ONNX half_pixel linear too.
             torch.testing.assert_close(theirs(), ref, rtol=1e-4, atol=1e-4)
             np.testing.assert_allclose(onnxruntime(), ref.numpy(), rtol=1e-4, atol=1e-4)
-            med = interleaved_medians({"ours": ours, "torch": theirs, "ort": onnxruntime}, args.runs)
-            rows.append((case.name, threads, med["ours"], med["torch"], med["ort"]))
+            times = interleaved_timings({"ours": ours, "torch": theirs, "ort": onnxruntime}, args.runs)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            low = {k: min(v) for k, v in times.items()}
+            rows.append((case.name, threads, med, low))
 
-    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, median of {args.runs} interleaved runs")
-    header = f"{'case':28} {'thr':>3} {'ours ms':>9} {'torch ms':>9} {'ORT ms':>9} {'torch/ours':>10} {'ORT/ours':>9}"
+    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, {args.runs} interleaved runs; "
+          "ms as median (min); ratios > 1: ours is faster")
+    header = (f"{'case':28} {'thr':>3} {'ours ms':>15} {'torch ms':>15} {'ORT ms':>15} "
+              f"{'torch/ours':>13} {'ORT/ours':>13}")
     print(header)
     print("-" * len(header))
-    for name, threads, a, b, c in rows:
-        print(f"{name:28} {threads:>3} {a:9.3f} {b:9.3f} {c:9.3f} {b / a:10.2f} {c / a:9.2f}")
+    for name, threads, med, low in rows:
+        cells = " ".join(f"{med[k]:7.3f} ({low[k]:5.2f})" for k in ("ours", "torch", "ort"))
+        ratios = " ".join(f"{med[k] / med['ours']:6.2f} ({low[k] / low['ours']:4.1f})" for k in ("torch", "ort"))
+        print(f"{name:28} {threads:>3} {cells} {ratios}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 
+#include "output_cache.h"
 #include "parallel.h"
 #include "resize_plan.h"
 
@@ -341,7 +342,7 @@ at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
       for (int64_t d = 0; d < rank - 2; ++d) outer *= shape[d];
       shape[rank - 2] = th.out_size;
       shape[rank - 1] = tw.out_size;
-      at::Tensor next = at::empty(shape, x.options());
+      at::Tensor next = empty_output(shape, x.scalar_type());
       std::vector<T> wh(th.weight.begin(), th.weight.end());
       std::vector<T> ww(tw.weight.begin(), tw.weight.end());
       resize_last_two<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, th, tw, wh, ww, ev);
@@ -353,7 +354,7 @@ at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
     for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
     for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
     shape[axis] = t.out_size;
-    at::Tensor next = at::empty(shape, x.options());
+    at::Tensor next = empty_output(shape, x.scalar_type());
     std::vector<T> w(t.weight.begin(), t.weight.end());
     resize_axis<T>(cur.const_data_ptr<T>(), next.mutable_data_ptr<T>(), outer, inner, t, w, ev);
     cur = std::move(next);
@@ -368,7 +369,7 @@ at::Tensor run_nearest(const at::Tensor& x, const std::vector<int64_t>& out_shap
   std::vector<const AxisTable*> ptrs(tables.size(), nullptr);
   for (size_t d = 0; d < tables.size(); ++d)
     if (resized[d]) ptrs[d] = &tables[d];
-  at::Tensor y = at::empty(out_shape, x.options());
+  at::Tensor y = empty_output(out_shape, x.scalar_type());
   nearest_nd<T>(x.const_data_ptr<T>(), y.mutable_data_ptr<T>(), x.sizes().vec(), out_shape, ptrs,
                 static_cast<T>(extrapolation_value));
   return y;

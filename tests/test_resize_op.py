@@ -335,6 +335,23 @@ def test_threads_give_identical_results(mode: str) -> None:
     assert torch.equal(one, two)
 
 
+def test_reused_output_buffers_never_alias_live_tensors() -> None:
+    # Large outputs come from a cache of freed buffers (output_cache.h).
+    x = torch.rand(1, 16, 128, 128)
+    scales = torch.tensor([1.0, 1.0, 2.0, 2.0])
+    first = ops.resize(x, scales, mode="linear")
+    expected = first.clone()
+    second = ops.resize(x, scales, mode="linear")
+    assert first.data_ptr() != second.data_ptr()
+    del first
+    third = ops.resize(x * 2, scales, mode="linear")  # may reuse `first`'s memory
+    torch.testing.assert_close(third, expected * 2)
+    assert torch.equal(second, expected)
+    # They are ordinary resizable CPU tensors.
+    third.resize_(1, 16, 512, 512).fill_(1.0)
+    assert third.sum().item() == 16 * 512 * 512
+
+
 def test_concurrent_callers_share_the_pool_safely() -> None:
     # Python threads calling the op at once: one gets the helper threads, the
     # others run alone; every result must still be exact.
