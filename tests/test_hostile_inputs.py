@@ -30,7 +30,7 @@ PAIRS = [
 SUBPROCESS = [
     (case.name, command.id)
     for case in CASES if case.subprocess_only
-    for command in COMMANDS if case.expected_code(command.id) is not None and command.id != "validate-reference"
+    for command in COMMANDS if case.expected_code(command.id) is not None and command.id not in ("validate-reference", "inspect-json")
 ] + [
     ("truncated_50_percent", "make-dynamic-scale"),
     ("pytorch_checkpoint", "inspect"),
@@ -93,7 +93,7 @@ def test_subprocess(case_name: str, command_id: str, tmp_path, available) -> Non
 
 def test_corpus_is_large_and_every_case_applies_somewhere() -> None:
     assert len(CASES) >= 50, len(CASES)
-    assert {case.group for case in CASES} >= {"file", "format", "graph", "external", "scales", "limits", "output"}
+    assert {case.group for case in CASES} >= {"file", "format", "graph", "external", "scales", "limits", "output", "options"}
     for case in CASES:
         assert any(case.expected_code(c.id) is not None for c in COMMANDS), case.name
     for name, command_id in SUBPROCESS:

@@ -40,7 +40,7 @@ from hostile.models import write
 
 USAGE, INVALID = 2, 3
 
-READERS = frozenset({"inspect", "make-dynamic-scale", "swap-plugin", "validate", "validate-reference"})
+READERS = frozenset({"inspect", "inspect-json", "make-dynamic-scale", "swap-plugin", "validate", "validate-reference"})
 RUNNERS = frozenset({"make-dynamic-scale", "validate"})  # commands whose checks run a model
 WRITERS = frozenset({"make-dynamic-scale", "swap-plugin", "export", "validate-junit"})
 
@@ -646,6 +646,75 @@ def _(tmp: Path) -> Built:
     model = _valid_input(tmp)
     return Built(model, ("model.onnx", "--in-place", "--output", "-o"), output=tmp / "in" / "other.onnx",
                  extra=("--in-place",))
+
+
+# --------------------------------------------------------------------------- hostile option values
+
+VALIDATE = frozenset({"validate"})
+
+
+def _with_args(tmp: Path, names: tuple[str, ...], *extra: str) -> Built:
+    return Built(_valid_input(tmp), names, extra=extra)
+
+
+for _label, _value, _problem in [
+    ("nan", "nan", r"nan|finite"), ("zero", "0", r"zero|positive|> ?0|<= ?0"),
+    ("negative", "-2", r"negative|positive|<= ?0"), ("text", "three", r"number|three"),
+    ("absurd_exponent", "1e400", r"inf|finite|large|limit"),
+]:
+    case(f"validate_factors_{_label}", "options", INVALID, _problem, commands=VALIDATE)(
+        lambda tmp, value=_value: _with_args(tmp, ("--factors", "factor", value), "--factors", value))
+
+
+def _npy_case(name: str, problem: str, write_npy: Callable[[Path], None]) -> None:
+    def build(tmp: Path) -> Built:
+        npy = tmp / "data" / "x.npy"
+        npy.parent.mkdir(parents=True, exist_ok=True)
+        write_npy(npy)
+        return _with_args(tmp, ("x.npy",), "--input", f"x={npy}")
+
+    case(name, "options", INVALID, problem, commands=VALIDATE)(build)
+
+
+class _PickleBomb:
+    """Unpickling it creates a file: np.load(allow_pickle=True) would run it."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def _write_pickle_bomb(npy: Path) -> None:
+    array = np.empty(1, dtype=object)
+    array[0] = _PickleBomb(npy.parent / "PWNED")  # inside tmp: the tree snapshot would see it
+    np.save(npy, array, allow_pickle=True)
+
+
+_npy_case("input_npy_missing", NOT_FOUND, lambda npy: None)
+_npy_case("input_npy_not_npy", r"npy|not a|cannot read|format|pars", lambda npy: npy.write_bytes(b"not numpy\n"))
+_npy_case("input_npy_pickle_bomb", r"pickle|object|dtype|not allowed", _write_pickle_bomb)
+_npy_case("input_npy_wrong_shape", r"shape|rank|dimension|expects|does not fit",
+          lambda npy: np.save(npy, np.zeros((2, 2), dtype=np.float32)))
+
+SWAP = frozenset({"swap-plugin"})
+
+
+def _spec_case(name: str, problem: str, text: Optional[str]) -> None:
+    def build(tmp: Path) -> Built:
+        spec = tmp / "specs" / "plugin.toml"
+        spec.parent.mkdir(parents=True, exist_ok=True)
+        if text is not None:
+            spec.write_text(text)
+        return _with_args(tmp, ("plugin.toml",), "--spec", str(spec))
+
+    case(name, "options", INVALID, problem, commands=SWAP)(build)
+
+
+_spec_case("plugin_spec_missing", NOT_FOUND, None)
+_spec_case("plugin_spec_not_toml", r"toml|pars|invalid|expected", "[plugin\nop_type = DynamicTRTResize ]]\n")
+_spec_case("plugin_spec_no_fields", r"missing|required|field|key|match|op_type", "[unrelated]\nanswer = 42\n")
 
 
 # --------------------------------------------------------------------------- special files

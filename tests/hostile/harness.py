@@ -42,6 +42,8 @@ def _out(built: Built, output: Path) -> list[str]:
 
 COMMANDS = [
     Command("inspect", "inspect", lambda b, good, out: [str(b.model)]),
+    # CI parses stdout of --json runs: on failure it must hold no half-written report.
+    Command("inspect-json", "inspect", lambda b, good, out: [str(b.model), "--json"]),
     Command("make-dynamic-scale", "make-dynamic-scale", lambda b, good, out: [str(b.model), *_out(b, out)]),
     Command("swap-plugin", "swap-plugin", lambda b, good, out: [str(b.model), *_out(b, out)]),
     Command("validate", "validate", lambda b, good, out: [str(b.model), "--reference", str(b.reference or good)]),
@@ -145,6 +147,8 @@ def check_failure(case: Case, command: Command, setup: Setup, outcome: Outcome, 
     argv = " ".join(command.args(setup.built, setup.good, setup.output))
     context = f"[{case.name} / {command.id}] onnxtool {argv}\nstderr: {outcome.stderr!r}"
     assert "Traceback" not in outcome.stderr + outcome.stdout, f"traceback reached the user\n{context}"
+    if "--json" in argv.split():
+        assert not outcome.stdout.strip(), f"--json printed a report although the command failed\n{context}"
     assert outcome.code == expected, f"exit code {outcome.code}, expected {expected}\n{context}"
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, f"expected exactly one line on stderr, got {len(lines)}\n{context}"
