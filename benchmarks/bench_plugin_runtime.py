@@ -1,7 +1,7 @@
 """What running DynamicTRTResize in ONNX Runtime costs: SRCNN with the plugin vs the original.
 
-Measured side by side in one run (interleaved repeats, median), single-threaded ORT so the
-two sides compete for the same core:
+Measured side by side in one run (interleaved repeats, median), single-threaded ORT and torch
+(the C++ kernel's thread pool) so the two sides compete on equal terms:
 
 * SRCNN (StaticSRCNN, TorchScript export, opset 17): stock Resize vs DynamicTRTResize
   (signature scales and size-tensor) through ``runtime.make_session``;
@@ -94,6 +94,9 @@ def main(argv: list[str]) -> int:
     factor = 3.0
     scales = np.array([1, 1, factor, factor], np.float32)
 
+    import torch
+
+    torch.set_num_threads(1)  # the C++ kernel runs on torch's pool: one thread, like ORT here
     with tempfile.TemporaryDirectory() as tmp:
         original = _export_srcnn(Path(tmp))
     swapped = {sig: swap_plugin(original, signature=sig) for sig in ("scales", "size-tensor")}
