@@ -480,3 +480,36 @@ def test_nonsense_scales_are_user_errors_even_with_keep_constant(tmp_path, build
         assert type(info.value).__name__ == error
         assert message in str(info.value) and str(path) in str(info.value)
         assert info.value.exit_code == 3
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_size_input_makes_the_size_tensor_a_graph_input(opset):
+    model = golden.resize_model(opset, mode="cubic", scales=(1, 1, 3, 2), shape=(1, 3, 8, 8))
+    result = swap_plugin(model, signature="size-tensor", size_input="size_tensor")
+    onnx.checker.check_model(result.model, full_check=True)
+    plugin = next(n for n in result.model.graph.node if n.op_type == "DynamicTRTResize")
+    assert list(plugin.input) == ["x", "size_tensor"]
+    (new,) = result.new_inputs
+    assert new["name"] == "size_tensor" and new["value"] is None
+    assert new["shape_at_original_factor"] == [1, 1, 24, 16]
+    # the constant scales are gone: nothing but the plugin reads the resize's old inputs
+    assert "Constant" not in _op_types(result.model) and not result.model.graph.initializer
+    x = np.random.default_rng(6).random((1, 3, 8, 8), dtype=np.float32)
+    original = _ort(model, {"x": x})[0]
+    feeds = {"x": x, "size_tensor": np.zeros(new["shape_at_original_factor"], np.float32)}
+    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    # another output size is just another size tensor shape
+    bigger = _plugin_run(result.model, {"x": x, "size_tensor": np.zeros((1, 1, 40, 12), np.float32)})[0]
+    assert bigger.shape == (1, 3, 40, 12)
+    restored = swap_plugin(result.model, reverse=True)
+    assert "DynamicTRTResize" not in _op_types(restored.model)
+    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+
+
+def test_size_input_needs_the_size_tensor_signature(run_cli, save_model_file):
+    with pytest.raises(UsageError, match="--size-input needs --signature size-tensor"):
+        swap_plugin(golden.resize_model(13), size_input="s")
+    path = save_model_file(golden.resize_model(13, mode="linear"))
+    run = run_cli("swap-plugin", path, "--signature", "size-tensor", "--size-input", "out_size", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["new_inputs"][0]["name"] == "out_size"

@@ -209,3 +209,34 @@ def test_parser_emulation_rejects_what_tensorrt_would_reject():
     int_namespace.attribute.extend(kept + [helper.make_attribute("plugin_namespace", 0)])
     with pytest.raises(AssertionError, match="must be a string attribute"):
         parse_like_tensorrt(int_namespace)
+
+
+def test_size_input_layout_gives_tensorrt_only_execution_tensor_inputs():
+    """With --size-input the model is MMDeploy's tutorial layout: every network input is float
+    data or a tensor whose dims alone matter; no float value feeds shape arithmetic (TensorRT
+    accepts only Int32/Int64 shape tensors as network inputs)."""
+    model = golden.resize_model(13, mode="cubic", scales=(1, 1, 3, 3), shape=(1, 3, 8, 8))
+    swapped = swap_plugin(model, signature="size-tensor", size_input="size_tensor").model
+    node = _the_plugin_node(swapped)
+    parsed = parse_like_tensorrt(node)
+    assert parsed.fields == {"align_corners": (kINT32, 0)}
+    inputs = {i.name: i for i in swapped.graph.input}
+    assert parsed.inputs == ["x", "size_tensor"] and set(inputs) == {"x", "size_tensor"}
+    assert inputs["size_tensor"].type.tensor_type.elem_type == inputs["x"].type.tensor_type.elem_type
+    assert len(inputs["size_tensor"].type.tensor_type.shape.dim) == 4
+    shape_ops = {"Shape", "ConstantOfShape", "Floor", "Cast", "Mul", "Slice", "Concat"}
+    assert not shape_ops & {n.op_type for n in swapped.graph.node}
+
+
+def test_default_size_tensor_layout_feeds_float_scales_into_shape_arithmetic():
+    """Documented, not hidden: without --size-input the size tensor is computed from a float
+    ``scales`` input (Shape -> Mul -> Floor -> ConstantOfShape), i.e. a float network input
+    on the shape path. Whether TensorRT builds that is untested here (see the README)."""
+    model = golden.resize_model(13, mode="cubic")
+    swapped = swap_plugin(model, signature="size-tensor").model
+    size = _the_plugin_node(swapped).input[1]
+    producer = next(n for n in swapped.graph.node if size in n.output)
+    assert producer.op_type == "ConstantOfShape"
+    mul = next(n for n in swapped.graph.node if n.op_type == "Mul")
+    scales = next(i for i in swapped.graph.input if i.name in mul.input)
+    assert scales.type.tensor_type.elem_type == TensorProto.FLOAT

@@ -283,6 +283,7 @@ def swap_plugin(
     reverse: bool = False,
     spec: Union[None, str, Path, PluginSpec] = None,
     keep_constant: bool = False,
+    size_input: Optional[str] = None,
 ) -> SwapPluginResult:
     """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
 
@@ -291,7 +292,11 @@ def swap_plugin(
     ``plugin`` names the op_type to turn back). ``signature`` ("scales" | "size-tensor")
     applies to the resize handler. ``nodes``: exact names or glob patterns; a pattern that
     matches no candidate is a UsageError. ``keep_constant``: constant scales stay constants
-    instead of becoming graph inputs.
+    instead of becoming graph inputs. ``size_input`` (size-tensor signature only): make the
+    size tensor itself a graph input of that name (``NAME_0``, ``NAME_1``... for several
+    nodes), as in MMDeploy's tutorial, instead of computing it from the scales: TensorRT
+    then only needs the input's dims (an execution tensor), not float scale values on its
+    shape path, which TensorRT does not accept as a network input.
 
     Preconditions: a topologically sorted main graph. Does NOT look into subgraphs or
     functions; does NOT modify ``model``; does NOT save anything (use io.save_model).
@@ -300,6 +305,10 @@ def swap_plugin(
 
     if signature not in SIGNATURES:
         raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
+    if size_input is not None and (signature != "size-tensor" or reverse):
+        raise UsageError("--size-input needs --signature size-tensor (and no --reverse)")
+    if size_input is not None and not size_input.strip():
+        raise UsageError("--size-input must not be empty")
     the_spec = _resolve_spec(spec)
     op_type = plugin or the_spec.op_type
     the_domain = domain if domain is not None else the_spec.domain
@@ -322,7 +331,9 @@ def swap_plugin(
             raise UsageError(f"--reverse only exists for the resize handler; spec {the_spec.source} is generic")
         _reverse(work, the_spec, op_type, nodes, result, label)
     elif the_spec.handler == "resize":
-        result.model = work = _forward_resize(work, the_spec, op_type, the_domain, signature, nodes, keep_constant, result, label)
+        result.model = work = _forward_resize(
+            work, the_spec, op_type, the_domain, signature, nodes, keep_constant, result, label, size_input
+        )
     else:
         _forward_generic(work, the_spec, op_type, the_domain, nodes, result, label)
     if result.swapped:
@@ -463,6 +474,7 @@ def _forward_resize(
     keep_constant: bool,
     result: SwapPluginResult,
     label: str,
+    size_input: Optional[str] = None,
 ) -> ModelProto:
     from graphsurgeon_tools.resize import ValueSource, find_resize_sites
 
@@ -497,7 +509,7 @@ def _forward_resize(
     dynamic = (ValueSource.GRAPH_INPUT, ValueSource.RUNTIME)
     to_dynamic = [
         s for s in chosen
-        if not keep_constant and s.scales_source not in dynamic
+        if not keep_constant and size_input is None and s.scales_source not in dynamic
         and (s.scales_source != ValueSource.ABSENT or signature == "scales")
     ]
     if to_dynamic:
@@ -538,7 +550,9 @@ def _forward_resize(
             if rank is None:
                 result.skipped.append(SkippedNode(site.node_name or site.output_name, site.op_type, "the input's rank is unknown; the size tensor needs it"))
                 continue
-            if site.scales_source != ValueSource.ABSENT:
+            if size_input is not None:
+                second = _size_tensor_input(model, builder, site, size_input, len(chosen), rank, elem, result)
+            elif site.scales_source != ValueSource.ABSENT:
                 second = _size_tensor_from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
                 if site.input_shape is None or any(not isinstance(d, int) for d in site.input_shape[-2:]) or site.scales is None:
                     notes.append("size tensor from dynamic shapes/scales: equals Resize only where in*scale is whole")
@@ -636,6 +650,28 @@ def _size_tensor_from_scales(builder: _Builder, nodes: list[NodeProto], base: st
     return _finish_size_tensor(builder, nodes, base, out_i, rank, elem)
 
 
+def _size_tensor_input(model: ModelProto, builder: _Builder, site: Any, base: str, count: int, rank: int, elem: int,
+                       result: SwapPluginResult) -> str:
+    """A new graph input whose last two dims are the output H, W (MMDeploy's tutorial layout)."""
+    name = builder.name(base if count == 1 else f"{base}_{len(result.new_inputs)}")
+    dims: list[Any] = [1] * (rank - 2) + [f"{name}_height", f"{name}_width"]
+    model.graph.input.append(helper.make_tensor_value_info(name, elem, dims))
+    at_original: Optional[list[int]] = None
+    shape, scales = site.input_shape, site.scales
+    if shape is not None and scales is not None and all(isinstance(d, int) for d in shape[-2:]):
+        at_original = [1] * (rank - 2) + [int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(shape[-2:], scales[-2:])]
+    elif site.sizes is not None:
+        at_original = [1] * (rank - 2) + [int(v) for v in site.sizes[-2:]]
+    result.new_inputs.append({
+        "name": name,
+        "dtype": helper.tensor_dtype_to_np_dtype(elem).name,
+        "shape": dims,
+        "value": None,  # only the shape is read
+        "shape_at_original_factor": at_original,
+    })
+    return name
+
+
 def _size_tensor_from_sizes(builder: _Builder, nodes: list[NodeProto], base: str, sizes: str, rank: int, elem: int) -> str:
     return _finish_size_tensor(builder, nodes, base, sizes, rank, elem)
 
@@ -729,12 +765,21 @@ def _reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[
                 result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"cannot tell whether {second!r} is scales or a size tensor (no shape information)"))
                 continue
             # an outside size tensor (e.g. a graph input, as in MMDeploy's tutorial): sizes = X.shape[:-2] ++ size.shape[-2:]
-            x_shape = builder.node(extra, "Shape", [x], f"{base}/sizes/x_shape", end=-2)
-            s_shape = builder.node(extra, "Shape", [second], f"{base}/sizes/size_shape", start=-2)
-            sizes = builder.node(extra, "Concat", [x_shape, s_shape], f"{base}/sizes", axis=0)
-            if opset < 15:
-                result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, "an outside size tensor needs opset >= 15 (Shape start/end) to reverse"))
+            if opset < 11:
+                result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
                 continue
+            if opset >= 15:
+                x_shape = builder.node(extra, "Shape", [x], f"{base}/sizes/x_shape", end=-2)
+                s_shape = builder.node(extra, "Shape", [second], f"{base}/sizes/size_shape", start=-2)
+            else:  # Shape has no start/end before opset 15: slice its output instead
+                x_full = builder.node(extra, "Shape", [x], f"{base}/sizes/x_full_shape")
+                s_full = builder.node(extra, "Shape", [second], f"{base}/sizes/size_full_shape")
+                zero = builder.initializer(f"{base}/sizes/zero", np.array([0], dtype=np.int64))
+                minus2 = builder.initializer(f"{base}/sizes/minus2", np.array([-2], dtype=np.int64))
+                end = builder.initializer(f"{base}/sizes/end", np.array([np.iinfo(np.int64).max], dtype=np.int64))
+                x_shape = builder.node(extra, "Slice", [x_full, zero, minus2], f"{base}/sizes/x_shape")
+                s_shape = builder.node(extra, "Slice", [s_full, minus2, end], f"{base}/sizes/size_shape")
+            sizes = builder.node(extra, "Concat", [x_shape, s_shape], f"{base}/sizes", axis=0)
         if sizes is not None and opset < 11:
             result.skipped.append(SkippedNode(node.name or node.output[0], node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
             continue

@@ -76,6 +76,12 @@ def swap_plugin(
         bool,
         typer.Option("--keep-constant", help="Keep constant scales as constants instead of making them graph inputs."),
     ] = False,
+    size_input: Annotated[
+        Optional[str],
+        typer.Option("--size-input", help="With --signature size-tensor: make the size tensor a graph input of this "
+                                          "name (MMDeploy's layout; TensorRT-friendly) instead of computing it "
+                                          "from the scales."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Swap Resize/Upsample nodes for DynamicTRTResize plugin nodes (or any op for any plugin, with --spec).
@@ -114,6 +120,7 @@ def swap_plugin(
             reverse=reverse,
             spec=spec,
             keep_constant=keep_constant,
+            size_input=size_input,
         )
     except OnnxToolError as exc:
         if str(model) in str(exc) or (spec is not None and str(spec) in str(exc)):
