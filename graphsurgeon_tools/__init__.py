@@ -42,8 +42,8 @@ _LAZY = {
     "SwapPluginResult": "graphsurgeon_tools.passes.swap_plugin",
     "PluginSpec": "graphsurgeon_tools.plugins",
     "make_session": "graphsurgeon_tools.runtime",
-    "validate": "graphsurgeon_tools.validate",
-    "ValidationReport": "graphsurgeon_tools.validate",
+    "validate": "graphsurgeon_tools.validation",
+    "ValidationReport": "graphsurgeon_tools.validation",
 }
 
 __all__ = [
@@ -79,4 +79,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from graphsurgeon_tools.plugins import PluginSpec
     from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
     from graphsurgeon_tools.runtime import make_session
-    from graphsurgeon_tools.validate import ValidationReport, validate
+    from graphsurgeon_tools.validation import ValidationReport, validate

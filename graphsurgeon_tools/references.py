@@ -806,7 +806,7 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Refe
                 f"unknown reference {str(reference)!r}: not a file, and not torch:srcnn, "
                 "python:MODULE:CALLABLE or onnx-reference"
             )
-        from graphsurgeon_tools.validate import load_onnx
+        from graphsurgeon_tools.validation import load_onnx
 
         return OnnxModelReference(load_onnx(path, "reference"), str(path))
     if callable(reference):

@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 from graphsurgeon_tools.cli import main
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, OnnxToolError
 from graphsurgeon_tools.references import model_ports
-from graphsurgeon_tools.validate import compare_arrays, junit_xml, render_report, validate
+from graphsurgeon_tools.validation import compare_arrays, junit_xml, render_report, validate
 
 
 def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubic",
@@ -280,6 +280,17 @@ def test_progress_callback_reports_every_step() -> None:
              progress=lambda step, done, total: steps.append((step, done, total)))
     assert steps[0] == ("comparing at x2", 0, 3)
     assert steps[-1] == ("done", 3, 3)
+
+
+def test_public_validate_stays_the_function_after_the_cli_ran(files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture) -> None:
+    main(["validate", str(files["dynamic"]), "-r", str(files["static"])])  # imports the CLI and the engine
+    capsys.readouterr()
+    import graphsurgeon_tools
+
+    assert callable(graphsurgeon_tools.validate)
+    assert graphsurgeon_tools.validate.__name__ == "validate"
+    assert graphsurgeon_tools.ValidationReport.__name__ == "ValidationReport"
 
 
 def test_api_errors() -> None:

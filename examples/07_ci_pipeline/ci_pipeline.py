@@ -21,7 +21,7 @@ from onnx import helper, numpy_helper
 
 from exporters import export, srcnn
 from graphsurgeon_tools import CheckFailedError, OnnxToolError, make_dynamic_scale, save_model, validate
-from graphsurgeon_tools.validate import write_junit
+from graphsurgeon_tools.validation import write_junit
 
 SABOTAGE = ("none", "mode", "coordinate_transformation_mode", "weight")
 

@@ -19,6 +19,10 @@ in (the other factors are reported as skipped, with the reason); one whose Resiz
 bake different factors is compared once, the candidate's scale inputs fed the reference's
 scales node by node. A static candidate likewise runs only at its own factor.
 
+The module is ``validation``, not ``validate``: a submodule named like the function would
+replace ``graphsurgeon_tools.validate`` (the function) with itself as soon as anything
+imported it, and ``from graphsurgeon_tools import validate`` would then return a module.
+
 Library code: nothing is printed and nothing is written except by :func:`write_junit`.
 The report is a value; :meth:`ValidationReport.raise_if_failed` turns a mismatch into
 :class:`CheckFailedError` (exit code 1) for pipelines. torch is imported only when a
