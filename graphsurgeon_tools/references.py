@@ -86,6 +86,7 @@ class ScaleInput:
     rank: int  # rank of the X it resizes, when known (4 for images)
     dtype: np.dtype
     nodes: tuple[str, ...]  # the resize nodes it drives
+    shape: tuple[Any, ...] = ()  # as declared by the graph input (ints static, strings symbolic)
 
     def feed(self, factor: float, x_shape: Sequence[int]) -> np.ndarray:
         """The value to feed for upscale ``factor`` given the concrete shape of X."""
@@ -103,7 +104,16 @@ class ScaleInput:
         ]
         if self.layout == "sizes":
             return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
-        return np.zeros(out, dtype=self.dtype)  # size-tensor: the shape is the message
+        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)  # only its shape is read
+
+    def _size_tensor_shape(self, out: list[int]) -> list[int]:
+        # The spatial dims carry the output size; the others may be pinned by the model
+        # (MMDeploy's size tensor is N x 1 x H x W): honour those.
+        if len(self.shape) != len(out):
+            return out
+        spatial = max(len(out) - 2, 1)
+        return [declared if isinstance(declared, int) and axis < len(out) - spatial else value
+                for axis, (declared, value) in enumerate(zip(self.shape, out))]
 
     def feed_scales(self, scales: Sequence[float], x_shape: Sequence[int]) -> np.ndarray:
         """The value to feed so the node resizes by exactly ``scales`` (one per axis of X)."""
@@ -118,7 +128,7 @@ class ScaleInput:
         out = [int(math.floor(int(d) * float(s))) for d, s in zip(x_shape, scales)]
         if self.layout == "sizes":
             return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
-        return np.zeros(out, dtype=self.dtype)
+        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -374,7 +384,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
             layout = "pair"
         else:
             layout = "scales"
-        scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes)))
+        scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
 
     baked, unknown, count = _sites_baked_scales(model)
     baked_factor: Optional[float] = None

@@ -233,6 +233,41 @@ def test_pair_input_and_onnx_reference_evaluator() -> None:
     assert report.factors[1].outputs[0].candidate_shape == (1, 3, 36, 36)
 
 
+def plugin_model(signature: str) -> onnx.ModelProto:
+    """DynamicTRTResize in its two signatures, as swap-plugin and MMDeploy write it."""
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])]
+    if signature == "scales":
+        inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]))
+    else:  # only the shape of the second input is read; MMDeploy pins its channel dim to 1
+        inputs.append(helper.make_tensor_value_info("size_tensor", TensorProto.FLOAT, ["n", 1, "H", "W"]))
+    node = helper.make_node("DynamicTRTResize", [i.name for i in inputs], ["y"], domain="trt.plugins",
+                            mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
+                            exclude_outside=0, nearest_mode="floor", align_corners=0,
+                            plugin_version="1", plugin_namespace="")
+    graph = helper.make_graph([node], "plugin", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)])
+
+
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+def test_plugin_node_both_signatures_vs_onnx_reference(signature: str) -> None:
+    model = plugin_model(signature)
+    (scale,) = model_ports(model).scale_inputs
+    assert scale.layout == signature
+    if signature == "size-tensor":
+        assert scale.feed(2.0, (1, 3, 8, 5)).shape == (1, 1, 16, 10)
+    report = validate(model, "onnx-reference", factors=[2, 3], input_size=8)
+    assert report.passed, report.summary_line()
+    assert [f.outputs[0].candidate_shape for f in report.factors] == [(1, 3, 16, 16), (1, 3, 24, 24)]
+    # And against the same resize written as a stock Resize node (a different kernel entirely).
+    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic",
+                              coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75)
+    stock = helper.make_model(helper.make_graph(
+        [resize], "stock", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"]),
+                            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]), opset_imports=[helper.make_opsetid("", 17)])
+    assert validate(model, stock, factors=[2, 3]).passed
+
+
 def test_reference_with_different_factors_per_node_is_compared_at_its_baked_scales() -> None:
     report = validate(two_resizes(dynamic=True), two_resizes(dynamic=False), factors=[3])
     assert report.passed
