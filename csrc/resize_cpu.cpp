@@ -22,10 +22,15 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "output_cache.h"
 #include "parallel.h"
 #include "resize_plan.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace onnxtool {
 namespace {
@@ -126,7 +131,18 @@ inline void resize_row(const T* __restrict__ s, T* __restrict__ d, const AxisTab
   const int64_t* idx = t.index.data();
   if (t.repeat == 2) {
     const int64_t in = t.in_size;
-    for (int64_t i = 0; i < in; ++i) d[2 * i] = d[2 * i + 1] = s[i];
+    int64_t i = 0;
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, float>) {
+      // Each loaded lane is stored twice: interleave the vector with itself.
+      for (; i + 4 <= in; i += 4) {
+        const __m128 v = _mm_loadu_ps(s + i);
+        _mm_storeu_ps(d + 2 * i, _mm_unpacklo_ps(v, v));
+        _mm_storeu_ps(d + 2 * i + 4, _mm_unpackhi_ps(v, v));
+      }
+    }
+#endif
+    for (; i < in; ++i) d[2 * i] = d[2 * i + 1] = s[i];
   } else if (t.repeat == 3) {
     const int64_t in = t.in_size;
     for (int64_t i = 0; i < in; ++i) d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = s[i];
@@ -288,21 +304,33 @@ void nearest_nd(const T* src, T* dst, const std::vector<int64_t>& in_shape,
   const AxisTable* last = tables[rank - 1];
   const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_last));
 
+  // Source offset contributed by each output index of each row axis.
+  std::vector<std::vector<int64_t>> axis_offset(rank > 1 ? rank - 1 : 0);
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    axis_offset[d].resize(out_shape[d]);
+    for (int64_t i = 0; i < out_shape[d]; ++i)
+      axis_offset[d][i] = (tables[d] ? tables[d]->index[i] : i) * in_stride[d];
+  }
+
   parallel_chunks(rows, grain, [&](int64_t begin, int64_t end) {
+    // Multi-index of row `begin`, then advanced like an odometer.
+    std::vector<int64_t> pos(rank > 1 ? rank - 1 : 0);
+    for (int64_t d = rank - 2, rem = begin; d >= 0; --d) {
+      pos[d] = rem % out_shape[d];
+      rem /= out_shape[d];
+    }
     int64_t prev_offset = -1;
     for (int64_t r = begin; r < end; ++r) {
-      int64_t rem = r, offset = 0;
+      int64_t offset = 0;
       bool extrapolated = false;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        const int64_t i = rem % out_shape[d];
-        rem /= out_shape[d];
+      for (int64_t d = 0; d + 1 < rank; ++d) {
+        offset += axis_offset[d][pos[d]];
         const AxisTable* t = tables[d];
-        if (t) {
-          if (!t->extrapolate.empty() && t->extrapolate[i]) extrapolated = true;
-          offset += t->index[i] * in_stride[d];
-        } else {
-          offset += i * in_stride[d];
-        }
+        if (t && !t->extrapolate.empty() && t->extrapolate[pos[d]]) extrapolated = true;
+      }
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++pos[d] < out_shape[d]) break;
+        pos[d] = 0;
       }
       T* d_row = dst + r * out_last;
       if (extrapolated) {
@@ -325,8 +353,6 @@ void nearest_nd(const T* src, T* dst, const std::vector<int64_t>& in_shape,
   });
 }
 
-// Applies the passes in `order`; an entry of -1 is the fused pass over the
-// last two axes.
 template <typename T>
 at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
                     const std::vector<AxisTable>& tables, double extrapolation_value) {
