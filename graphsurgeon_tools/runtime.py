@@ -151,7 +151,8 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     """Run DynamicTRTResize on numpy arrays: the function ORT calls for the plugin node.
 
     ``second`` is told apart by shape: a 1-D float tensor with one entry per axis of ``x``
-    is ``scales`` (ONNX Resize: output = floor(in * scale)); any tensor of rank >= 2 is
+    is ``scales`` (ONNX Resize: output = floor(in * scale); with align_corners the corners
+    map through that integer size, as ONNX Runtime and PyTorch do); any tensor of rank >= 2 is
     MMDeploy's ``size_tensor``, whose LAST TWO DIMS are the output H, W (its values are
     ignored) and which resizes with ONNX ``sizes`` semantics (scale = out / in).
     Does not validate attribute values beyond what the backend does.
@@ -171,6 +172,13 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
             )
         scales = np.ascontiguousarray(second, dtype=np.float32)
         sizes = None
+        if params["coordinate_transformation_mode"] == "align_corners":
+            # align_corners maps corners through the output LENGTH. The ONNX reference takes
+            # in*scale (fractional), ONNX Runtime, PyTorch and MMDeploy's plugin take the integer
+            # output size: follow them (sizes semantics), so the plugin equals the Resize it
+            # replaced in ORT. The two agree whenever in*scale is whole.
+            sizes = np.floor(np.float32(x.shape) * scales).astype(np.int64)
+            scales = None
     elif second.ndim >= 2 and x.ndim >= 2:
         sizes = np.array(x.shape[:-2] + second.shape[-2:], dtype=np.int64)
         scales = None
@@ -193,9 +201,9 @@ def _run_cpp(x: np.ndarray, scales: Optional[np.ndarray], sizes: Optional[np.nda
     if sizes is not None:
         # sizes semantics: scale = out / in, as ONNX Runtime computes it (float32), nudged up
         # until floor(in * scale) lands exactly on the requested size in float32 arithmetic.
-        scales = _scales_for_sizes(
-            np.array(x.shape, dtype=np.int64), sizes, np.float64 if x.dtype == np.float64 else np.float32
-        )
+        # float64 scales: scale * in then lands on the integer size itself (float32 overshoots
+        # by ~1e-7, enough to move floor()/ceil() of an exact corner coordinate)
+        scales = _scales_for_sizes(np.array(x.shape, dtype=np.int64), sizes, np.float64)
     # torch.from_numpy warns on read-only memory (ORT may hand us such buffers); copying is cheap next to the resize
     if not x.flags.writeable:
         x = x.copy()
@@ -208,8 +216,7 @@ def _run_cpp(x: np.ndarray, scales: Optional[np.ndarray], sizes: Optional[np.nda
     return out
 
 
-def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
-    # float32 like ORT's own sizes path for float32 data; float64 data gets float64 scales
+def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
     scales = (sizes.astype(dtype) / in_shape.astype(dtype)).astype(dtype)
     for axis in range(len(scales)):
         # the C++ op computes floor(double(scale) * in)

@@ -450,12 +450,20 @@ def _resize_refusal(site: Any, signature: str) -> Optional[str]:
         if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
             return "the size-tensor signature resizes only the last two axes; this node scales others"
         shape = site.input_shape
-        if site.scales is not None and shape is not None:
-            for dim, scale in zip(shape[-2:], site.scales[-2:]):
-                if isinstance(dim, int) and dim > 0 and (np.float32(dim) * np.float32(scale)) % 1 != 0:
+        if site.scales is not None:
+            dims = list(shape[-2:]) if shape is not None and len(shape) >= 2 else [None, None]
+            for dim, scale in zip(dims, site.scales[-2:]):
+                if isinstance(dim, int) and dim > 0:
+                    if (np.float32(dim) * np.float32(scale)) % 1 != 0:
+                        return (
+                            f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
+                            "the output size, so the plugin would resize with scale out/in instead"
+                        )
+                elif float(scale) % 1 != 0:
+                    # unknown size: exact for some sizes only, and nothing at run time would say so
                     return (
-                        f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
-                        "the output size, so the plugin would resize with scale out/in instead"
+                        f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
+                        "sizes, and a size tensor carries only the output size; use --signature scales"
                     )
         if site.sizes is not None and shape is not None:
             for dim, size in zip(shape[:-2], site.sizes[:-2]):
