@@ -743,10 +743,17 @@ def _load_python_callable(spec: str) -> Any:
             module = importlib.util.module_from_spec(mod_spec)
             mod_spec.loader.exec_module(module)
         else:
-            # The user's module usually sits in the folder they run onnxtool from.
-            if "" not in sys.path and str(Path.cwd()) not in sys.path:
-                sys.path.insert(0, str(Path.cwd()))
-            module = importlib.import_module(module_name)
+            # The user's module usually sits in the folder they run onnxtool from, which the
+            # console script does not put on sys.path; add it for this import only.
+            cwd = str(Path.cwd())
+            added = "" not in sys.path and cwd not in sys.path
+            if added:
+                sys.path.insert(0, cwd)
+            try:
+                module = importlib.import_module(module_name)
+            finally:
+                if added and cwd in sys.path:
+                    sys.path.remove(cwd)
     except OnnxToolError:
         raise
     except Exception as exc:
