@@ -35,7 +35,7 @@ from typing import Any, Optional
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
@@ -110,6 +110,7 @@ def resize_models(draw: Any) -> onnx.ModelProto:
     inits: list[onnx.TensorProto] = []
     inputs = [helper.make_tensor_value_info("x", FLOAT, shape)]
     current, dims = "x", list(shape)
+    built: dict[str, dict[str, Any]] = {}  # node name -> what the generator made (for the inspect law)
     for index in range(n_sites):
         spec = draw(site_specs(op, opset, rank))
         out = f"r{index}"
@@ -135,6 +136,8 @@ def resize_models(draw: Any) -> onnx.ModelProto:
         if op == "Upsample" and opset < 9:
             attrs["scales"] = spec["scales"]
         nodes.append(helper.make_node(op, args, [out], name=f"up{index}", mode=spec["mode"], **attrs))
+        built[f"up{index}"] = {"source": spec["source"], "scales": spec["scales"], "mode": spec["mode"],
+                               "sizes": new_dims if spec["source"] == "sizes" else None}
         current, dims = out, new_dims
         if index + 1 < n_sites:
             nodes.append(helper.make_node("Relu", [current], [f"relu{index}"], name=f"relu{index}"))
@@ -143,6 +146,7 @@ def resize_models(draw: Any) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "fuzz", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="fuzz")
     model.ir_version = min(model.ir_version, 8)  # the IR version every ORT and onnx here accepts
+    model.doc_string = json.dumps({"sites": built, "feeds": {}})  # the generator's notes travel with the model
     return model
 
 
@@ -214,7 +218,7 @@ def _given_scales(model: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 def _doc_feeds(model: onnx.ModelProto) -> dict[str, list[float]]:
-    return json.loads(model.doc_string) if model.doc_string else {}
+    return json.loads(model.doc_string)["feeds"]
 
 
 @st.composite
@@ -227,7 +231,9 @@ def models_with_feeds(draw: Any) -> onnx.ModelProto:
             length = value.type.tensor_type.shape.dim[0].dim_value
             spatial = [draw(st.sampled_from([1.5, 2.0, 3.0])) for _ in range(length - 2)]
             feeds[value.name] = [1.0, 1.0, *spatial]
-    model.doc_string = json.dumps(feeds)
+    notes = json.loads(model.doc_string)
+    notes["feeds"] = feeds
+    model.doc_string = json.dumps(notes)
     return model
 
 
@@ -253,6 +259,7 @@ def test_make_dynamic_scale_rewrites_exactly_or_refuses(request: pytest.FixtureR
         given_scales = _given_scales(model)
         expected = _original_run(model, given_scales)
         assume(expected is not None)
+        note(onnx.printer.to_text(model))
         tally["examples"] += 1
         original_sites = {s.node_name: s for s in find_resize_sites(model)}
         before = model.SerializeToString()
@@ -294,15 +301,16 @@ def test_swap_plugin_matches_original_or_refuses(request: pytest.FixtureRequest)
 
     tally: Counter = Counter()
 
-    @settings(max_examples=50, **_SETTINGS)
-    @given(model=models_with_feeds(), signature=st.sampled_from(["scales", "size-tensor"]))
-    def law(model: onnx.ModelProto, signature: str) -> None:
+    @settings(max_examples=100, **_SETTINGS)
+    @given(model=models_with_feeds(), signature=st.sampled_from(["scales", "size-tensor"]), keep_constant=st.booleans())
+    def law(model: onnx.ModelProto, signature: str, keep_constant: bool) -> None:
         given_scales = _given_scales(model)
         expected = _original_run(model, given_scales)
         assume(expected is not None)
+        note(onnx.printer.to_text(model))
         tally["examples"] += 1
         try:
-            result = swap_plugin(model, signature=signature)
+            result = swap_plugin(model, signature=signature, keep_constant=keep_constant)
         except OnnxToolError:
             tally["refused"] += 1
             return
@@ -324,7 +332,44 @@ def test_swap_plugin_matches_original_or_refuses(request: pytest.FixtureRequest)
 
     law()
     _count(request, "swap_plugin", tally["examples"], **{k: v for k, v in tally.items() if k != "examples"})
-    assert tally["examples"] >= 20, tally
+    assert tally["examples"] >= 40, tally
+    assert tally["swapped"] >= 20, tally
+
+
+_SOURCE_REPORTED = {
+    "initializer": "initializer", "constant": "constant", "identity": "identity", "mul_fold": "folded",
+    "concat_fold": "folded", "graph_input": "graph_input", "attribute": "attribute", "sizes": "absent",
+}
+
+
+def test_find_resize_sites_reports_what_was_built(request: pytest.FixtureRequest) -> None:
+    """Discovery (what `inspect` prints): every site, its mode, its scales and their true source."""
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    tally: Counter = Counter()
+
+    @settings(max_examples=300, **_SETTINGS)
+    @given(model=resize_models())
+    def law(model: onnx.ModelProto) -> None:
+        built = json.loads(model.doc_string)["sites"]
+        sites = find_resize_sites(model)
+        tally["examples"] += 1
+        tally["sites"] += len(sites)
+        assert [s.node_name for s in sites] == list(built)
+        for site in sites:
+            made = built[site.node_name]
+            assert site.mode == made["mode"]
+            assert site.scales_source.value == _SOURCE_REPORTED[made["source"]], (site.node_name, made)
+            if made["source"] == "sizes":
+                assert site.sizes_source.value == "initializer" and list(site.sizes) == made["sizes"]
+            elif made["source"] == "graph_input":
+                assert not site.has_constant_scales
+            else:
+                assert site.has_constant_scales and list(site.scales) == made["scales"], (site.scales, made)
+
+    law()
+    _count(request, "find_resize_sites", tally["examples"], sites=tally["sites"])
+    assert tally["examples"] >= 100, tally
 
 
 # --------------------------------------------------------------------------- byte mutations
