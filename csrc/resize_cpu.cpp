@@ -247,6 +247,37 @@ void resize_last_two(const T* src, T* dst, int64_t outer, const AxisTable& th, c
   const int64_t* idx = th.index.data();
   const uint8_t* ex = th.extrapolate.empty() ? nullptr : th.extrapolate.data();
 
+  if (out_h < in_h) {
+    // Shrinking rows: blend along H first (unit-stride, vectorised) into one
+    // row of input width, then gather along W, so the slow gather runs on
+    // out_h rows instead of the in_h rows a W-first order would need.
+    parallel_chunks(outer * blocks_per_plane, 1, [&](int64_t begin, int64_t end) {
+      std::vector<T> tmp(static_cast<size_t>(in_w));
+      std::vector<const T*> rows(taps);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t o = task / blocks_per_plane;
+        const int64_t j0 = (task - o * blocks_per_plane) * block;
+        const int64_t j1 = std::min(out_h, j0 + block);
+        const T* plane = src + o * in_h * in_w;
+        for (int64_t j = j0; j < j1; ++j) {
+          T* d = dst + (o * out_h + j) * out_w;
+          if (ex && ex[j]) {
+            std::fill(d, d + out_w, extrapolation_value);
+            continue;
+          }
+          for (int64_t k = 0; k < taps; ++k) rows[k] = plane + idx[j * taps + k] * in_w;
+          const T* row = rows[0];
+          if (!th.pure_copy) {
+            weighted_rows<T>(tmp.data(), rows.data(), wh.data() + j * taps, taps, in_w);
+            row = tmp.data();
+          }
+          resize_row<T>(row, d, tw, ww.data(), extrapolation_value);
+        }
+      }
+    });
+    return;
+  }
+
   parallel_chunks(outer * blocks_per_plane, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> buf;
     std::vector<const T*> rows(taps);
