@@ -2,16 +2,25 @@
 //
 // Strategy: validate, work out the output shape (floor(in * scale) per axis,
 // as the ONNX reference implementation does), build one gather table per
-// resized axis (resize_plan.h), then apply the axes one at a time
-// (separable filtering) through a temporary buffer. Axes whose scale is 1
-// (and whose roi is the identity) are skipped at no cost.
+// resized axis (resize_plan.h), then run as few passes as possible. Axes
+// whose scale is 1 (and whose roi is the identity) are skipped at no cost.
 //
-// Two inner loops cover every axis of any rank, with the tensor viewed as
-// [outer, axis, inner]:
-//   inner > 1  : each output row is a weighted sum of `taps` contiguous input
-//                rows -> unit-stride loops the compiler vectorises (omp simd).
-//   inner == 1 : the last axis, a weighted gather along each row.
-// Work is split over rows by parallel.h's pool (torch's thread count). float16/bfloat16 are computed
+//   nearest        : one pass whatever the rank: each output row copies one
+//                    input row gathered along the last axis (repeated rows
+//                    are copied from the previous output row).
+//   linear / cubic : separable filtering. The last two axes (H, W) are one
+//                    fused pass over blocks of output rows with a small
+//                    cache-resident buffer (W then H when rows grow, H then
+//                    W when they shrink: the gather runs on the smaller
+//                    side). Any other resized axis is its own pass, with the
+//                    tensor viewed as [outer, axis, inner]: each output row
+//                    is a weighted sum of `taps` contiguous input rows, a
+//                    unit-stride loop the compiler vectorises (omp simd).
+//
+// Compiled with -O3 and no -march: only baseline x86-64 SSE2 is assumed,
+// so a cached build stays valid if the checkout moves to another machine.
+// Work is split by parallel.h's pool over torch's thread count; large
+// outputs reuse freed buffers (output_cache.h). float16/bfloat16 are computed
 // in float32 and rounded once at the end. Non-differentiable (see the end).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
