@@ -108,3 +108,47 @@ def test_case_builds_what_it_says(case: Case, tmp_path) -> None:
         assert built.model.is_file() and built.output is not None
     else:
         assert built.model.is_file() and built.model.stat().st_size > 0
+
+
+# The Python API is what CI pipelines call: the same cases must raise OnnxToolError (the
+# user-error tree) and nothing else. load_model alone must refuse what it can see without
+# the checker: missing/unreadable files, non-ONNX bytes, unsafe external data.
+_LOAD_REFUSES = ("file", "format", "external")
+
+
+def _api_calls() -> dict:
+    from graphsurgeon_tools import find_resize_sites, load_model, make_dynamic_scale, swap_plugin
+
+    return {
+        "load_model": lambda path: load_model(path),
+        "find_resize_sites": lambda path: find_resize_sites(path),
+        "make_dynamic_scale": lambda path: make_dynamic_scale(path),
+        "swap_plugin": lambda path: swap_plugin(path),
+    }
+
+
+API_PAIRS = [
+    pytest.param(case, name, id=f"{case.name}-{name}")
+    for case in CASES
+    if case.group in ("file", "format", "graph", "external", "scales") and not case.subprocess_only
+    for name in ("load_model", "find_resize_sites", "make_dynamic_scale", "swap_plugin")
+]
+
+
+@pytest.mark.parametrize(("case", "api"), API_PAIRS)
+def test_api_raises_only_user_errors(case: Case, api: str, tmp_path, monkeypatch) -> None:
+    from graphsurgeon_tools.errors import OnnxToolError
+
+    monkeypatch.delenv("ONNXTOOL_MAX_OUTPUT_BYTES", raising=False)
+    built = case.build(tmp_path)
+    before = snapshot(tmp_path)
+    refuses = api in ("make_dynamic_scale", "swap_plugin") or case.group in _LOAD_REFUSES
+    try:
+        _api_calls()[api](built.model)
+    except OnnxToolError as exc:
+        message = str(exc)
+        assert "\n" not in message.strip(), f"multi-line message: {message!r}"
+        assert any(name in message for name in built.names), f"{api} names none of {built.names}: {message}"
+    else:
+        assert not refuses, f"{api}({built.model.name}) accepted the {case.name} case"
+    assert snapshot(tmp_path) == before, f"{api} changed files on disk"
