@@ -128,7 +128,7 @@ def run_subprocess(argv: list[str], env: dict[str, str], timeout: float = 30) ->
         sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()"]
 
     def limit_memory() -> None:
-        cap = 8 * 1024**3
+        cap = 3 * 1024**3  # two workers x this must fit beside everyone else on the box
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     full_env = {**os.environ, **env}
