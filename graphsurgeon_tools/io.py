@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: locations are relative to. In memory only: :func:`save_model` never writes it to disk.
 EXTERNAL_DATA_DIR_KEY = "onnxtool.external_data_dir"
 
+#: Protobuf cannot parse a message bigger than this.
+_PROTOBUF_LIMIT = 2 * 1024**3
 #: Serialized size above which :func:`save_model` must move tensors out of the proto.
 #: Protobuf's hard limit is 2 GiB; keep a margin for the graph itself.
 _INLINE_LIMIT = 2 * 1024**3 - 64 * 1024**2
@@ -197,13 +200,13 @@ def _validate_ref(tensor: TensorProto, base: Path, model_file: str) -> ExternalT
         raise UnsafeExternalDataError(
             f"tensor {name!r} in {model_file}: external data file {location!r} is missing"
         )
-    stat = target.stat()
-    size = stat.st_size
+    file_stat = target.stat()
+    size = file_stat.st_size
     # A hard link cannot be traced to where it points; like onnx (which refuses these files
     # too), treat a data file with several links as a possible way out of the folder.
-    if stat.st_nlink > 1:
+    if file_stat.st_nlink > 1:
         raise UnsafeExternalDataError(
-            f"tensor {name!r} in {model_file}: external data file {location!r} has {stat.st_nlink} hard links "
+            f"tensor {name!r} in {model_file}: external data file {location!r} has {file_stat.st_nlink} hard links "
             "(refused, as onnx does, as a possible hard-link attack; copy the file to break the link)"
         )
     try:
@@ -284,6 +287,22 @@ def load_model(path_or_proto: Union[PathLike, ModelProto], *, load_external_data
     if not isinstance(path_or_proto, (str, os.PathLike)):
         raise TypeError(f"load_model expects a path or an onnx.ModelProto, got {type(path_or_proto).__name__}")
     path = Path(path_or_proto)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise InvalidModelError(f"model file not found: {path}") from None
+    except OSError as exc:
+        raise InvalidModelError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidModelError(f"not a file (a directory): {path}")
+    if not stat.S_ISREG(info.st_mode):
+        # a FIFO would block and /dev/zero never ends: refuse before reading
+        raise InvalidModelError(f"not a regular file (a FIFO, device or socket): {path}")
+    if info.st_size > _PROTOBUF_LIMIT:
+        raise InvalidModelError(
+            f"{path} is {info.st_size / 2**30:.1f} GiB, larger than protobuf's 2 GiB limit, so it cannot be an "
+            "ONNX model file (models this big keep their weights in external data)"
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:

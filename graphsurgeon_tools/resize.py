@@ -64,6 +64,7 @@ class ResizeSite:
     op_version: int = 0  # the op's schema version at this opset (Resize 10/11/13/18/19, Upsample 7/9)
     scales_nodes: tuple[str, ...] = field(default=())  # nodes computing the scales (Constant, Identity, folded)
     sizes_nodes: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = field(default=())  # why the constant scales/sizes make no sense (empty: fine)
 
     @property
     def has_constant_scales(self) -> bool:
@@ -226,6 +227,57 @@ def _text(value: Any, default: str) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+#: A scale above this is a typo or an attack, not a resize (it would ask for terabytes).
+MAX_SCALE = 1.0e4
+_KNOWN = (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY, ValueSource.FOLDED,
+          ValueSource.ATTRIBUTE)
+
+
+def _problems(
+    op_type: str,
+    scales: Optional[tuple[float, ...]],
+    scales_source: ValueSource,
+    sizes: Optional[tuple[int, ...]],
+    sizes_source: ValueSource,
+    sizes_tensor: str,
+    rank: Optional[int],
+    axes: Optional[tuple[int, ...]],
+) -> list[str]:
+    """What makes a site's constant scales/sizes nonsense (the spec's rules plus sanity)."""
+    import math
+
+    found: list[str] = []
+    has_scales = scales_source != ValueSource.ABSENT
+    has_sizes = bool(sizes_tensor) and sizes_source != ValueSource.ABSENT and (
+        sizes is not None or sizes_source not in _KNOWN
+    )
+    if has_scales and has_sizes:
+        found.append("both scales and sizes are given; Resize takes exactly one of them")
+    if not has_scales and not has_sizes:
+        found.append("neither scales nor sizes is given (an empty scales tensor and no sizes)")
+    if axes is not None:
+        if len(set(axes)) != len(axes):
+            found.append(f"axes {list(axes)} repeat an axis")
+        if rank is not None and any(not -rank <= a < rank for a in axes):
+            found.append(f"axes {list(axes)} are out of range for a rank-{rank} input")
+    expected = len(axes) if axes is not None else rank
+    what = f"len(axes)={expected}" if axes is not None else f"a rank-{expected} input"
+    if scales is not None and scales_source in _KNOWN:
+        bad = [v for v in scales if not math.isfinite(v) or v <= 0]
+        if bad:
+            found.append(f"scales {list(scales)} contain {bad[0]}, not a positive finite number")
+        elif max(scales) > MAX_SCALE:
+            found.append(f"scale {max(scales):g} in {list(scales)} is absurdly large (> {MAX_SCALE:g})")
+        if expected is not None and len(scales) != expected:
+            found.append(f"scales {list(scales)} have {len(scales)} entries for {what}")
+    if sizes is not None and sizes_source in _KNOWN:
+        if any(v <= 0 for v in sizes):
+            found.append(f"sizes {list(sizes)} must all be positive")
+        if expected is not None and len(sizes) != expected:
+            found.append(f"sizes {list(sizes)} have {len(sizes)} entries for {what}")
+    return found
+
+
 def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any]) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched)."""
     import onnx
@@ -296,6 +348,7 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
         scales_source = sizes_source = ValueSource.ABSENT
         scales_nodes: tuple[str, ...] = ()
         sizes_nodes: tuple[str, ...] = ()
+        problems: list[str] = []
 
         def names(trace: ValueTrace) -> tuple[str, ...]:
             return tuple(model.graph.node[i].name or model.graph.node[i].output[0] for i in trace.nodes)
@@ -312,6 +365,8 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
             scales_source = trace.source
             scales_nodes = names(trace)
             if trace.value is not None:
+                if trace.value.ndim != 1 and trace.value.size:
+                    problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
                 flat = trace.value.reshape(-1)
                 scales = tuple(float(s) for s in flat) if flat.size else None
                 if not flat.size and scales_source != ValueSource.GRAPH_INPUT:
@@ -322,6 +377,8 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
                 size_trace = tracer.trace(sizes_tensor)
                 sizes_source = size_trace.source
                 sizes_nodes = names(size_trace)
+                if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
+                    problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
                 if size_trace.value is not None and size_trace.value.size:
                     sizes = tuple(int(s) for s in size_trace.value.reshape(-1))
                 if size_trace.reason:
@@ -337,6 +394,8 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
             rank = len(scales)
         elif rank is None and sizes is not None and axes is None:
             rank = len(sizes)
+        problems.extend(_problems(node.op_type, scales, scales_source, sizes, sizes_source, sizes_tensor,
+                                  rank, axes))
         sites.append(
             ResizeSite(
                 node_name=node.name,
@@ -367,6 +426,7 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
                 op_version=op_version,
                 scales_nodes=scales_nodes,
                 sizes_nodes=sizes_nodes,
+                problems=tuple(problems),
             )
         )
     return sites

@@ -235,3 +235,34 @@ def test_check_dims_reach_the_check(run_cli, save_model_file) -> None:
     result = run_cli("make-dynamic-scale", path, "--check-dims", "N=2,H=5", "--check-dims", "W=7", "--json")
     assert result.code == 0, result.err
     assert json.loads(result.out)["check"]["input_shapes"] == {"x": [2, 3, 5, 7]}
+
+
+def test_inspect_refuses_invalid_models_and_nonsense_scales(run_cli, save_model_file) -> None:
+    model = golden.resize_model(13)
+    model.graph.node[-1].input[0] = "nowhere"
+    path = save_model_file(model, "dangling.onnx")
+    result = run_cli("inspect", path, "--json")
+    assert result.code == 3 and "fails the ONNX checker" in result.err and not result.out
+    path = save_model_file(golden.resize_model(13, scales=(1.0, 1.0, 0.0, 2.0), infer=False), "zero.onnx")
+    result = run_cli("inspect", path)
+    assert result.code == 3 and "node 'resize': scales [1.0, 1.0, 0.0, 2.0] contain 0.0" in result.err
+
+
+def test_output_over_the_inputs_external_data_is_refused(run_cli, tmp_path: Path) -> None:
+    model = golden.resize_model(13)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.ones(1024, np.float32), "big"))
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="weights.bin", size_threshold=1024)
+    before = (tmp_path / "weights.bin").read_bytes()
+    result = run_cli("make-dynamic-scale", tmp_path / "m.onnx", "-o", tmp_path / "weights.bin")
+    assert result.code == 2 and "is the input's external data file" in result.err
+    assert (tmp_path / "weights.bin").read_bytes() == before
+
+
+def test_short_weights_are_refused(run_cli, save_model_file) -> None:
+    model = golden.resize_model(13)
+    weight = onnx.numpy_helper.from_array(np.ones((16, 16), np.float32), "w")
+    weight.raw_data = weight.raw_data[:10]
+    model.graph.initializer.append(weight)
+    path = save_model_file(model)
+    result = run_cli("make-dynamic-scale", path)
+    assert result.code == 3 and "'w' holds 10 bytes but its shape [16, 16] needs 1024" in result.err

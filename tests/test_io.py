@@ -248,3 +248,20 @@ def test_share_data_references_the_data_in_the_same_folder_only(tmp_path: Path) 
     (tmp_path / "dst").mkdir()
     save_model(model, tmp_path / "dst" / "o.onnx", share_data=True)  # another folder: copied regardless
     assert (tmp_path / "dst" / "o.onnx.data").is_file()
+
+
+def test_fifos_and_devices_are_refused_without_reading(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.onnx"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidModelError, match="not a regular file"):
+        load_model(fifo)  # would block forever if it tried to read
+    with pytest.raises(InvalidModelError, match="not a regular file"):
+        load_model("/dev/zero")
+
+
+def test_files_over_the_protobuf_limit_are_refused_before_reading(tmp_path: Path) -> None:
+    sparse = tmp_path / "huge.onnx"
+    with open(sparse, "wb") as handle:
+        handle.truncate(2 * 1024**3 + 1)  # sparse: no disk, and never read
+    with pytest.raises(InvalidModelError, match="larger than protobuf's 2 GiB limit"):
+        load_model(sparse)

@@ -142,3 +142,22 @@ def test_scales_stored_as_external_data_are_read_from_the_models_folder(tmp_path
     onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
     (site,) = find_resize_sites(tmp_path / "m.onnx")
     assert site.scales == (1.0, 1.0, 2.0, 3.0) and site.scales_source is ValueSource.INITIALIZER
+
+
+@pytest.mark.parametrize(
+    "build, problem",
+    [
+        (lambda: golden.resize_model(13, scales=(1.0, 1.0, float("inf"), 2.0), infer=False), "not a positive finite"),
+        (lambda: golden.resize_model(13, scales=(1.0, 2.0, 2.0), infer=False), "3 entries for a rank-4 input"),
+        (lambda: golden.resize_model(18, axes=(2, 2), scales=(2.0, 2.0), infer=False), "repeat an axis"),
+    ],
+)
+def test_nonsense_is_described_not_raised(build, problem) -> None:
+    model = build()
+    (site,) = find_resize_sites(model)
+    assert any(problem in p for p in site.problems), site.problems
+
+
+def test_sane_sites_have_no_problems() -> None:
+    for model in (golden.resize_model(10), golden.sizes_model(11), golden.upsample_model(7), golden.fpn_model()):
+        assert all(not s.problems for s in find_resize_sites(model))

@@ -138,6 +138,9 @@ def tensor_to_array(tensor: TensorProto, model: Optional[ModelProto] = None) -> 
         inline.ClearField("data_location")
         inline.raw_data = read_tensor_bytes(model, tensor)
         tensor = inline
+    problem = check_tensor_data(tensor)
+    if problem:
+        raise InvalidModelError(problem)
     return onnx.numpy_helper.to_array(tensor)
 
 
@@ -275,12 +278,71 @@ def _nbytes_from_dims(tensor: TensorProto) -> int:
     return count * max(int(itemsize), 1)
 
 
-def check_model_full(model: ModelProto, *, what: str = "the model") -> None:
-    """``onnx.checker.check_model(full_check=True)`` on a weightless copy of ``model``.
+_TYPED_FIELDS = {
+    TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data", TensorProto.INT64: "int64_data",
+    TensorProto.UINT64: "uint64_data", TensorProto.UINT32: "uint64_data", TensorProto.STRING: "string_data",
+    TensorProto.COMPLEX64: "float_data", TensorProto.COMPLEX128: "double_data",
+}
 
-    Raises onnx's ValidationError / InferenceError unchanged: the caller decides whether a
-    failure is the user's (precondition) or ours (postcondition).
+
+def check_tensor_data(tensor: TensorProto) -> Optional[str]:
+    """Why an inline tensor's data does not match its dims and type, or None if it does.
+
+    The ONNX checker does this for the tensors it sees; :func:`weightless_copy` hides the
+    big ones from it, so :func:`check_model_full` checks those here. Reads ``raw_data``
+    (one copy of one tensor at a time). External tensors are io's business.
     """
+    if tensor.data_location == TensorProto.EXTERNAL:
+        return None
+    count = 1
+    for dim in tensor.dims:
+        count *= int(dim)
+    if tensor.HasField("raw_data"):
+        expected = _nbytes_from_dims(tensor) if tensor.data_type in _ITEMSIZED else None
+        held = len(tensor.raw_data)
+        if expected is not None and held != expected:
+            return (f"tensor {tensor.name!r} holds {held} bytes but its shape {list(tensor.dims)} needs {expected}")
+        return None
+    field_name = _TYPED_FIELDS.get(tensor.data_type, "int32_data")
+    held = len(getattr(tensor, field_name))
+    wanted = count * (2 if tensor.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) else 1)
+    if tensor.data_type in (TensorProto.INT4, TensorProto.UINT4):
+        wanted = (count + 1) // 2
+    if held != wanted:
+        return f"tensor {tensor.name!r} holds {held} values but its shape {list(tensor.dims)} needs {wanted}"
+    return None
+
+
+_ITEMSIZED = frozenset(
+    t for t in TensorProto.DataType.values()
+    if t not in (TensorProto.UNDEFINED, TensorProto.STRING, TensorProto.INT4, TensorProto.UINT4)
+    and not (hasattr(TensorProto, "FLOAT4E2M1") and t == TensorProto.FLOAT4E2M1)
+    and t < 64
+)
+
+
+def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
+    """``onnx.checker.check_model(full_check=True)`` on a weightless copy of ``model``, plus
+    (``check_data``) the data-size check the checker would have made on the big initializers
+    the copy leaves out.
+
+    Raises onnx's ValidationError / InferenceError unchanged, and InvalidModelError for a
+    tensor whose data does not match its shape: the caller decides whether a failure is the
+    user's (precondition) or ours (postcondition).
+    """
+    opset = default_opset(model)
+    if opset > onnx.defs.onnx_opset_version():
+        from graphsurgeon_tools.errors import UnsupportedModelError
+
+        raise UnsupportedModelError(
+            f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
+        )
+    if check_data:
+        for init in model.graph.initializer:
+            if init.data_location != TensorProto.EXTERNAL and _nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD:
+                problem = check_tensor_data(init)
+                if problem:
+                    raise InvalidModelError(problem)
     onnx.checker.check_model(weightless_copy(model), full_check=True)
 
 

@@ -41,6 +41,7 @@ from onnx import ModelProto, TensorProto, helper
 
 from graphsurgeon_tools.errors import (
     CheckFailedError,
+    InvalidModelError,
     InvalidScalesError,
     PostconditionError,
     PreconditionError,
@@ -66,8 +67,6 @@ _SAFE_AT_OPSET_9 = frozenset(
     {"Cast", "Constant", "Flatten", "Gemm", "Greater", "Less", "MatMul", "PRelu",
      "Max", "Mean", "Min", "Sum", "MaxPool", "Upsample", "BatchNormalization"}
 )
-# Scale values above this are not a resize, they are a typo or an attack.
-MAX_SCALE = 1.0e4
 
 
 @dataclass
@@ -166,21 +165,6 @@ def _select(sites: list[ResizeSite], nodes: Optional[Sequence[str]]) -> list[Res
             raise UsageError(f"--nodes {pattern!r} matches no Resize/Upsample node (the model has: {known})")
         chosen.extend(s for s in matched if s not in chosen)
     return sorted(chosen, key=lambda s: s.node_index)
-
-
-def _validate_scales(site: ResizeSite, scales: tuple[float, ...]) -> None:
-    label = _label(site)
-    if not scales:
-        raise InvalidScalesError(f"node {label!r}: empty scales")
-    for value in scales:
-        if not math.isfinite(value) or value <= 0:
-            raise InvalidScalesError(f"node {label!r}: scales {list(scales)} contain {value}, not a positive finite number")
-        if value > MAX_SCALE:
-            raise InvalidScalesError(f"node {label!r}: scale {value} in {list(scales)} is absurdly large (> {MAX_SCALE:g})")
-    expected = len(site.axes) if site.axes is not None else site.input_rank
-    if expected is not None and len(scales) != expected:
-        what = f"len(axes)={expected}" if site.axes is not None else f"a rank-{expected} input"
-        raise InvalidScalesError(f"node {label!r}: scales {list(scales)} have {len(scales)} entries for {what}")
 
 
 def _spatial_suffix(site: ResizeSite, length: int) -> Optional[int]:
@@ -415,6 +399,10 @@ def make_dynamic_scale(
         lap("simplify")
 
     sites = find_resize_sites(model)
+    # Any site, selected or not: a model with nonsense scales is invalid input as a whole.
+    for site in sites:
+        if site.problems:
+            raise InvalidScalesError(f"node {_label(site)!r}: {site.problems[0]}")
     selected = _select(sites, nodes)
     lap("find")
 
@@ -434,7 +422,6 @@ def make_dynamic_scale(
             skip(f"scales are computed at run time ({reason or 'not constant'})")
             continue
         if site.scales_source in _CONSTANT_SOURCES and site.scales is not None:
-            _validate_scales(site, site.scales)
             plans.append(_Plan(site, label, site.scales, site.scales_source.value))
             continue
         if site.sizes_tensor:
@@ -485,6 +472,8 @@ def make_dynamic_scale(
         _graph.check_model_full(model)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         raise PreconditionError(f"the input model fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
+    except InvalidModelError as exc:
+        raise PreconditionError(f"the input model fails the ONNX checker: {exc}") from None
     lap("precheck")
 
     if not plans:
@@ -635,7 +624,7 @@ def make_dynamic_scale(
     lap("shapes")
 
     try:
-        _graph.check_model_full(model)
+        _graph.check_model_full(model, check_data=False)  # weights untouched: checked before
     except Exception as exc:
         raise PostconditionError(f"make_dynamic_scale produced a model the ONNX checker rejects: {exc}") from exc
     lap("checker")

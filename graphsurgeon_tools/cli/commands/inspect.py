@@ -53,7 +53,8 @@ def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption
 
     Sources: initializer, constant (a Constant node), identity (of one), folded (a constant
     subgraph), graph_input (already dynamic), runtime (computed from data), attribute
-    (Upsample-7). Exit codes: 0 listed (also when there are none), 2 usage, 3 unreadable model.
+    (Upsample-7). Exit codes: 0 listed (also when there are none), 2 usage, 3 unreadable model,
+    a model the ONNX checker rejects, or nonsense scales/sizes.
     """
     import fnmatch
 
@@ -61,8 +62,25 @@ def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption
     from graphsurgeon_tools.passes._graph import default_opset
     from graphsurgeon_tools.resize import find_resize_sites
 
+    import onnx
+
+    from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
+    from graphsurgeon_tools.passes._graph import check_model_full
+
     proto = load_model(model)
+    try:
+        # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
+        # than half-described; the weights are not serialized for this.
+        check_model_full(proto)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise InvalidModelError(f"{model}: fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
+    except InvalidModelError as exc:
+        raise type(exc)(f"{model}: {exc}") from None
     sites = find_resize_sites(proto)
+    for site in sites:
+        if site.problems:
+            name = site.node_name or site.output_name
+            raise InvalidScalesError(f"{model}: node {name!r}: {site.problems[0]}")
     patterns = split_csv(nodes)
     if patterns:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or

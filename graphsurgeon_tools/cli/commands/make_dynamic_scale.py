@@ -134,6 +134,12 @@ def make_dynamic_scale(
     if dims and not check:
         note("--check-dims has no effect with --no-check")
     proto = load_model(model)
+    from graphsurgeon_tools.io import external_tensor_refs
+
+    data_files = {ref.path for ref in external_tensor_refs(proto)}
+    if target.resolve() in data_files:
+        raise UsageError(f"output {target} is the input's external data file; writing it would destroy "
+                         "the input's weights")
     try:
         result = run_pass(
             proto,
