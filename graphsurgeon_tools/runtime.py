@@ -151,11 +151,15 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     """Run DynamicTRTResize on numpy arrays: the function ORT calls for the plugin node.
 
     ``second`` is told apart by shape: a 1-D float tensor with one entry per axis of ``x``
-    is ``scales`` (ONNX Resize: output = floor(in * scale); with align_corners the corners
-    map through that integer size, as ONNX Runtime and PyTorch do); any tensor of rank >= 2 is
-    MMDeploy's ``size_tensor``, whose LAST TWO DIMS are the output H, W (its values are
-    ignored) and which resizes with ONNX ``sizes`` semantics (scale = out / in).
-    Does not validate attribute values beyond what the backend does.
+    is ``scales``; any tensor of rank >= 2 is MMDeploy's ``size_tensor``, whose LAST TWO DIMS
+    are the output H, W (its values are ignored) and which resizes with ONNX ``sizes``
+    semantics (scale = out / in).
+
+    With ``scales`` the result is what ONNX Runtime's own Resize gives, which is where ORT
+    (and PyTorch, and MMDeploy's plugin) differ from the ONNX reference: the output size is
+    floor(float32(in) * scale), and align_corners / pytorch_half_pixel look at that INTEGER
+    output length where the reference uses the fractional in * scale. See
+    :func:`_ort_axis_scales`. Does not validate attribute values beyond what the backend does.
     """
     params = dict(_RESIZE_ATTR_DEFAULTS)
     params.update(attrs)
@@ -163,6 +167,7 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     params["cubic_coeff_a"] = float(params["cubic_coeff_a"])
     # ORT may hand over non-contiguous or read-only views; the kernels want plain arrays.
     x = np.ascontiguousarray(x)
+    in_shape = np.array(x.shape, dtype=np.int64)
     if second.ndim == 1:
         if second.dtype.kind != "f":
             raise ValueError(f"DynamicTRTResize: a 1-D second input is scales and must be float, got {second.dtype}")
@@ -170,18 +175,19 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
             raise ValueError(
                 f"DynamicTRTResize: scales must have one entry per input dimension ({x.ndim}), got {second.shape[0]}"
             )
-        scales = np.ascontiguousarray(second, dtype=np.float32)
-        sizes = None
-        if params["coordinate_transformation_mode"] == "align_corners":
-            # align_corners maps corners through the output LENGTH. The ONNX reference takes
-            # in*scale (fractional), ONNX Runtime, PyTorch and MMDeploy's plugin take the integer
-            # output size: follow them (sizes semantics), so the plugin equals the Resize it
-            # replaced in ORT. The two agree whenever in*scale is whole.
-            sizes = np.floor(np.float32(x.shape) * scales).astype(np.int64)
-            scales = None
+        scales32 = np.asarray(second, dtype=np.float32)
+        # ORT's output dims: float32 product, truncated
+        sizes = np.floor(in_shape.astype(np.float32) * scales32).astype(np.int64)
+        if np.any(sizes <= 0):
+            raise ValueError(f"DynamicTRTResize: scales {scales32.tolist()} give an empty output for input {x.shape}")
+        scales = _ort_axis_scales(in_shape, scales32, sizes, params["coordinate_transformation_mode"])
+        reference_sizes = sizes if params["coordinate_transformation_mode"] == "align_corners" else None
     elif second.ndim >= 2 and x.ndim >= 2:
         sizes = np.array(x.shape[:-2] + second.shape[-2:], dtype=np.int64)
-        scales = None
+        if np.any(sizes <= 0):
+            raise ValueError(f"DynamicTRTResize: size tensor of shape {second.shape} asks for an empty output")
+        scales = _scales_for_sizes(in_shape, sizes)
+        reference_sizes = sizes
     else:
         raise ValueError(
             f"DynamicTRTResize: second input of shape {second.shape} is neither scales (1-D) "
@@ -191,37 +197,63 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     if _backend == "cpp" and _cpp_resize is not None:
         return _run_cpp(x, scales, sizes, params)
     _warn_fallback()
-    out = _reference_resize(x.astype(np.float32, copy=False), scales=scales, sizes=sizes, attrs=params)
+    # the reference fallback honours the same conventions only as far as its own API allows
+    out = _reference_resize(
+        x.astype(np.float32, copy=False),
+        scales=None if reference_sizes is not None else np.asarray(second, dtype=np.float32),
+        sizes=reference_sizes,
+        attrs=params,
+    )
     return out.astype(x.dtype, copy=False)
 
 
-def _run_cpp(x: np.ndarray, scales: Optional[np.ndarray], sizes: Optional[np.ndarray], params: dict[str, Any]) -> np.ndarray:
+def _ort_axis_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray, ctm: str) -> np.ndarray:
+    """Per-axis float64 scales for the C++ op (ONNX-reference conventions) that reproduce ORT.
+
+    The C++ op takes its output size as floor(double(scale) * in) and, for align_corners and
+    pytorch_half_pixel, its output length as scale * in. An axis keeps its own scale unless
+    (a) that double floor differs from ORT's float32 one, (b) align_corners and in * scale
+    is fractional, or (c) pytorch_half_pixel and the output length is 1 (ORT then maps to
+    0). Those axes get out / in instead, which is exact for (b) and (c): there the mapping
+    depends on the lengths only, and costs ~1e-7 relative in the coordinates for (a).
+    """
+    scales = scales32.astype(np.float64)
+    target = np.array(sizes, dtype=np.int64)
+    for axis, (n, s, out) in enumerate(zip(in_shape, scales32, sizes)):
+        product = float(n) * float(s)
+        if (
+            np.floor(product) != out
+            or (ctm == "align_corners" and product != out)
+            or (ctm == "pytorch_half_pixel" and out == 1 and product != 1)
+        ):
+            scales[axis] = _scales_for_sizes(in_shape[axis:axis + 1], target[axis:axis + 1])[0]
+    return scales
+
+
+def _run_cpp(x: np.ndarray, scales: np.ndarray, sizes: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     import torch
 
-    if sizes is not None:
-        # sizes semantics: scale = out / in, as ONNX Runtime computes it (float32), nudged up
-        # until floor(in * scale) lands exactly on the requested size in float32 arithmetic.
-        # float64 scales: scale * in then lands on the integer size itself (float32 overshoots
-        # by ~1e-7, enough to move floor()/ceil() of an exact corner coordinate)
-        scales = _scales_for_sizes(np.array(x.shape, dtype=np.int64), sizes, np.float64)
     # torch.from_numpy warns on read-only memory (ORT may hand us such buffers); copying is cheap next to the resize
     if not x.flags.writeable:
         x = x.copy()
-    if not scales.flags.writeable:
-        scales = scales.copy()
+    scales = np.array(scales, dtype=np.float64)  # a private, writable copy (a handful of numbers)
     y = _cpp_resize(torch.from_numpy(x), torch.from_numpy(scales), **params)  # type: ignore[misc]
     out = y.numpy()
-    if sizes is not None and tuple(out.shape) != tuple(int(s) for s in sizes):
-        raise RuntimeError(f"DynamicTRTResize: kernel produced {out.shape}, expected {tuple(sizes)}")
+    if tuple(out.shape) != tuple(int(s) for s in sizes):
+        raise RuntimeError(f"DynamicTRTResize: kernel produced {out.shape}, expected {tuple(int(s) for s in sizes)}")
     return out
 
 
-def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
-    scales = (sizes.astype(dtype) / in_shape.astype(dtype)).astype(dtype)
+def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """float64 out / in per axis, nudged up until floor(scale * in) (the C++ op's rule) is the size.
+
+    float64, not float32: scale * in then lands on the integer size itself, where a float32
+    scale overshoots by ~1e-7, enough to move floor()/ceil() of an exact corner coordinate.
+    """
+    scales = sizes.astype(np.float64) / in_shape.astype(np.float64)
     for axis in range(len(scales)):
-        # the C++ op computes floor(double(scale) * in)
-        while np.floor(np.float64(scales[axis]) * np.float64(in_shape[axis])) < sizes[axis]:
-            scales[axis] = np.nextafter(scales[axis], dtype(np.inf))
+        while np.floor(scales[axis] * np.float64(in_shape[axis])) < sizes[axis]:
+            scales[axis] = np.nextafter(scales[axis], np.inf)
     return scales
 
 

@@ -382,10 +382,19 @@ def _check_initializer_sizes(model: ModelProto, label: str) -> None:
 def _validate_site(model: ModelProto, site: Any, label: str) -> None:
     """Nonsense scales/sizes are the user's error (exit 3), whatever the pass would do with the node."""
     from graphsurgeon_tools.errors import InvalidScalesError
-    from graphsurgeon_tools.passes.make_dynamic_scale import MAX_SCALE
     from graphsurgeon_tools.resize import ValueSource, trace_value
 
     where = f"{label}: node {site.node_name or site.output_name!r}"
+    problems = getattr(site, "problems", None)
+    if problems is not None:  # find_resize_sites judges the scales/sizes: one set of rules for every pass
+        if problems:
+            raise InvalidScalesError(f"{where}: {problems[0]}")
+        return
+    # An older ResizeSite without `problems`: the same rules, checked here.
+    try:
+        from graphsurgeon_tools.resize import MAX_SCALE  # type: ignore[attr-defined]
+    except ImportError:
+        MAX_SCALE = 1.0e4
     has_scales = site.scales_source != ValueSource.ABSENT
     has_sizes = site.sizes_source != ValueSource.ABSENT
     if has_scales and has_sizes:
@@ -428,6 +437,9 @@ def _check_patterns(nodes: Optional[list[str]], names: list[str], what: str, lab
             raise UsageError(f"--nodes {pattern!r} matches no {what} node in {label} (candidates: {shown})")
 
 
+_PLUGIN_CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
+
+
 def _resize_refusal(site: Any, signature: str) -> Optional[str]:
     """Why a Resize site cannot become a DynamicTRTResize node (None: it can)."""
     if site.antialias:
@@ -438,6 +450,11 @@ def _resize_refusal(site: Any, signature: str) -> Optional[str]:
         return f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported"
     if site.coordinate_transformation_mode == "tf_crop_and_resize":
         return "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take"
+    if site.coordinate_transformation_mode not in _PLUGIN_CTMS:
+        return (
+            f"coordinate_transformation_mode={site.coordinate_transformation_mode!r} (dropped from ONNX in "
+            "opset 13) has no kernel behind the plugin"
+        )
     legacy = site.op_type == "Upsample" or getattr(site, "op_version", 11) == 10
     if legacy and site.mode == "nearest" and site.scales is not None and any(s < 1 for s in site.scales):
         return f"{site.op_type}-10/Upsample nearest downsampling rounds up, which no Resize-11+ nearest_mode reproduces"
@@ -445,8 +462,9 @@ def _resize_refusal(site: Any, signature: str) -> Optional[str]:
     if signature == "size-tensor":
         if site.opset < 9:
             return f"the size-tensor signature needs ConstantOfShape (opset >= 9); the model imports opset {site.opset}"
-        if rank is not None and rank < 2:
-            return "the size-tensor signature needs an input of rank >= 2"
+        if rank is not None and rank != 4:
+            # MMDeploy's plugin: getOutputDimensions builds 4 dims from (in0.d0, in0.d1, in1.d2, in1.d3)
+            return f"the size-tensor signature is 4-D only (N, C, H, W), this input has rank {rank}"
         if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
             return "the size-tensor signature resizes only the last two axes; this node scales others"
         shape = site.input_shape
@@ -465,10 +483,15 @@ def _resize_refusal(site: Any, signature: str) -> Optional[str]:
                         f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
                         "sizes, and a size tensor carries only the output size; use --signature scales"
                     )
-        if site.sizes is not None and shape is not None:
-            for dim, size in zip(shape[:-2], site.sizes[:-2]):
-                if isinstance(dim, int) and dim != size:
-                    return "the size-tensor signature resizes only the last two axes; these sizes change others"
+        if site.sizes is not None:
+            leading = list(shape[:-2]) if shape is not None else [None] * (len(site.sizes) - 2)
+            for axis, (dim, size) in enumerate(zip(leading, site.sizes[:-2])):
+                if dim != size:
+                    known = f"{dim}" if isinstance(dim, int) else "of unknown size"
+                    return (
+                        f"sizes fix axis {axis} to {size} while the input's is {known}; the size-tensor "
+                        "signature resizes only the last two axes"
+                    )
     return None
 
 
