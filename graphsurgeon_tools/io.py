@@ -28,6 +28,7 @@ old model file next to new data - same weights for a graph-only pass; documented
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -368,11 +369,48 @@ def _estimated_size(model: ModelProto) -> int:
     return total
 
 
+# Temp files are named ".<final name>.onnxtool-tmp-<pid>-<random>": hidden, recognisably
+# ours, and saying whose they are, so that a later save can sweep the leftovers of a writer
+# that was SIGKILLed (which no finally/atexit can clean) without touching a live writer's.
+_TEMP_MARK = "onnxtool-tmp"
+_TEMP_RE = re.compile(r"^\..+\." + _TEMP_MARK + r"-(\d+)-[A-Za-z0-9_]+$")
+
+
 def _temp_path(folder: Path, name: str) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.{_TEMP_MARK}-{os.getpid()}-", suffix="")
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_UMASK)
     return Path(tmp)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _sweep_dead_temps(folder: Path) -> None:
+    """Remove temp files of onnxtool writers that died mid-write (their pid no longer runs).
+
+    A reused pid keeps a stale temp alive a little longer; that is harmless. Files that do
+    not match our naming are never touched."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        match = _TEMP_RE.match(entry.name)
+        if match is None or int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def _copy_data(source: Path, dest: Path) -> None:
@@ -432,6 +470,7 @@ def save_model(
     """
     path = Path(path)
     _check_destination(path)
+    _sweep_dead_temps(path.parent)
     recorded = _metadata_index(model, EXTERNAL_DATA_DIR_KEY)
     saved_entry = None
     if recorded is not None:
