@@ -20,7 +20,9 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -117,15 +119,17 @@ class RevocablePool {
   std::vector<std::unique_ptr<Slot>> slots_;
 };
 
-// Runs f over [0, n) in chunks, with torch's intra-op thread count.
+// Runs f over [0, n) in chunks, with torch's intra-op thread count (at most
+// max_threads).
 template <typename F>
-void parallel_chunks(int64_t n, int64_t chunk, const F& f) {
+void parallel_chunks(int64_t n, int64_t chunk, const F& f, int64_t max_threads = INT64_MAX) {
   if (n <= 0) return;
-  if (at::in_parallel_region()) {
+  const int64_t threads = std::min<int64_t>(at::get_num_threads(), max_threads);
+  if (threads <= 1 || at::in_parallel_region()) {
     f(0, n);
     return;
   }
-  RevocablePool::instance().run(n, chunk, at::get_num_threads(), f);
+  RevocablePool::instance().run(n, chunk, threads, f);
 }
 
 }  // namespace onnxtool
