@@ -248,3 +248,26 @@ def test_exported_plugin_srcnn_runs(tmp_path):
         with torch.no_grad():
             want = net(x, second).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "shape", "scales"),
+    [
+        # ORT (and PyTorch, MMDeploy) map align_corners through the integer output size, the
+        # ONNX reference through the fractional in*scale: the kernel must side with ORT
+        (dict(mode="linear", coordinate_transformation_mode="align_corners"), (1, 1, 2, 4), (1, 1, 0.6, 0.6)),
+        (dict(mode="cubic", coordinate_transformation_mode="align_corners"), (1, 1, 4, 4), (1, 1, 0.8, 1.7)),
+        (dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="floor"), (1, 1, 3, 5), (1, 1, 1.5, 1.3)),
+        # pytorch_half_pixel with an output length of 1 maps to 0 in ORT
+        (dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), (1, 1, 2, 4), (1, 1, 0.75, 1.5)),
+        # float32 vs float64 output size: 0.7f * 10 = 6.99999988 -> ORT says 7 (float32 product)
+        (dict(mode="linear"), (1, 1, 10, 10), (1, 1, 0.7, 0.7)),
+    ],
+)
+def test_kernel_reproduces_ort_where_ort_departs_from_the_onnx_reference(attrs, shape, scales):
+    x = np.random.default_rng(8).random(shape, dtype=np.float32)
+    s = np.array(scales, np.float32)
+    want = _ort_resize(x, scales=s, **attrs)
+    got = make_session(_plugin_model([4], **attrs)).run(None, {"X": x, "S": s})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
