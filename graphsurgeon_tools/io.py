@@ -34,7 +34,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import onnx
 from onnx import ModelProto, TensorProto
@@ -326,6 +326,9 @@ def load_model(path_or_proto: Union[PathLike, ModelProto], *, load_external_data
     # Protobuf happily parses many non-ONNX byte strings into a near-empty message.
     if model.ir_version <= 0 or not model.HasField("graph") or not (model.graph.node or model.graph.output):
         raise InvalidModelError(f"not an ONNX model (no IR version or empty graph): {path}")
+    bad_text = _first_undecodable_string(model)
+    if bad_text:
+        raise InvalidModelError(f"not an ONNX model (a {bad_text} is not valid UTF-8; corrupt file?): {path}")
     folder = path.resolve().parent
     external = [t for t in _iter_model_tensors(model) if _is_external(t)]
     if external:
@@ -337,6 +340,31 @@ def load_model(path_or_proto: Union[PathLike, ModelProto], *, load_external_data
         else:
             _set_external_data_dir(model, folder)
     return model
+
+
+def _first_undecodable_string(message: Any) -> Optional[str]:
+    """Name of the first string field that is not UTF-8, or None.
+
+    Protobuf (upb) parses proto2 strings without checking them and hands invalid ones back
+    as ``bytes``; the first code that copies one into another message then dies with a
+    UnicodeDecodeError. Checking once here turns that into one clear error. TensorProtos
+    are visited field by field so their raw_data (the weights) is never copied out."""
+    if isinstance(message, TensorProto):
+        texts = [message.name, message.doc_string]
+        texts += [text for entry in message.external_data for text in (entry.key, entry.value)]
+        return "tensor name or external-data entry" if any(isinstance(t, bytes) for t in texts) else None
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is None:
+            if descriptor.type == descriptor.TYPE_STRING:
+                items = value if descriptor.is_repeated else [value]
+                if any(isinstance(item, bytes) for item in items):
+                    return f"{type(message).__name__}.{descriptor.name}"
+            continue
+        for item in (value if descriptor.is_repeated else [value]):
+            found = _first_undecodable_string(item)
+            if found:
+                return found
+    return None
 
 
 def _inline_external_data(model: ModelProto, label: str) -> None:

@@ -224,7 +224,7 @@ def _attrs(node: Any) -> dict[str, Any]:
 def _text(value: Any, default: str) -> str:
     if value is None:
         return default
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 #: A scale above this is a typo or an attack, not a resize (it would ask for terabytes).

@@ -265,3 +265,12 @@ def test_files_over_the_protobuf_limit_are_refused_before_reading(tmp_path: Path
         handle.truncate(2 * 1024**3 + 1)  # sparse: no disk, and never read
     with pytest.raises(InvalidModelError, match="larger than protobuf's 2 GiB limit"):
         load_model(sparse)
+
+
+def test_invalid_utf8_strings_are_one_clear_error(tmp_path: Path) -> None:
+    model = _matmul_model()
+    model.producer_name = "onnxtool-tests"
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(model.SerializeToString().replace(b"onnxtool-tests", b"\x80nnxtool-tests"))
+    with pytest.raises(InvalidModelError, match=r"ModelProto.producer_name is not valid UTF-8.*bad.onnx"):
+        load_model(path)
