@@ -12,8 +12,9 @@
    like cp; it never hard links, because onnx refuses external data with several links.)
 
 Every command runs in its own process under a small runner that reports the child's
-wall time and peak RSS (getrusage(RUSAGE_CHILDREN) in a fresh runner = that one child).
-Runs alternate, medians are compared. Files go to a temp dir that is deleted at the end.
+wall time, CPU time (user+sys) and peak RSS (getrusage(RUSAGE_CHILDREN) in a fresh runner
+= that one child). Runs alternate; medians and best-of-N are compared. On a shared, busy
+machine the CPU-time ratio is the steadiest figure (wall time includes waiting for others). Files go to a temp dir that is deleted at the end.
 
 Usage: ``python benchmarks/bench_make_dynamic_scale.py [--runs N] [--inline-gib G] [--external-gib G] [--dir D]``
 """
@@ -38,7 +39,8 @@ wall = time.perf_counter() - start
 if done.returncode != 0:
     sys.stderr.write(done.stderr.decode()[-2000:])
     sys.exit(done.returncode)
-print(json.dumps({"wall": wall, "rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}))
 """
 
 
@@ -105,10 +107,13 @@ def ratio_line(label: str, ours: list[dict], theirs: list[dict], goal_time: floa
     t_theirs = statistics.median(r["wall"] for r in theirs)
     best_ours = min(r["wall"] for r in ours)
     best_theirs = min(r["wall"] for r in theirs)
+    c_ours = statistics.median(r["cpu"] for r in ours)
+    c_theirs = statistics.median(r["cpu"] for r in theirs)
     m_ours = statistics.median(r["rss_mib"] for r in ours)
     m_theirs = statistics.median(r["rss_mib"] for r in theirs)
     line = (f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
             f"best {best_ours:6.2f}s vs {best_theirs:6.2f}s = {best_ours / best_theirs:.2f}x (goal <= {goal_time}x)\n"
+            f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
             f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB")
     if goal_mem is None:
         line += f" = {m_ours / m_theirs:.2f}x (goal <= {goal_time}x)"
@@ -141,6 +146,10 @@ def main() -> int:
         measure(bare)  # warm the page cache for both
         ours, theirs = [], []
         for _ in range(args.runs):
+            # Outputs are removed first: overwriting a 1 GiB file costs the file system extra
+            # work (freeing blocks, ext4's flush-on-replace) that is not the tool's doing.
+            for leftover in out.iterdir():
+                leftover.unlink()
             theirs.append(measure(bare))
             ours.append(measure(ours_cmd))
         print(ratio_line(f"1 GiB inline  (onnxtool --no-check vs onnx.load+onnx.save)", ours, theirs, 1.1), flush=True)
