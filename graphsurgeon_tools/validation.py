@@ -477,7 +477,7 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
 
         for name, array in data:
             if array.ndim >= 3:
-                scales = [1.0] * (array.ndim - 2) + [factor] * 2
+                scales = [1.0, 1.0] + [factor] * (array.ndim - 2)  # N, C kept; every spatial axis scaled
                 check_output_size(resized_shape(array.shape, scales), array.dtype, limit=max_output_bytes,
                                   what=f"{candidate.where}: input {name!r} resized at {format_factor(factor)}")
     try:
