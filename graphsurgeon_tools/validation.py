@@ -530,6 +530,9 @@ def validate(
     ``"python:MODULE:CALLABLE"``, ``"onnx-reference"``, or an ``nn.Module`` (see
     :mod:`graphsurgeon_tools.references` for the PyTorch calling convention).
     ``factors``: the sweep; ``None`` picks the static side's baked factor, else 2, 3, 4.
+    Every scale input of the candidate gets the same factor; for a model whose Resize nodes
+    had different factors, compare against its static original instead (each input is then
+    fed its own node's original scales, matched by node name).
     ``inputs``: name -> array or ``.npy`` path; other data inputs get seeded uniform [0, 1)
     data with symbolic dims set to 1 (first axis) or ``input_size``. Giving a scale input
     fixes it (the sweep then no longer drives it).
