@@ -545,6 +545,8 @@ def validate(
     """
     if not (atol >= 0 and rtol >= 0 and math.isfinite(atol) and math.isfinite(rtol)):
         raise UsageError(f"tolerances must be finite and non-negative, got atol={atol} rtol={rtol}")
+    if int(input_size) < 1 or int(seed) < 0:
+        raise UsageError(f"--input-size must be >= 1 and --seed >= 0, got {input_size} and {seed}")
     sweep = None if factors is None else _check_factors(factors)
     label = str(candidate) if not isinstance(candidate, onnx.ModelProto) else "<ModelProto>"
     model = load_onnx(candidate, "candidate")
