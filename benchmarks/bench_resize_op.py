@@ -71,8 +71,13 @@ def interleaved_timings(fns: dict[str, Callable[[], object]], runs: int, warmup:
         for fn in fns.values():
             fn()
     times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(runs):
-        for key, fn in fns.items():
+    keys = list(fns)
+    for round_ in range(runs):
+        # Rotate who goes first, so no implementation always inherits the
+        # cache state (or the page faults) the previous one left behind.
+        shift = round_ % len(keys)
+        for key in keys[shift:] + keys[:shift]:
+            fn = fns[key]
             start = time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - start)

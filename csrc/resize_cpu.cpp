@@ -435,6 +435,40 @@ at::Tensor run_axes(const at::Tensor& x, const std::vector<int64_t>& order,
   return cur;
 }
 
+// Nearest x2 on the last two axes (the FPN / YOLO upsample): each input
+// row becomes two identical output rows written straight from registers
+// with streaming (non-temporal) stores, so a large output is written once
+// and never read for ownership: ~0.75 ms instead of ~1.1 ms for 16 MB here.
+// Both rows must come from registers: reading back a streamed row to copy
+// it was measured 10x slower.
+inline bool nearest_2x2_stream(const float* src, float* dst, int64_t planes, int64_t in_h,
+                               int64_t in_w) {
+#if defined(__SSE2__)
+  const int64_t out_w = 2 * in_w;
+  if (in_w % 4 != 0 || reinterpret_cast<uintptr_t>(dst) % 16 != 0) return false;
+  parallel_chunks(planes * in_h, std::max<int64_t>(1, 16384 / in_w), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* s = src + r * in_w;
+      float* d0 = dst + 2 * r * out_w;
+      float* d1 = d0 + out_w;
+      for (int64_t i = 0; i < in_w; i += 4) {
+        const __m128 v = _mm_loadu_ps(s + i);
+        const __m128 lo = _mm_unpacklo_ps(v, v);
+        const __m128 hi = _mm_unpackhi_ps(v, v);
+        _mm_stream_ps(d0 + 2 * i, lo);
+        _mm_stream_ps(d0 + 2 * i + 4, hi);
+        _mm_stream_ps(d1 + 2 * i, lo);
+        _mm_stream_ps(d1 + 2 * i + 4, hi);
+      }
+    }
+    _mm_sfence();
+  }, 1);
+  return true;
+#else
+  return false;
+#endif
+}
+
 template <typename T>
 at::Tensor run_nearest(const at::Tensor& x, const std::vector<int64_t>& out_shape,
                        const std::vector<AxisTable>& tables, const std::vector<bool>& resized,
@@ -443,6 +477,23 @@ at::Tensor run_nearest(const at::Tensor& x, const std::vector<int64_t>& out_shap
   for (size_t d = 0; d < tables.size(); ++d)
     if (resized[d]) ptrs[d] = &tables[d];
   at::Tensor y = empty_output(out_shape, x.scalar_type());
+  const int64_t rank = x.dim();
+  if constexpr (std::is_same_v<T, float>) {
+    bool only_last_two_x2 = rank >= 2;
+    for (int64_t d = 0; d < rank && only_last_two_x2; ++d) {
+      const bool last_two = d >= rank - 2;
+      only_last_two_x2 = last_two ? (resized[d] && tables[d].repeat == 2) : !resized[d];
+    }
+    // Below ~8 MiB the output can stay in cache for the next layer, which
+    // streaming stores would forgo.
+    const bool big = y.numel() * static_cast<int64_t>(sizeof(float)) >= (int64_t{8} << 20);
+    if (only_last_two_x2 && big) {
+      const int64_t planes = x.numel() / (x.size(rank - 2) * x.size(rank - 1));
+      if (nearest_2x2_stream(x.const_data_ptr<float>(), y.mutable_data_ptr<float>(), planes,
+                             x.size(rank - 2), x.size(rank - 1)))
+        return y;
+    }
+  }
   nearest_nd<T>(x.const_data_ptr<T>(), y.mutable_data_ptr<T>(), x.sizes().vec(), out_shape, ptrs,
                 static_cast<T>(extrapolation_value));
   return y;

@@ -244,8 +244,10 @@ def test_antialias_and_exclude_outside_match_reference(mode: str, scales, option
 
 
 @pytest.mark.parametrize("factor", [2.0, 3.0, 4.0, 5.0, 0.5, 1.5])
-def test_nearest_matches_interpolate(factor: float) -> None:
-    x = torch.rand(2, 3, 12, 10)
+@pytest.mark.parametrize("shape", [(2, 3, 12, 10), (1, 32, 128, 132)], ids=["small", "streamed"])
+def test_nearest_matches_interpolate(factor: float, shape) -> None:
+    # The second shape's x2 output (> 8 MiB) takes the streaming-store kernel.
+    x = torch.rand(shape)
     expected = F.interpolate(x, scale_factor=factor, mode="nearest")
     y = ops.resize(x, torch.tensor([1.0, 1.0, factor, factor]), mode="nearest",
                    coordinate_transformation_mode="asymmetric", nearest_mode="floor")
