@@ -11,7 +11,8 @@ Build strategy: a cached JIT build with ``torch.utils.cpp_extension.load`` into
 installed, with no build isolation that could pull a different (CUDA) torch
 wheel. A stamp file records a hash of the sources, the flags and the torch
 version, so a later import loads the existing ``.so`` directly (no compiler,
-no ninja run); any change to ``csrc/`` or to torch triggers a rebuild.
+no ninja run); any change to ``csrc/`` or to torch triggers a rebuild. A file
+lock serialises builds across processes (pytest workers importing at once).
 
 The sources are found relative to this file (``<repo>/csrc``), which works for
 the editable install the project uses; a non-editable wheel would need the
@@ -232,7 +233,14 @@ def resize(
     keep them static (otherwise every output dimension is data-dependent, and a
     following ``conv2d`` could not check its channel count).
 
-    Non-differentiable (the output never requires grad). Does not support ``axes``, ``sizes`` or ``keep_aspect_ratio_policy``.
+    Runs on ``torch.get_num_threads()`` threads. Outputs of 1 MiB or more may
+    reuse buffers that earlier calls returned and were freed (the op keeps at
+    most 8 of them, 256 MiB in all), as ONNX Runtime's arena does.
+
+    Non-differentiable (the output never requires grad). Does not support
+    ``axes``, ``sizes`` or ``keep_aspect_ratio_policy``, and the fake kernel used
+    by ``torch.export`` does not validate the attribute strings (a bad mode
+    fails when the exported program runs).
     """
     y = torch.ops.onnxtool.resize.default(
         x,
