@@ -41,8 +41,10 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 NONDETERMINISTIC_OPS = frozenset(
     {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
 )
-#: Initializers at least this big are left out of :func:`weightless_copy`.
-WEIGHTLESS_THRESHOLD = 1024
+#: Initializers at least this big are left out of :func:`weightless_copy` (and so out of the
+#: checker's data-size check: reading a big raw_data copies it, which would double the cost
+#: of a pass on a large model). Smaller ones stay and are checked by the ONNX checker.
+WEIGHTLESS_THRESHOLD = 1024 * 1024
 
 
 def default_opset(model: ModelProto) -> int:
@@ -323,8 +325,9 @@ _ITEMSIZED = frozenset(
 
 def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
     """``onnx.checker.check_model(full_check=True)`` on a weightless copy of ``model``, plus
-    (``check_data``) the data-size check the checker would have made on the big initializers
-    the copy leaves out.
+    (``check_data``) the data-size check the checker would have made on the big typed-field
+    initializers the copy leaves out. Big raw_data initializers are not read: their size is
+    NOT checked here (the ORT check or the runtime refuses a short one).
 
     Raises onnx's ValidationError / InferenceError unchanged, and InvalidModelError for a
     tensor whose data does not match its shape: the caller decides whether a failure is the
@@ -339,7 +342,10 @@ def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
         )
     if check_data:
         for init in model.graph.initializer:
-            if init.data_location != TensorProto.EXTERNAL and _nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD:
+            # Typed-field tensors cost nothing to count; big raw_data is NOT read (see
+            # WEIGHTLESS_THRESHOLD): a short one is left for ORT (the check) to refuse.
+            if (init.data_location != TensorProto.EXTERNAL and not init.HasField("raw_data")
+                    and _nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD):
                 problem = check_tensor_data(init)
                 if problem:
                     raise InvalidModelError(problem)

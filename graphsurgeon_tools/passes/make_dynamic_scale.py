@@ -43,6 +43,7 @@ from graphsurgeon_tools.errors import (
     CheckFailedError,
     InvalidModelError,
     InvalidScalesError,
+    OnnxToolError,
     PostconditionError,
     PreconditionError,
     UnsupportedModelError,
@@ -367,6 +368,34 @@ def make_dynamic_scale(
     fails the checker), CheckFailedError. Nothing to rewrite is not an error: the result has
     no ``rewritten`` sites and the model is returned unchanged.
     """
+    label = None if isinstance(model, ModelProto) else str(model)
+    try:
+        return _make_dynamic_scale(
+            model, nodes=nodes, shared=shared, input_name=input_name, factor=factor,
+            keep_default=keep_default, from_sizes=from_sizes, simplify=simplify, check=check,
+            inplace=inplace, check_dims=check_dims,
+        )
+    except OnnxToolError as exc:
+        # Errors name the file when there is one (io's own messages already do).
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None
+
+
+def _make_dynamic_scale(
+    model: Union[ModelProto, str, Any],
+    *,
+    nodes: Optional[Sequence[str]],
+    shared: bool,
+    input_name: Optional[str],
+    factor: bool,
+    keep_default: bool,
+    from_sizes: bool,
+    simplify: bool,
+    check: bool,
+    inplace: bool,
+    check_dims: Optional[dict[str, int]],
+) -> DynamicScaleResult:
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -481,6 +510,15 @@ def make_dynamic_scale(
             model=model, rewritten=[], new_inputs=[], skipped=skipped, timings=timings,
             notes=notes, opset_before=opset, opset_after=opset,
         )
+
+    if input_name is not None:
+        # Refuse a clash before anything changes (inplace=True must not leave a half-done model).
+        count = 1 if shared else len(plans)
+        freed = {p.site.scales_tensor for p in plans}
+        existing = _graph.all_tensor_names(model.graph) - freed
+        for wanted in ([input_name] if count == 1 else [f"{input_name}_{i}" for i in range(count)]):
+            if wanted in existing:
+                raise UsageError(f"--input-name: {wanted!r} is already a tensor name in the model")
 
     original_blob: Optional[bytes] = None
     original: Optional[ModelProto] = None
