@@ -4,9 +4,12 @@
 
 External data, the short version:
 
-* :func:`load_model` with a path checks every external-data reference (no ``..``, no
-  absolute path, no symlink leading out of the model's folder, the byte range must lie
-  inside the file and match the tensor's size) and, by default, leaves the weights on
+* :func:`load_model` with a path refuses what is not a model before parsing it (missing,
+  a directory, a FIFO or device, over protobuf's 2 GiB), refuses strings that are not
+  UTF-8 after parsing (protobuf would fail later, somewhere deep), and checks every
+  external-data reference (no ``..``, no absolute path, no symlink leading out of the
+  model's folder, no hard-linked file, the byte range must lie inside the file and match
+  the tensor's size). By default it leaves the weights on
   disk. The loaded proto then records the model's folder in a metadata entry
   (:data:`EXTERNAL_DATA_DIR_KEY`) so that :func:`save_model`, the ORT check and
   constant lookups can still find the bytes after the proto is copied or rewritten.
@@ -20,7 +23,10 @@ External data, the short version:
   tensors moved to ``<output file name>.data``.
 
 Writes are atomic: everything goes to a temporary file in the destination folder and is
-renamed into place, so a crash leaves any previous output untouched. (Data files are
+renamed into place, so a crash leaves any previous output untouched. Temporary files are
+named ``.<name>.onnxtool-tmp-<pid>-<random>``; a later save into the same folder removes
+those of writers that no longer run (a SIGKILLed writer cannot clean up after itself).
+Writes are not fsync'ed: atomic against crashes of the process, not of the machine. (Data files are
 renamed into place before the model file, so a crash between the two renames can leave an
 old model file next to new data - same weights for a graph-only pass; documented, not hidden.)
 """
