@@ -45,6 +45,9 @@ print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib
 
 
 def measure(command: list[str]) -> dict:
+    # Start every command with no dirty pages left by the previous one: otherwise the
+    # second of two back-to-back 1 GiB writers pays for the first one's writeback.
+    os.sync()
     done = subprocess.run([sys.executable, "-c", RUNNER, *command], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"failed: {' '.join(command)}\n{done.stderr}")
@@ -145,13 +148,18 @@ def main() -> int:
         ours_cmd = [*onnxtool, "make-dynamic-scale", str(inline), "-o", str(out / "ours.onnx"), "--no-check"]
         measure(bare)  # warm the page cache for both
         ours, theirs = [], []
-        for _ in range(args.runs):
+        for index in range(args.runs):
             # Outputs are removed first: overwriting a 1 GiB file costs the file system extra
             # work (freeing blocks, ext4's flush-on-replace) that is not the tool's doing.
             for leftover in out.iterdir():
                 leftover.unlink()
-            theirs.append(measure(bare))
-            ours.append(measure(ours_cmd))
+            # Alternate who goes first, so neither always runs in the other's wake.
+            if index % 2:
+                ours.append(measure(ours_cmd))
+                theirs.append(measure(bare))
+            else:
+                theirs.append(measure(bare))
+                ours.append(measure(ours_cmd))
         print(ratio_line(f"1 GiB inline  (onnxtool --no-check vs onnx.load+onnx.save)", ours, theirs, 1.1), flush=True)
         shutil.rmtree(out)
 
