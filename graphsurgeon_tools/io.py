@@ -460,9 +460,11 @@ def _copy_data(source: Path, dest: Path) -> None:
     """Copy a data file kernel-side (copy_file_range, then sendfile): constant memory, like ``cp``."""
     with open(source, "rb") as src, _open_temp(dest) as dst:
         remaining = os.fstat(src.fileno()).st_size
+        if hasattr(os, "posix_fadvise"):  # as cp does: read-ahead for one sequential pass
+            os.posix_fadvise(src.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
         try:
             while remaining > 0:
-                done = os.copy_file_range(src.fileno(), dst.fileno(), min(remaining, 1 << 30))
+                done = os.copy_file_range(src.fileno(), dst.fileno(), min(remaining, 1 << 31))
                 if done == 0:
                     break
                 remaining -= done
