@@ -182,10 +182,7 @@ class CxxOpSRCNN(_DynamicSRCNN):
     def forward(self, x: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
         # unscaled_axes: batch and channels keep their size, so torch.export keeps them
         # symbolic-but-known instead of data-dependent (the conv after it checks channels).
-        # Not while the TorchScript exporter traces: sizes are tensors then, and exporters.ops'
-        # torch._check wants a bool.
-        unscaled = () if torch.jit.is_tracing() else (0, 1)
-        return self.body(_cxx_resize(x, scales, unscaled_axes=unscaled, **_cxx_attributes()))
+        return self.body(_cxx_resize(x, scales, unscaled_axes=(0, 1), **_cxx_attributes()))
 
 
 def _cxx_attributes(align_corners: bool = False) -> dict:
