@@ -17,11 +17,10 @@ class TinyUpscaler(nn.Module):
         self.conv = nn.Conv2d(3, 3, kernel_size=3, padding=1)
 
     def forward(self, x, scales):
-        # unscaled_axes helps torch.export (dynamo); while the TorchScript exporter traces,
-        # sizes are tensors and the check it adds cannot run, so leave it out there.
-        unscaled = () if torch.jit.is_tracing() else (0, 1)
+        # unscaled_axes=(0, 1): batch and channels keep their size, which lets torch.export
+        # (the dynamo exporter) keep them static; the output H, W depend on the scale values.
         up = exporters.ops.resize(x, scales, mode="linear", coordinate_transformation_mode="half_pixel",
-                                  unscaled_axes=unscaled)
+                                  unscaled_axes=(0, 1))
         return exporters.ops.my_add(self.conv(up), up)  # my_add(a, b) = 2 * a + b
 
 
