@@ -95,6 +95,42 @@ def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, An
     sys.stdout.flush()
 
 
+def resolve_output(
+    model: Path, output: Optional[Path], in_place: bool, default: Callable[[Path], Path]
+) -> Path:
+    """Where a model-writing command writes, refused (exit 2) before any work if unusable.
+
+    ``default(model)`` names the output when neither ``-o`` nor ``--in-place`` is given. The
+    input is never the target unless ``--in-place``; an output that is one of the input's
+    external data files is refused later, by :func:`refuse_data_file_target`, once the model
+    is loaded.
+    """
+    from graphsurgeon_tools.errors import UsageError
+
+    if in_place and output is not None:
+        raise UsageError("--in-place and --output exclude each other")
+    target = model if in_place else (output or default(model))
+    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
+        raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
+    if target.is_dir():
+        raise UsageError(f"output path is a directory: {target}")
+    if not target.parent.is_dir():
+        raise UsageError(f"output folder does not exist: {target.parent}")
+    return target
+
+
+def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
+    """Refuse (exit 2) an output path that is one of ``model``'s external data files.
+
+    Writing the new model there would destroy the weights both models read.
+    """
+    from graphsurgeon_tools.errors import UsageError
+    from graphsurgeon_tools.io import external_tensor_refs
+
+    if target.resolve() in {ref.path.resolve() for ref in external_tensor_refs(proto)}:
+        raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
+
+
 def note(message: str) -> None:
     """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
     sys.stderr.write(f"onnxtool: {message}\n")

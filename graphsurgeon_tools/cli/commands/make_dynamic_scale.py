@@ -19,6 +19,8 @@ from graphsurgeon_tools.cli._app import (
     app,
     emit,
     note,
+    refuse_data_file_target,
+    resolve_output,
     split_csv,
 )
 
@@ -116,15 +118,7 @@ def make_dynamic_scale(
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
 
-    if in_place and output is not None:
-        raise UsageError("--in-place and --output exclude each other")
-    target = model if in_place else (output or default_output(model))
-    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
-        raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
-    if target.is_dir():
-        raise UsageError(f"output path is a directory: {target}")
-    if not target.parent.is_dir():
-        raise UsageError(f"output folder does not exist: {target.parent}")
+    target = resolve_output(model, output, in_place, default_output)
     dims: dict[str, int] = {}
     for item in split_csv(check_dims) or []:
         name, _, value = item.partition("=")
@@ -134,12 +128,7 @@ def make_dynamic_scale(
     if dims and not check:
         note("--check-dims has no effect with --no-check")
     proto = load_model(model)
-    from graphsurgeon_tools.io import external_tensor_refs
-
-    data_files = {ref.path for ref in external_tensor_refs(proto)}
-    if target.resolve() in data_files:
-        raise UsageError(f"output {target} is the input's external data file; writing it would destroy "
-                         "the input's weights")
+    refuse_data_file_target(proto, model, target)
     try:
         result = run_pass(
             proto,

@@ -16,6 +16,8 @@ from graphsurgeon_tools.cli._app import (
     app,
     emit,
     note,
+    refuse_data_file_target,
+    resolve_output,
     split_csv,
 )
 
@@ -90,26 +92,16 @@ def swap_plugin(
     Exit codes: 0 done (also when nothing matched), 2 usage, 3 unreadable model or invalid spec.
     """
     from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, UsageError
-    from graphsurgeon_tools.io import external_tensor_refs, load_model, save_model
+    from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
-    if in_place and output is not None:
-        raise UsageError("--in-place and --output exclude each other")
-    target = model if in_place else (output or _default_output(model, reverse))
-    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
-        raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
-    if target.is_dir():
-        raise UsageError(f"output path is a directory: {target}")
-    if not target.parent.is_dir():
-        raise UsageError(f"output folder does not exist: {target.parent}")
+    target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
     if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
         raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
         note("--keep-constant has no effect with --reverse")
     proto = load_model(model)  # weights stay on disk; loaded once, here
-    data_files = {ref.path.resolve() for ref in external_tensor_refs(proto)}
-    if target.resolve() in data_files:
-        raise UsageError(f"output {target} is an external data file of {model}; choose another path")
+    refuse_data_file_target(proto, model, target)
     try:
         result = run_swap(
             proto,
