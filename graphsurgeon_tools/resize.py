@@ -306,12 +306,30 @@ def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
     Resize-10 and Upsample have no coordinate_transformation_mode/nearest_mode attributes;
     they are reported with the behaviour the spec gives them (asymmetric, floor).
     """
+    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.io import load_model
+
+    label = None if _is_proto(model) else str(model)
+    try:
+        return _find_resize_sites(load_model(model))
+    except OnnxToolError as exc:
+        # Errors name the file when there is one (io's own messages already do).
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None
+
+
+def _is_proto(model: Any) -> bool:
+    from onnx import ModelProto
+
+    return isinstance(model, ModelProto)
+
+
+def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
     import onnx
 
-    from graphsurgeon_tools.io import load_model
     from graphsurgeon_tools.passes._graph import DEFAULT_DOMAINS, static_shape, value_info_map
 
-    model = load_model(model)
     tracer = _Tracer(model)
     opset = tracer.opset
     infos = value_info_map(model.graph)
