@@ -2,9 +2,12 @@
 
 ::
 
-    require_valid_model(model, label)            known opset, full ONNX checker, tensor byte counts
+    require_tensor_sizes(model, label)           inline tensors whose bytes fit their shape
+    require_valid_model(model, label)            known opset, tensor byte counts, full ONNX checker
     require_sane_sites(model, sites, label)      no nonsense scales/sizes at any Resize/Upsample
-    check_input(model, label) -> [ResizeSite]    both, and the sites found on the way
+    check_input(model, label) -> [ResizeSite]    all of it, and the sites found on the way
+    check_resize_inputs(model, label) -> [...]   all but the checker (for ``validate``, whose
+                                                 candidates may hold plugin nodes ORT runs)
 
 Nonsense means: scales that are NaN, infinite, zero, negative or above :data:`MAX_SCALE`;
 a scales or sizes vector whose length is not the input's rank (or ``len(axes)``); scales
@@ -31,7 +34,14 @@ from graphsurgeon_tools.errors import (
     UnsupportedModelError,
 )
 
-__all__ = ["MAX_SCALE", "check_input", "require_sane_sites", "require_valid_model"]
+__all__ = [
+    "MAX_SCALE",
+    "check_input",
+    "check_resize_inputs",
+    "require_sane_sites",
+    "require_tensor_sizes",
+    "require_valid_model",
+]
 
 #: A scale factor above this is not a resize, it is a typo or an attack (a 224x224 image
 #: would become 2.24 million pixels a side).
@@ -57,20 +67,12 @@ def _tensor_size_error(tensor: TensorProto, what: str) -> Optional[str]:
     return f"{what} {tensor.name!r} holds {len(tensor.raw_data)} bytes, but its shape {list(tensor.dims)} needs {needed}"
 
 
-def require_valid_model(model: ModelProto, label: str) -> None:
-    """A default-domain opset this onnx knows, the full checker, and tensors whose bytes fit their shape.
+def require_tensor_sizes(model: ModelProto, label: str) -> None:
+    """Inline initializers and Constant values whose raw bytes fill their shape, else InvalidModelError.
 
-    Raises :class:`UnsupportedModelError` (opset from the future), :class:`PreconditionError`
-    (checker) or :class:`InvalidModelError` (short tensor data).
+    The checker does not look at byte counts, and a short constant would otherwise surface
+    later as a numpy reshape error deep inside a pass. External data is checked by io.
     """
-    from graphsurgeon_tools.passes._graph import check_model_full, default_opset
-
-    opset = default_opset(model)
-    known = onnx.defs.onnx_opset_version()
-    if opset > known:
-        raise UnsupportedModelError(f"{label}: default-domain opset {opset} is newer than this onnx ({known}) knows")
-    # Byte counts first: the checker does not look at them, and a short constant would
-    # otherwise surface later as a numpy reshape error deep inside a pass.
     for init in model.graph.initializer:
         problem = _tensor_size_error(init, "initializer")
         if problem:
@@ -81,6 +83,21 @@ def require_valid_model(model: ModelProto, label: str) -> None:
                 problem = _tensor_size_error(attr.t, f"node {node.name or node.output[0]!r}: constant")
                 if problem:
                     raise InvalidModelError(f"{label}: {problem}")
+
+
+def require_valid_model(model: ModelProto, label: str) -> None:
+    """A default-domain opset this onnx knows, tensors whose bytes fit their shape, the full checker.
+
+    Raises :class:`UnsupportedModelError` (opset from the future), :class:`InvalidModelError`
+    (short tensor data) or :class:`PreconditionError` (checker).
+    """
+    from graphsurgeon_tools.passes._graph import check_model_full, default_opset
+
+    opset = default_opset(model)
+    known = onnx.defs.onnx_opset_version()
+    if opset > known:
+        raise UnsupportedModelError(f"{label}: default-domain opset {opset} is newer than this onnx ({known}) knows")
+    require_tensor_sizes(model, label)
     try:
         check_model_full(model)
     except Exception as exc:  # onnx's ValidationError / InferenceError, and anything they wrap
@@ -136,6 +153,21 @@ def check_input(model: ModelProto, label: str) -> list[Any]:
     from graphsurgeon_tools.resize import find_resize_sites
 
     require_valid_model(model, label)
+    sites = find_resize_sites(model)
+    require_sane_sites(model, sites, label)
+    return sites
+
+
+def check_resize_inputs(model: ModelProto, label: str) -> list[Any]:
+    """:func:`require_tensor_sizes` and :func:`require_sane_sites`, without the ONNX checker.
+
+    For callers that run the model anyway (``validate``): ONNX Runtime is their judge of
+    the graph, but nonsense scales must still be named as such rather than surface as an
+    ORT load error or a failed comparison.
+    """
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    require_tensor_sizes(model, label)
     sites = find_resize_sites(model)
     require_sane_sites(model, sites, label)
     return sites

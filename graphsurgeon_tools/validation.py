@@ -323,10 +323,18 @@ class ValidationReport:
 
 
 def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "candidate") -> onnx.ModelProto:
-    """Load through :func:`graphsurgeon_tools.io.load_model` (external data inlined, checked paths)."""
-    from graphsurgeon_tools.io import load_model
+    """Load through :func:`graphsurgeon_tools.io.load_model` (external data inlined, checked paths).
 
-    return load_model(model, load_external_data=True)
+    Nonsense scales or sizes and short tensors are refused here (exit 3, naming the file and
+    the node) rather than left to surface as an ORT load error or a failed comparison.
+    """
+    from graphsurgeon_tools.io import load_model
+    from graphsurgeon_tools.preconditions import check_resize_inputs
+
+    proto = load_model(model, load_external_data=True)
+    label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
+    check_resize_inputs(proto, label)
+    return proto
 
 
 def _load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
@@ -337,7 +345,12 @@ def _load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
         array = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
-    except Exception as exc:  # ValueError for pickles and junk, OSError, zipfile errors
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):  # an object array: loading it would unpickle, i.e. run code
+            raise OnnxToolError(f"input {name!r}: {path} holds pickled Python objects, which onnxtool never "
+                                "loads; save a numeric array") from None
+        raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})") from None
+    except Exception as exc:  # OSError, zipfile errors, junk
         raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({type(exc).__name__})") from None
     if not isinstance(array, np.ndarray):
         raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
