@@ -145,8 +145,14 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
     return feeds
 
 
-def _guard_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_bytes: Optional[int]) -> None:
-    """Refuse (ResourceLimitError) before ORT allocates a tensor above the configured limit."""
+def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_bytes: Optional[int],
+                       *, what: str = "check") -> None:
+    """Refuse (ResourceLimitError) before ORT allocates a tensor above the configured limit.
+
+    ``shapes``: the concrete input shapes the run will feed; every tensor shape inference can
+    then pin down is checked (``what`` starts the message: name the file there). Tensors whose
+    size depends on run-time values (scales fed as inputs) are the caller's to check.
+    """
     from graphsurgeon_tools.limits import check_output_size
     from graphsurgeon_tools.passes._graph import weightless_copy
 
@@ -168,7 +174,7 @@ def _guard_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_
         if None in dims:
             continue
         try:
-            check_output_size(dims, tensor_type.elem_type, limit=max_output_bytes, what=f"check: tensor {info.name!r}")
+            check_output_size(dims, tensor_type.elem_type, limit=max_output_bytes, what=f"{what}: tensor {info.name!r}")
         except ValueError:
             continue
 
@@ -228,7 +234,7 @@ def compare_models(
                 atol=atol,
             )
     shapes = concrete_input_shapes(original_proto, dims)
-    _guard_sizes(original_proto, shapes, max_output_bytes)
+    guard_output_sizes(original_proto, shapes, max_output_bytes)
     feeds = random_feeds(original_proto, shapes, seed)
     factory = session_factory or _default_session
 

@@ -485,7 +485,13 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                ) -> tuple[FactorResult, Optional[dict[str, Any]]]:
     started = time.perf_counter()
     result = FactorResult(factor=factor, status="error")
-    if factor is not None:
+    # Sizes fixed by the graph itself (baked scales, static shapes): shape inference finds them.
+    from graphsurgeon_tools.checks import guard_output_sizes
+
+    shapes = {name: list(array.shape) for name, array in data}
+    shapes.update({name: list(np.shape(value)) for name, value in fixed.items()})
+    guard_output_sizes(candidate.model, shapes, max_output_bytes, what=candidate.where)
+    if factor is not None:  # sizes a fed factor decides
         from graphsurgeon_tools.limits import check_output_size, resized_shape
 
         for name, array in data:

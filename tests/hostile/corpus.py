@@ -519,13 +519,15 @@ def _(tmp: Path) -> Built:
 def _(tmp: Path) -> Built:
     # x8 on 1x3x64x64 is a 3 MiB output: harmless, but above the 1 MiB the environment allows.
     built = _model(tmp, models.resize_model((1.0, 1.0, 8.0, 8.0), x_shape=(1, 3, 64, 64)))
-    return Built(built.model, built.names, env={"ONNXTOOL_MAX_OUTPUT_BYTES": "1M"})
+    # validate compares it with itself: both sides run at the baked factor.
+    return Built(built.model, built.names, reference=built.model, env={"ONNXTOOL_MAX_OUTPUT_BYTES": "1M"})
 
 
 @case("limit_default_1gib", "limits", INVALID, r"limit", commands=RUNNERS)
 def _(tmp: Path) -> Built:
     # x300 on 1x3x32x32 is 1.03 GiB: just above the default limit, refused before ORT allocates it.
-    return _model(tmp, models.resize_model((1.0, 1.0, 300.0, 300.0), x_shape=(1, 3, 32, 32)))
+    built = _model(tmp, models.resize_model((1.0, 1.0, 300.0, 300.0), x_shape=(1, 3, 32, 32)))
+    return Built(built.model, built.names, reference=built.model)
 
 
 @case("limit_env_malformed", "limits", USAGE, r"ONNXTOOL_MAX_OUTPUT_BYTES", commands=RUNNERS)
