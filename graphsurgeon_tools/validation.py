@@ -1027,13 +1027,23 @@ def junit_xml(report: Mapping[str, Any]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def check_junit_path(path: Union[str, os.PathLike]) -> Path:
-    """Refuse (UsageError, exit 2) a JUnit destination that cannot be written, before any work."""
+def check_junit_path(path: Union[str, os.PathLike], *, inputs: Sequence[Union[str, os.PathLike]] = ()) -> Path:
+    """Refuse (UsageError, exit 2) a JUnit destination that cannot be written, before any work.
+
+    ``inputs``: files the run reads (the candidate, an ONNX reference); the report must not
+    overwrite one of them, whatever the spelling (``dir/../x``, a symlink to it).
+    """
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"--junit {target}: is a directory")
     if not target.parent.is_dir():
         raise UsageError(f"--junit {target}: folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK):
+        raise UsageError(f"--junit {target}: folder {target.parent} is not writable")
+    if target.exists():
+        for source in inputs:
+            if Path(source).exists() and os.path.samefile(target, source):
+                raise UsageError(f"--junit {target} is the input model {source}; the report would overwrite it")
     return target
 
 
@@ -1042,7 +1052,10 @@ def write_junit(report: Union[ValidationReport, Mapping[str, Any]], path: Union[
     data = report.to_dict() if isinstance(report, ValidationReport) else report
     target = check_junit_path(path)
     text = junit_xml(data)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # a read-only file system, a folder that went away: the user's to fix
+        raise UsageError(f"cannot write --junit {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

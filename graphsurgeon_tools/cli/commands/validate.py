@@ -81,7 +81,7 @@ def validate(
     from graphsurgeon_tools.validation import check_junit_path, render_report, validate as run_validate, write_junit
 
     if junit is not None:
-        check_junit_path(junit)
+        check_junit_path(junit, inputs=[candidate, Path(reference)])  # a "torch:..." reference is no file
 
     show_progress = not as_json and sys.stderr.isatty()
     if show_progress:
