@@ -87,3 +87,27 @@ def ppocr_det_path() -> Path:
         if path.is_file():
             return path
     pytest.skip("PP-OCRv4 detector not installed (make setup installs rapidocr-onnxruntime==1.4.4 --no-deps)")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's hook signature
+    """Counts the hardening issue asks to see on every run: hostile runs handled, fuzz examples.
+
+    tests/test_fuzz.py records ``fuzz_examples`` (and ``fuzz_<outcome>`` tallies) as user
+    properties; they travel from xdist workers to this (controller) process with each report.
+    """
+    reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])
+               if getattr(r, "when", "call") == "call"]
+    kinds = {"::test_in_process[": "in-process", "::test_subprocess[": "subprocess", "::test_api_raises": "API"}
+    hostile = [r for r in reports if "test_hostile_inputs.py" in r.nodeid and any(k in r.nodeid for k in kinds)]
+    if hostile:
+        split = ", ".join(f"{sum(k in r.nodeid for r in hostile)} {label}" for k, label in kinds.items())
+        terminalreporter.write_line(
+            f"hostile inputs: {sum(r.passed for r in hostile)} of {len(hostile)} runs handled ({split})")
+    fuzz = [(r.nodeid.split("::")[-1], dict(r.user_properties)) for r in reports
+            if "fuzz_examples" in dict(r.user_properties)]
+    if fuzz:
+        total = sum(props["fuzz_examples"] for _, props in fuzz)
+        terminalreporter.write_line(f"fuzz: {total} examples")
+        for name, props in sorted(fuzz):
+            extra = ", ".join(f"{k[5:]}={v}" for k, v in sorted(props.items()) if k.startswith("fuzz_") and k != "fuzz_examples")
+            terminalreporter.write_line(f"  {props['fuzz_examples']:5d}  {name}" + (f" ({extra})" if extra else ""))
