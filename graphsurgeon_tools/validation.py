@@ -329,11 +329,17 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     the node) rather than left to surface as an ORT load error or a failed comparison.
     """
     from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.preconditions import check_resize_inputs
+    from graphsurgeon_tools.resize import find_resize_sites
 
     proto = load_model(model, load_external_data=True)
     label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
-    check_resize_inputs(proto, label)
+    try:
+        sites = find_resize_sites(proto)
+    except OnnxToolError as exc:  # e.g. a scales tensor shorter than its shape
+        raise type(exc)(f"{label}: {exc}") from None
+    for site in sites:  # the rules every command applies (ResizeSite.problems)
+        if site.problems:
+            raise InvalidScalesError(f"{label}: node {site.node_name or site.output_name!r}: {site.problems[0]}")
     return proto
 
 
