@@ -156,6 +156,12 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     from graphsurgeon_tools.limits import check_output_size
     from graphsurgeon_tools.passes._graph import weightless_copy
 
+    # The inputs the run will create count too: a declared 2**20 x 2**20 input is refused here,
+    # not by numpy's MemoryError when the feeds are drawn.
+    elem_types = {inp.name: inp.type.tensor_type.elem_type for inp in model.graph.input}
+    for name, shape in shapes.items():
+        if elem_types.get(name):
+            check_output_size(shape, elem_types[name], limit=max_output_bytes, what=f"{what}: input {name!r}")
     skeleton = weightless_copy(model)
     for inp in skeleton.graph.input:
         if inp.name in shapes:

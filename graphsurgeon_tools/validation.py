@@ -388,8 +388,14 @@ def _conform(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.dtype
     return np.ascontiguousarray(array)
 
 
-def _random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator, size: int) -> np.ndarray:
+def _random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator, size: int,
+                  *, limit: Optional[int] = None, what: str = "random input") -> np.ndarray:
+    from graphsurgeon_tools.limits import check_output_size
+
     concrete = [d if isinstance(d, int) else (1 if axis == 0 else size) for axis, d in enumerate(shape)]
+    # A declared input of 2**20 x 2**20 must be refused, not handed to numpy (MemoryError).
+    # Floats are drawn in float64 first, so that is what is allocated.
+    check_output_size(concrete, np.float64 if np.issubdtype(dtype, np.floating) else dtype, limit=limit, what=what)
     if np.issubdtype(dtype, np.floating):
         # Uniform [0, 1): what an image model sees after normalisation to [0, 1].
         return rng.random(concrete, dtype=np.float64).astype(dtype)
@@ -399,7 +405,8 @@ def _random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generato
 
 
 def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed: int, size: int,
-                    notes: list[str]) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
+                    notes: list[str], *, max_output_bytes: Optional[int] = None, label: str = "the candidate"
+                    ) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
     given = dict(inputs or {})
     known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs}
     unknown = sorted(set(given) - known)
@@ -415,7 +422,9 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
             array, source = _load_user_array(spec.name, given[spec.name])
             array = _conform(spec.name, array, spec.shape, spec.dtype, source, notes)
         else:
-            array, source = _random_input(spec.shape, spec.dtype, rng, size), f"random(seed={seed})"
+            array = _random_input(spec.shape, spec.dtype, rng, size, limit=max_output_bytes,
+                                  what=f"{label}: random input {spec.name!r}")
+            source = f"random(seed={seed})"
         data.append((spec.name, array))
         described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(array.dtype), "source": source})
     fixed: dict[str, np.ndarray] = {}
@@ -578,7 +587,8 @@ def validate(
     notes: list[str] = []
     runner = OnnxRunner(model, label)
     ref = make_reference(reference, model)
-    data, fixed, described = _prepare_inputs(runner.ports, inputs, seed, input_size, notes)
+    data, fixed, described = _prepare_inputs(runner.ports, inputs, seed, input_size, notes,
+                                             max_output_bytes=max_output_bytes, label=label)
     plan = _plan(sweep, runner.ports, ref, notes)
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)

@@ -530,6 +530,14 @@ def _(tmp: Path) -> Built:
     return Built(built.model, built.names, reference=built.model)
 
 
+@case("limit_huge_declared_input", "limits", INVALID, r"limit", commands=RUNNERS)
+def _(tmp: Path) -> Built:
+    # A declared 1x3x2**20x2**20 input downscaled 1024x: the output is small, the input the
+    # check would draw at random is 12 TiB. Refused before numpy is asked for it.
+    built = _model(tmp, models.resize_model((1.0, 1.0, 1 / 1024, 1 / 1024), x_shape=(1, 3, 2**20, 2**20)))
+    return Built(built.model, built.names, reference=built.model)
+
+
 @case("limit_env_malformed", "limits", USAGE, r"ONNXTOOL_MAX_OUTPUT_BYTES", commands=RUNNERS)
 def _(tmp: Path) -> Built:
     built = _model(tmp, models.resize_model())
