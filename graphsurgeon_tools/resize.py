@@ -163,6 +163,8 @@ class _Tracer:
                 return ValueTrace(ValueSource.RUNTIME, reason="Constant node without a numeric tensor value")
             return ValueTrace(ValueSource.CONSTANT, value, (index,))
         if node.domain in DEFAULT_DOMAINS and node.op_type == "Identity":
+            if not node.input:  # invalid (the checker refuses it); not every caller runs the checker
+                return ValueTrace(ValueSource.RUNTIME, reason="Identity node without an input")
             upstream = self.trace(node.input[0])
             if upstream.source in (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY):
                 return ValueTrace(ValueSource.IDENTITY, upstream.value, upstream.nodes + (index,))
@@ -334,9 +336,14 @@ def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
     opset = tracer.opset
     infos = value_info_map(model.graph)
     declared = set(infos)
-    resize_inputs = [
-        n.input[0] for n in model.graph.node if n.op_type in _RESIZE_OPS and n.domain in DEFAULT_DOMAINS
-    ]
+    resize_nodes = [n for n in model.graph.node if n.op_type in _RESIZE_OPS and n.domain in DEFAULT_DOMAINS]
+    for node in resize_nodes:
+        if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
+            from graphsurgeon_tools.errors import InvalidModelError
+
+            label = node.name or (node.output[0] if node.output else "?")
+            raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
+    resize_inputs = [n.input[0] for n in resize_nodes]
     if any(static_shape(infos.get(name)) is None for name in resize_inputs):
         infos = _inferred_value_infos(model, infos)
     sites: list[ResizeSite] = []

@@ -237,6 +237,14 @@ def models_with_feeds(draw: Any) -> onnx.ModelProto:
     return model
 
 
+def _as_text(data: bytes) -> str:
+    """The model as text for a failure report; the printer itself chokes on some mutants."""
+    try:
+        return onnx.printer.to_text(onnx.ModelProto.FromString(data))
+    except Exception as exc:  # noqa: BLE001 - a report helper must not fail the example
+        return f"(not printable: {type(exc).__name__}) {data[:200]!r}"
+
+
 def _count(request: pytest.FixtureRequest, key: str, examples: int, **outcomes: int) -> None:
     COUNTS[key] += examples
     request.node.user_properties.append(("fuzz_examples", examples))
@@ -440,4 +448,123 @@ def test_mutated_models_never_crash(command: str, request: pytest.FixtureRequest
 
         law()
     _count(request, f"mutations_{command}", tally["examples"], **{k: v for k, v in tally.items() if k != "examples"})
+    assert tally["examples"] >= 100, tally
+
+
+# Structured mutations: the file still parses, so the damage reaches the checks, the
+# discovery and the passes instead of stopping at the protobuf decoder.
+_OP_TYPES = ["Resize", "Upsample", "Relu", "Identity", "Constant", "FooBar", ""]
+_MODES = ["nearest", "linear", "cubic", "bilinear", "bogus", ""]
+_CTMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
+         "half_pixel_symmetric", "tf_half_pixel_for_nn", "bogus"]
+_ODD_FLOATS = [float("nan"), float("inf"), -float("inf"), 0.0, -1.0, 1e-30, 1e30, 1.0, 2.0, 0.5, 3.0]
+_ODD_DIMS = [0, 1, 2, 7, 2**20, 2**31, 2**40]
+
+
+@st.composite
+def field_mutated_models(draw: Any) -> bytes:
+    model = onnx.ModelProto.FromString(draw(st.sampled_from(SEEDS)))
+    graph = model.graph
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["dim", "op_type", "input", "attr", "tensor", "opset", "values", "drop"]))
+        if kind == "dim":
+            values = list(graph.input) + list(graph.output)
+            dims = [d for v in values for d in v.type.tensor_type.shape.dim]
+            if dims:
+                dim = draw(st.sampled_from(dims))
+                if draw(st.booleans()):
+                    dim.dim_value = draw(st.sampled_from(_ODD_DIMS))
+                else:
+                    dim.dim_param = draw(st.sampled_from(["N", "", "x"]))
+        elif kind == "op_type" and graph.node:
+            draw(st.sampled_from(list(graph.node))).op_type = draw(st.sampled_from(_OP_TYPES))
+        elif kind == "input" and graph.node:
+            node = draw(st.sampled_from(list(graph.node)))
+            names = [n for n in node.input] + ["", "ghost", "x", "y"]
+            if node.input:
+                node.input[draw(st.integers(0, len(node.input) - 1))] = draw(st.sampled_from(names))
+            else:
+                node.input.append(draw(st.sampled_from(names)))
+        elif kind == "attr" and graph.node:
+            node = draw(st.sampled_from(list(graph.node)))
+            name = draw(st.sampled_from(["mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                                         "exclude_outside", "antialias", "axes", "scales", "extrapolation_value"]))
+            value: Any = {
+                "mode": lambda: draw(st.sampled_from(_MODES)),
+                "coordinate_transformation_mode": lambda: draw(st.sampled_from(_CTMS)),
+                "nearest_mode": lambda: draw(st.sampled_from(["floor", "ceil", "round_prefer_ceil", "bogus"])),
+                "cubic_coeff_a": lambda: draw(st.sampled_from(_ODD_FLOATS)),
+                "exclude_outside": lambda: draw(st.integers(-1, 2)),
+                "antialias": lambda: draw(st.integers(-1, 2)),
+                "axes": lambda: draw(st.lists(st.integers(-6, 6), max_size=5)),
+                "scales": lambda: draw(st.lists(st.sampled_from(_ODD_FLOATS), min_size=1, max_size=5)),
+                "extrapolation_value": lambda: draw(st.sampled_from(_ODD_FLOATS)),
+            }[name]()
+            kept = [a for a in node.attribute if a.name != name]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+            if value != []:
+                node.attribute.append(helper.make_attribute(name, value))
+        elif kind == "tensor" and graph.initializer:
+            tensor = draw(st.sampled_from(list(graph.initializer)))
+            what = draw(st.sampled_from(["dtype", "dims", "short", "long"]))
+            if what == "dtype":
+                tensor.data_type = draw(st.integers(0, 25))
+            elif what == "dims":
+                tensor.dims.append(draw(st.sampled_from(_ODD_DIMS[:4])))
+            elif what == "short":
+                tensor.raw_data = tensor.raw_data[: len(tensor.raw_data) // 2]
+            else:
+                tensor.raw_data = tensor.raw_data + b"\0" * 4
+        elif kind == "opset":
+            model.opset_import[0].version = draw(st.sampled_from([1, 6, 7, 9, 10, 11, 13, 18, 19, 22, 999]))
+        elif kind == "values":
+            for tensor in graph.initializer:
+                if tensor.name == "scales" and tensor.data_type == TensorProto.FLOAT:
+                    count = max(1, len(tensor.raw_data) // 4)
+                    values = [draw(st.sampled_from(_ODD_FLOATS)) for _ in range(count)]
+                    tensor.raw_data = np.asarray(values, dtype=np.float32).tobytes()
+        elif kind == "drop":
+            target = draw(st.sampled_from(["node", "input", "output", "initializer"]))
+            field = {"node": graph.node, "input": graph.input, "output": graph.output,
+                     "initializer": graph.initializer}[target]
+            if len(field):
+                del field[draw(st.integers(0, len(field) - 1))]
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("command", ["inspect", "make-dynamic-scale", "swap-plugin", "validate"])
+def test_field_mutated_models_never_crash(command: str, request: pytest.FixtureRequest, capsys, monkeypatch) -> None:
+    from graphsurgeon_tools.cli import main
+
+    monkeypatch.delenv("ONNXTOOL_DEBUG", raising=False)
+    monkeypatch.setenv("ONNXTOOL_MAX_OUTPUT_BYTES", "64M")
+    tally: Counter = Counter()
+
+    with tempfile.TemporaryDirectory(prefix="onnxtool-fuzz-") as folder:
+        path, out = Path(folder) / "mutant.onnx", Path(folder) / "out.onnx"
+
+        @settings(max_examples=150, **_SETTINGS)
+        @given(data=field_mutated_models())
+        def law(data: bytes) -> None:
+            path.write_bytes(data)
+            argv = {"inspect": ["inspect", str(path)],
+                    "make-dynamic-scale": ["make-dynamic-scale", str(path), "-o", str(out)],
+                    "swap-plugin": ["swap-plugin", str(path), "-o", str(out)],
+                    "validate": ["validate", str(path), "--reference", str(path)]}[command]
+            note(_as_text(data))
+            capsys.readouterr()
+            code = main(argv)
+            err = capsys.readouterr().err
+            tally["examples"] += 1
+            tally[f"exit_{code}"] += 1
+            assert code != 4, f"internal error on a mutated model: {err.strip()}"
+            assert code in (0, 1, 2, 3), code
+            if code in (2, 3):  # a user error: one line (exit 1 is a report on stdout)
+                assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+            assert path.read_bytes() == data, "the input file was modified"
+
+        law()
+    _count(request, f"field_mutations_{command}", tally["examples"],
+           **{k: v for k, v in tally.items() if k != "examples"})
     assert tally["examples"] >= 100, tally
