@@ -247,7 +247,8 @@ def compare_models(
     def run(model: Union[ModelProto, bytes], proto: ModelProto, feed: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         blob, folder = _session_input(model, proto)
         options = ort.SessionOptions()
-        options.log_severity_level = 3
+        options.log_severity_level = 4  # failures come back as exceptions, reported in one line; ORT's
+        # own coloured log line on stderr would only say it twice (and break the one-line contract)
         if folder:
             options.add_session_config_entry("session.model_external_initializers_file_folder_path", folder)
         session = factory(blob, options)

@@ -161,6 +161,14 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         result.mismatch_share = result.passing_atol = 0.0
         result.note = "empty output"
         return result
+    numeric = all(np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_ for a in (actual, expected))
+    if not numeric:  # strings (or objects) have no error figures: equal or not
+        unequal = actual != expected
+        result.passed = not bool(np.any(unequal))
+        result.mismatch_share = float(np.mean(unequal))
+        result.note = (f"non-numeric output ({actual.dtype} vs {expected.dtype}) compared for equality"
+                       + ("" if result.passed else f": {int(np.sum(unequal))} of {unequal.size} elements differ"))
+        return result
     diff = _abs_diff(actual, expected)
     b = np.abs(expected.astype(np.float64, copy=False))
     b_finite = np.where(np.isfinite(b), b, 0.0)

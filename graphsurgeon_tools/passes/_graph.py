@@ -143,7 +143,10 @@ def tensor_to_array(tensor: TensorProto, model: Optional[ModelProto] = None) -> 
     problem = check_tensor_data(tensor)
     if problem:
         raise InvalidModelError(problem)
-    return onnx.numpy_helper.to_array(tensor)
+    try:
+        return onnx.numpy_helper.to_array(tensor)
+    except (TypeError, ValueError) as exc:  # e.g. element type UNDEFINED or one numpy has no dtype for
+        raise InvalidModelError(f"tensor {tensor.name!r} cannot be read: {' '.join(str(exc).split())}") from None
 
 
 def evaluate_subgraph(
