@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
@@ -129,6 +130,24 @@ def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
 
     if target.resolve() in {ref.path.resolve() for ref in external_tensor_refs(proto)}:
         raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
+
+
+@contextmanager
+def naming(model: Path, *also: Optional[Path]) -> Iterator[None]:
+    """Make every user error raised inside name the file it is about.
+
+    Library errors from a ModelProto (not a path) cannot know the file; the CLI does. A message
+    that already names ``model`` or one of ``also`` (e.g. a ``--spec`` file) is left as it is.
+    """
+    from graphsurgeon_tools.errors import OnnxToolError
+
+    try:
+        yield
+    except OnnxToolError as exc:
+        text = str(exc)
+        if any(str(path) in text for path in (model, *also) if path is not None):
+            raise
+        raise type(exc)(f"{model}: {text}") from None
 
 
 def note(message: str) -> None:

@@ -18,6 +18,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     app,
     emit,
+    naming,
     note,
     refuse_data_file_target,
     resolve_output,
@@ -114,7 +115,7 @@ def make_dynamic_scale(
     when nothing needed rewriting), 1 the built-in check found a difference (nothing is
     written) or --strict found nothing, 2 usage, 3 invalid model or nonsense scales.
     """
-    from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
+    from graphsurgeon_tools.errors import CheckFailedError, UsageError
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
 
@@ -129,7 +130,7 @@ def make_dynamic_scale(
         note("--check-dims has no effect with --no-check")
     proto = load_model(model)
     refuse_data_file_target(proto, model, target)
-    try:
+    with naming(model):
         result = run_pass(
             proto,
             nodes=split_csv(nodes),
@@ -143,8 +144,6 @@ def make_dynamic_scale(
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
             check_dims=dims or None,
         )
-    except OnnxToolError as exc:
-        raise type(exc)(f"{model}: {exc}") from None
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
     if result.changed or not in_place:
         report["output"] = str(save_model(result.model, target, share_data=share_data or in_place))

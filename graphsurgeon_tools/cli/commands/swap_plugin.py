@@ -15,6 +15,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     app,
     emit,
+    naming,
     note,
     refuse_data_file_target,
     resolve_output,
@@ -91,7 +92,7 @@ def swap_plugin(
     Writes MODEL.plugin.onnx (MODEL.resize.onnx with --reverse) unless -o or --in-place.
     Exit codes: 0 done (also when nothing matched), 2 usage, 3 unreadable model or invalid spec.
     """
-    from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, UsageError
+    from graphsurgeon_tools.errors import InvalidModelError
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
@@ -102,7 +103,7 @@ def swap_plugin(
         note("--keep-constant has no effect with --reverse")
     proto = load_model(model)  # weights stay on disk; loaded once, here
     refuse_data_file_target(proto, model, target)
-    try:
+    with naming(model, spec):
         result = run_swap(
             proto,
             plugin=plugin,
@@ -114,10 +115,6 @@ def swap_plugin(
             keep_constant=keep_constant,
             size_input=size_input,
         )
-    except OnnxToolError as exc:
-        if str(model) in str(exc) or (spec is not None and str(spec) in str(exc)):
-            raise
-        raise type(exc)(f"{model}: {exc}") from None
     if result.signature == "generic" and signature != "scales":
         note(f"--signature has no effect with the generic spec {result.spec_source}")
     written = save_model(result.model, target)
