@@ -34,12 +34,15 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
 
 from graphsurgeon_tools.errors import CheckFailedError, UnsupportedModelError, UsageError
+
+if TYPE_CHECKING:  # onnx is imported where it is used; this is for the annotations
+    import onnx
 
 __all__ = ["EXPORTERS", "ExportFailedError", "ExportResult", "export", "export_srcnn"]
 
