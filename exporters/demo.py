@@ -20,10 +20,10 @@ from the weights' training), or a generated test card when scikit-image is missi
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.io import write_bytes_atomic
 
 __all__ = ["DEFAULT_OUT_DIR", "DemoResult", "run_demo", "sample_image"]
 
@@ -99,41 +100,18 @@ def _psnr(a: np.ndarray, b: np.ndarray) -> float:
     return math.inf if mse == 0 else 10 * math.log10(1.0 / mse)
 
 
-def _publish(tmp: str, path: Path) -> Path:
-    """Rename ``tmp`` onto ``path`` with the permissions a plain open() would give (mkstemp uses 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp, path)
-    return path
-
-
 def _write_png(array_nchw: np.ndarray, path: Path) -> Path:
     from PIL import Image
 
     pixels = np.clip(array_nchw[0].transpose(1, 2, 0), 0.0, 1.0)
     image = Image.fromarray(np.round(pixels * 255).astype(np.uint8), mode="RGB")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        image.save(tmp, format="PNG")
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    encoded = io.BytesIO()
+    image.save(encoded, format="PNG")
+    return write_bytes_atomic(encoded.getvalue(), path)
 
 
 def _write_text(text: str, path: Path) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        _publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_bytes_atomic(text.encode("utf-8"), path)
 
 
 def _json_safe(value: Any) -> Any:

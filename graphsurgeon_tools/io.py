@@ -40,7 +40,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 import onnx
 from onnx import ModelProto, TensorProto
@@ -86,7 +86,12 @@ def _iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
     for sparse in graph.sparse_initializer:
         yield sparse.values
         yield sparse.indices
-    for node in graph.node:
+    yield from _iter_node_tensors(graph.node)
+
+
+def _iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
+    """Every TensorProto held by the nodes' attributes, their subgraphs included."""
+    for node in nodes:
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
@@ -103,15 +108,7 @@ def _iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
 def _iter_model_tensors(model: ModelProto) -> Iterator[TensorProto]:
     yield from _iter_graph_tensors(model.graph)
     for function in model.functions:
-        for node in function.node:
-            for attr in node.attribute:
-                if attr.HasField("t"):
-                    yield attr.t
-                yield from attr.tensors
-                if attr.HasField("g"):
-                    yield from _iter_graph_tensors(attr.g)
-                for sub in attr.graphs:
-                    yield from _iter_graph_tensors(sub)
+        yield from _iter_node_tensors(function.node)
 
 
 def _is_external(tensor: TensorProto) -> bool:
@@ -456,6 +453,24 @@ def _open_temp(path: Path):
     return os.fdopen(os.open(path, os.O_WRONLY), "wb")
 
 
+def _write_temp(folder: Path, name: str, data: bytes, made: list[Path]) -> Path:
+    """Write ``data`` to a fresh temp file for ``name`` in ``folder``; ``made`` records it for cleanup."""
+    tmp = _temp_path(folder, name)
+    made.append(tmp)
+    with _open_temp(tmp) as handle:
+        handle.write(data)
+    return tmp
+
+
+def _remove_temps(made: Iterable[Path]) -> None:
+    for tmp in made:
+        if tmp.exists():
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
 def _copy_data(source: Path, dest: Path) -> None:
     """Copy a data file kernel-side (copy_file_range, then sendfile): constant memory, like ``cp``."""
     with open(source, "rb") as src, _open_temp(dest) as dst:
@@ -476,13 +491,35 @@ def _copy_data(source: Path, dest: Path) -> None:
     os.chmod(dest, 0o666 & ~_UMASK)
 
 
-def _check_destination(path: Path) -> None:
+def check_destination(path: Path) -> None:
+    """Refuse (UsageError, exit 2) a destination that cannot take a new file, before any work."""
     if path.is_dir():
         raise UsageError(f"output path is a directory: {path}")
     if not path.parent.is_dir():
         raise UsageError(f"output folder does not exist: {path.parent}")
     if not os.access(path.parent, os.W_OK):
         raise UsageError(f"output folder is not writable: {path.parent}")
+
+
+def write_bytes_atomic(data: bytes, path: PathLike) -> Path:
+    """Write a small file (a report, an image) the way :func:`save_model` writes a model.
+
+    Temp file in the destination folder, then rename: a crash leaves any old file intact, and
+    the temp of a killed writer is swept by the next write into that folder. Raises
+    :class:`UsageError` for an unusable destination. Does not guard against overwriting an
+    input: callers that read files compare paths first.
+    """
+    path = Path(path)
+    check_destination(path)
+    _sweep_dead_temps(path.parent)
+    made: list[Path] = []
+    try:
+        os.replace(_write_temp(path.parent, path.name, data, made), path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        _remove_temps(made)
+    return path
 
 
 def save_model(
@@ -514,7 +551,7 @@ def save_model(
     destination and :class:`UnsafeExternalDataError` for broken references.
     """
     path = Path(path)
-    _check_destination(path)
+    check_destination(path)
     _sweep_dead_temps(path.parent)
     recorded = _metadata_index(model, EXTERNAL_DATA_DIR_KEY)
     saved_entry = None
@@ -553,12 +590,7 @@ def save_model(
                 for entry in tensor.external_data:
                     if entry.key == "location":
                         entry.value = names[ref.path]
-            blob = model.SerializeToString()
-            model_tmp = _temp_path(path.parent, path.name)
-            made.append(model_tmp)
-            with _open_temp(model_tmp) as handle:
-                handle.write(blob)
-            del blob
+            model_tmp = _write_temp(path.parent, path.name, model.SerializeToString(), made)
             for tmp, dest in renames:
                 os.replace(tmp, dest)
             os.replace(model_tmp, path)
@@ -587,31 +619,16 @@ def save_model(
                 raise UsageError(
                     f"cannot save {path}: the graph is over 2 GB even with its raw tensors moved out"
                 )
-            blob = model.SerializeToString()
-            model_tmp = _temp_path(path.parent, path.name)
-            made.append(model_tmp)
-            with _open_temp(model_tmp) as handle:
-                handle.write(blob)
-            del blob
+            model_tmp = _write_temp(path.parent, path.name, model.SerializeToString(), made)
             os.replace(data_tmp, path.parent / data_name)
             os.replace(model_tmp, path)
         else:
-            blob = model.SerializeToString()
-            model_tmp = _temp_path(path.parent, path.name)
-            made.append(model_tmp)
-            with _open_temp(model_tmp) as handle:
-                handle.write(blob)
-            del blob
+            model_tmp = _write_temp(path.parent, path.name, model.SerializeToString(), made)
             os.replace(model_tmp, path)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
-        for tmp in made:
-            if tmp.exists():
-                try:
-                    tmp.unlink()
-                except OSError:
-                    pass
+        _remove_temps(made)
         for tensor, entries in restore_locations:
             del tensor.external_data[:]
             for key, value in entries:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ import numpy as np
 import onnx
 
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, OnnxToolError, UsageError
+from graphsurgeon_tools.io import load_model, write_bytes_atomic
 from graphsurgeon_tools.references import (
     PLUGIN_OP_TYPE,
     Factor,
@@ -336,7 +336,6 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     Nonsense scales or sizes and short tensors are refused here (exit 3, naming the file and
     the node) rather than left to surface as an ORT load error or a failed comparison.
     """
-    from graphsurgeon_tools.io import load_model
     from graphsurgeon_tools.resize import find_resize_sites
 
     proto = load_model(model, load_external_data=True)
@@ -1075,19 +1074,7 @@ def write_junit(report: Union[ValidationReport, Mapping[str, Any]], path: Union[
     """Write :func:`junit_xml` to ``path`` atomically (temp file in the same folder, then rename)."""
     data = report.to_dict() if isinstance(report, ValidationReport) else report
     target = check_junit_path(path)
-    text = junit_xml(data)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:  # a read-only file system, a folder that went away: the user's to fix
-        raise UsageError(f"cannot write --junit {target}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise a CI artifact uploader
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+        return write_bytes_atomic(junit_xml(data).encode("utf-8"), target)
+    except UsageError as exc:  # a read-only file system, a folder that went away: the user's to fix
+        raise UsageError(f"--junit: {exc}") from None

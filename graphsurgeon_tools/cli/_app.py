@@ -107,16 +107,14 @@ def resolve_output(
     is loaded.
     """
     from graphsurgeon_tools.errors import UsageError
+    from graphsurgeon_tools.io import check_destination
 
     if in_place and output is not None:
         raise UsageError("--in-place and --output exclude each other")
     target = model if in_place else (output or default(model))
     if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
         raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
-    if target.is_dir():
-        raise UsageError(f"output path is a directory: {target}")
-    if not target.parent.is_dir():
-        raise UsageError(f"output folder does not exist: {target.parent}")
+    check_destination(target)
     return target
 
 
