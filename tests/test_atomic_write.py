@@ -1,4 +1,4 @@
-"""Atomic writes, proven by killing the writer: SIGKILL mid-write leaves the previous output intact.
+"""Atomic writes, proven by killing the writer: SIGKILL or SIGTERM mid-write leaves the previous output intact.
 
 A child process saves a large model (a 384 MiB initializer) with ``io.save_model`` over an
 output that already holds a valid model; the parent watches the folder, and as soon as a
@@ -8,7 +8,8 @@ by the victim: no ``finally``, no ``atexit``). Then:
 * the previous output has the same bytes as before;
 * whatever the dead writer left is recognisable as an onnxtool temp file of a dead process,
   and the next save into that folder removes it, so no stray temp file survives;
-* a temp file of a process that is still alive is never touched (it may be mid-write).
+* a temp file of a process that is still alive is never touched (it may be mid-write);
+* SIGTERM, which can be caught, leaves no temp file at all and still ends the writer.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def _small_model(value: float) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _kill_mid_write(folder: Path, out: Path) -> tuple[list[Path], int]:
-    """Start the writer, SIGKILL it while a temp file is being filled; return (strays, its pid)."""
+def _kill_mid_write(folder: Path, out: Path, sig: int = signal.SIGKILL) -> tuple[list[Path], int]:
+    """Start the writer, send ``sig`` while a temp file is being filled; return (strays, its pid)."""
     before = {p.name for p in folder.iterdir()}
     child = subprocess.Popen([sys.executable, "-c", _CHILD, str(out), str(BIG_BYTES)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -78,13 +79,13 @@ def _kill_mid_write(folder: Path, out: Path) -> tuple[list[Path], int]:
             time.sleep(0.0005)
         else:
             pytest.fail("no temp file appeared in 120 s")
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
+        os.kill(child.pid, sig)
+        child.wait(timeout=60)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    assert child.returncode == -signal.SIGKILL
+    assert child.returncode == -sig, child.stderr.read()
     return [p for p in folder.iterdir() if p.name not in before], child.pid
 
 
@@ -107,6 +108,20 @@ def test_sigkill_mid_write_keeps_previous_output_and_leaves_no_stray(tmp_path: P
     # The next save into the folder (any file) sweeps temps of dead writers.
     save_model(_small_model(2.0), folder / "other.onnx")
     assert sorted(p.name for p in folder.iterdir()) == ["model.onnx", "other.onnx"]
+    assert out.read_bytes() == previous
+
+
+@pytest.mark.slow
+def test_sigterm_mid_write_removes_its_temp_and_still_dies_of_the_signal(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    out = folder / "model.onnx"
+    save_model(_small_model(1.0), out)
+    previous = out.read_bytes()
+
+    strays, _ = _kill_mid_write(folder, out, signal.SIGTERM)
+
+    assert strays == [], "a SIGTERMed writer left its temp file behind"
     assert out.read_bytes() == previous
 
 

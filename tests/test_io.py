@@ -205,7 +205,7 @@ def test_save_is_atomic_when_the_final_rename_fails(tmp_path: Path, monkeypatch:
     def broken_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(gio.os, "replace", broken_replace)
+    monkeypatch.setattr(gio.atomic.os, "replace", broken_replace)
     with pytest.raises(UsageError, match="cannot write .*out.onnx: No space left"):
         save_model(_matmul_model(), out)
     assert out.read_bytes() == b"previous output"
@@ -227,7 +227,7 @@ def test_save_refuses_unusable_destinations(tmp_path: Path, target: str, message
 
 def test_models_over_the_protobuf_limit_move_big_tensors_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A real 2 GB model would take minutes and gigabytes here; lowering the limit exercises the same path.
-    monkeypatch.setattr(gio, "_INLINE_LIMIT", 4096)
+    monkeypatch.setattr(gio.save, "_INLINE_LIMIT", 4096)
     model = _matmul_model()
     before = model.SerializeToString()
     out = save_model(model, tmp_path / "big.onnx")
@@ -274,3 +274,45 @@ def test_invalid_utf8_strings_are_one_clear_error(tmp_path: Path) -> None:
     path.write_bytes(model.SerializeToString().replace(b"onnxtool-tests", b"\x80nnxtool-tests"))
     with pytest.raises(InvalidModelError, match=r"ModelProto.producer_name is not valid UTF-8.*bad.onnx"):
         load_model(path)
+
+
+@pytest.mark.parametrize("failing", ["copy_file_range", "both"])
+def test_external_data_copy_falls_back_when_the_kernel_cannot_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """EXDEV/ENOSYS/EINVAL from copy_file_range (other file system, old kernel): sendfile,
+    then a user-space copy, give the same bytes."""
+    import errno
+
+    source = tmp_path / "src.bin"
+    source.write_bytes(bytes(range(256)) * 5000)
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(gio.atomic.os, "copy_file_range", refuse)
+    if failing == "both":
+        monkeypatch.setattr(gio.atomic.os, "sendfile", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EINVAL, "no")))
+    dest = tmp_path / "dest.bin"
+    dest.write_bytes(b"")
+    gio.atomic.copy_file(source, dest)
+    assert dest.read_bytes() == source.read_bytes()
+
+
+def test_external_data_copy_reports_a_full_disk_instead_of_falling_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    source = tmp_path / "src.bin"
+    source.write_bytes(b"x" * 4096)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(gio.atomic.os, "copy_file_range", full)
+    dest = tmp_path / "dest.bin"
+    dest.write_bytes(b"")
+    with pytest.raises(OSError) as info:
+        gio.atomic.copy_file(source, dest)
+    assert info.value.errno == errno.ENOSPC

@@ -1,0 +1,234 @@
+"""External-data references: find every tensor of a model, check where its bytes live.
+
+Requires: a ModelProto; for external tensors, the folder their locations are relative to
+(recorded by :func:`graphsurgeon_tools.io.load_model` under :data:`EXTERNAL_DATA_DIR_KEY`, or
+given by the caller).
+
+Ensures: :func:`external_tensor_refs` returns one :class:`ExternalTensorRef` per external
+tensor only after checking it: no ``..``, no absolute path, no NUL, no symlink leading out of
+the model's folder, no hard-linked file, a byte range inside the file that matches the
+tensor's dtype and shape. Anything else raises :class:`UnsafeExternalDataError`.
+
+Does NOT read weights (only file sizes), except :func:`read_tensor_bytes`, which reads one
+tensor's bytes and is meant for small tensors (scales, sizes, shapes).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Union
+
+import onnx
+from onnx import ModelProto, TensorProto
+
+from graphsurgeon_tools.errors import InvalidModelError, UnsafeExternalDataError
+
+__all__ = [
+    "EXTERNAL_DATA_DIR_KEY",
+    "ExternalTensorRef",
+    "external_data_dir",
+    "external_tensor_refs",
+    "read_tensor_bytes",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: metadata_props key under which load_model records the folder that external-data
+#: locations are relative to. In memory only: save_model never writes it to disk.
+EXTERNAL_DATA_DIR_KEY = "onnxtool.external_data_dir"
+
+
+def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+    """Every TensorProto of a graph: initializers, sparse initializers, node attributes, subgraphs."""
+    yield from graph.initializer
+    for sparse in graph.sparse_initializer:
+        yield sparse.values
+        yield sparse.indices
+    yield from iter_node_tensors(graph.node)
+
+
+def iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
+    """Every TensorProto held by the nodes' attributes, their subgraphs included."""
+    for node in nodes:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
+            yield from attr.tensors
+            if attr.HasField("sparse_tensor"):
+                yield attr.sparse_tensor.values
+                yield attr.sparse_tensor.indices
+            if attr.HasField("g"):
+                yield from iter_graph_tensors(attr.g)
+            for sub in attr.graphs:
+                yield from iter_graph_tensors(sub)
+
+
+def iter_model_tensors(model: ModelProto) -> Iterator[TensorProto]:
+    """Every TensorProto of the model: main graph, subgraphs and model-local functions."""
+    yield from iter_graph_tensors(model.graph)
+    for function in model.functions:
+        yield from iter_node_tensors(function.node)
+
+
+def is_external(tensor: TensorProto) -> bool:
+    return tensor.data_location == TensorProto.EXTERNAL
+
+
+def metadata_index(model: ModelProto, key: str) -> Optional[int]:
+    for index, entry in enumerate(model.metadata_props):
+        if entry.key == key:
+            return index
+    return None
+
+
+def external_data_dir(model: ModelProto) -> Optional[Path]:
+    """The folder external-data locations of ``model`` are relative to, if load_model recorded one."""
+    index = metadata_index(model, EXTERNAL_DATA_DIR_KEY)
+    return None if index is None else Path(model.metadata_props[index].value)
+
+
+def set_external_data_dir(model: ModelProto, folder: Optional[Path]) -> None:
+    """Record ``folder`` as the model's external-data folder (``None`` removes the record)."""
+    index = metadata_index(model, EXTERNAL_DATA_DIR_KEY)
+    if folder is None:
+        if index is not None:
+            del model.metadata_props[index]
+        return
+    if index is None:
+        entry = model.metadata_props.add()
+        entry.key = EXTERNAL_DATA_DIR_KEY
+    else:
+        entry = model.metadata_props[index]
+    entry.value = str(folder)
+
+
+@dataclass(frozen=True)
+class ExternalTensorRef:
+    """One validated external-data reference: which bytes of which file hold a tensor."""
+
+    tensor_name: str
+    location: str  # as written in the model, relative to the model's folder
+    path: Path  # resolved absolute path (inside the model's folder)
+    offset: int
+    length: int
+
+
+def expected_nbytes(tensor: TensorProto) -> Optional[int]:
+    """Raw byte size a tensor of this dtype/shape must have, or None if not fixed-size."""
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return None
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        return None
+    count = 1
+    for dim in tensor.dims:
+        count *= int(dim)
+    if tensor.data_type in (TensorProto.INT4, TensorProto.UINT4) or (
+        hasattr(TensorProto, "FLOAT4E2M1") and tensor.data_type == TensorProto.FLOAT4E2M1
+    ):
+        return (count + 1) // 2
+    return count * itemsize
+
+
+def validate_ref(tensor: TensorProto, base: Path, model_file: str) -> ExternalTensorRef:
+    """Check one external reference against the model's folder; raise UnsafeExternalDataError."""
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    name = tensor.name or "<unnamed>"
+    location = info.get("location", "")
+    if not location:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file} says its data is external but gives no location"
+        )
+    if "\x00" in location:
+        raise UnsafeExternalDataError(f"tensor {name!r} in {model_file}: external data location contains a NUL byte")
+    pure = Path(location)
+    if pure.is_absolute() or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data location {location!r} is an absolute path; "
+            "only paths inside the model's folder are allowed"
+        )
+    if ".." in location.replace("\\", "/").split("/"):
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data location {location!r} leaves the model's folder ('..')"
+        )
+    base_real = base.resolve()
+    target = (base / location).resolve()
+    # Symlinks: the resolved target must still be inside the model's folder.
+    if target != base_real and base_real not in target.parents:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data location {location!r} resolves outside "
+            f"the model's folder (symlink to {target})"
+        )
+    if not target.is_file():
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data file {location!r} is missing"
+        )
+    file_stat = target.stat()
+    size = file_stat.st_size
+    # A hard link cannot be traced to where it points; like onnx (which refuses these files
+    # too), treat a data file with several links as a possible way out of the folder.
+    if file_stat.st_nlink > 1:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data file {location!r} has {file_stat.st_nlink} hard links "
+            "(refused, as onnx does, as a possible hard-link attack; copy the file to break the link)"
+        )
+    try:
+        offset = int(info.get("offset", "0") or 0)
+        length = int(info["length"]) if info.get("length", "") != "" else size - offset
+    except ValueError:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data offset/length are not integers "
+            f"({info.get('offset')!r}, {info.get('length')!r})"
+        ) from None
+    if offset < 0 or length < 0 or offset + length > size:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data range offset={offset} length={length} "
+            f"does not fit in {location!r} ({size} bytes)"
+        )
+    expected = expected_nbytes(tensor)
+    if expected is not None and expected != length:
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data length {length} does not match its "
+            f"shape {list(tensor.dims)} ({expected} bytes)"
+        )
+    return ExternalTensorRef(name, location, target, offset, length)
+
+
+def external_tensor_refs(model: ModelProto, base: Optional[PathLike] = None) -> list[ExternalTensorRef]:
+    """Validate and list every external-data reference of ``model``.
+
+    Args:
+        model: the model whose external tensors are listed.
+        base: the folder locations are relative to; default: the one recorded by load_model.
+
+    Raises :class:`UnsafeExternalDataError` for a reference that is unsafe or broken and
+    :class:`InvalidModelError` when the model has external references but no known folder.
+    Reads file sizes only, never the data.
+    """
+    tensors = [t for t in iter_model_tensors(model) if is_external(t)]
+    if not tensors:
+        return []
+    folder = Path(base) if base is not None else external_data_dir(model)
+    if folder is None:
+        raise InvalidModelError(
+            "the model has external data but no known folder to resolve it against "
+            "(load it with load_model(path) or pass external_data_dir=)"
+        )
+    label = str(folder)
+    return [validate_ref(t, folder, label) for t in tensors]
+
+
+def read_tensor_bytes(model: ModelProto, tensor: TensorProto) -> bytes:
+    """The raw bytes of an external tensor of ``model`` (validated first). For small tensors only."""
+    folder = external_data_dir(model)
+    if folder is None:
+        raise InvalidModelError(
+            f"tensor {tensor.name!r} has external data but the model's folder is unknown"
+        )
+    ref = validate_ref(tensor, folder, str(folder))
+    with open(ref.path, "rb") as handle:
+        handle.seek(ref.offset)
+        return handle.read(ref.length)
