@@ -138,7 +138,7 @@ def test_shared_input_for_equal_scales_and_refusal_for_different_ones() -> None:
     assert [i.name for i in result.new_inputs] == ["scales"]
     assert {s.new_input for s in result.rewritten} == {"scales"}
     assert result.check.passed is True
-    with pytest.raises(UsageError, match=r"--shared needs equal scales.*resize_0: \[1.0, 1.0, 2.0, 2.0\].*resize_1: \[1.0, 1.0, 4.0, 4.0\]"):
+    with pytest.raises(UsageError, match=r"shared=True needs equal scales.*resize_0: \[1.0, 1.0, 2.0, 2.0\].*resize_1: \[1.0, 1.0, 4.0, 4.0\]"):
         make_dynamic_scale(golden.fpn_model(factors=(2.0, 4.0)), shared=True)
 
 
@@ -191,7 +191,7 @@ def test_node_selection_by_name_and_pattern() -> None:
     assert [s.node for s in result.rewritten] == ["resize_0", "resize_2"]
     sites = {s.node_name: s for s in find_resize_sites(result.model)}
     assert sites["resize_1"].scales_source is ValueSource.CONSTANT  # untouched
-    with pytest.raises(UsageError, match=r"--nodes 'nope' matches no Resize/Upsample node \(the model has: resize_0"):
+    with pytest.raises(UsageError, match=r"nodes=\['nope'\] matches no Resize/Upsample node \(candidates: 'resize_0'"):
         make_dynamic_scale(model, nodes=["nope"])
 
 
@@ -297,8 +297,11 @@ def test_a_difference_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     # Feed the rewritten model a wrong factor: the check must notice.
     monkeypatch.setattr(DynamicScaleResult, "feeds",
                         lambda self: {i.name: np.array([1, 1, 2, 2.5], np.float32) for i in self.new_inputs})
+    result = make_dynamic_scale(golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0), mode="linear"))
+    # The library returns a failed result (one failure policy for every pass); raise_if_failed raises.
+    assert result.failed and result.check.passed is False and result.changed
     with pytest.raises(CheckFailedError, match="differs from the original in ONNX Runtime: output 'y'"):
-        make_dynamic_scale(golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0), mode="linear"))
+        result.raise_if_failed()
 
 
 def test_compare_models_reports_values_that_differ() -> None:

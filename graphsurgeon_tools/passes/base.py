@@ -1,0 +1,273 @@
+"""The pass contract: requires -> call -> ensures, one result type, one site selector.
+
+::
+
+    Pass.__call__(model)  =  as_model(model) -> requires -> call -> ensures -> give back the kind given
+
+After onnx-ir's ``PassBase``: a pass declares ``in_place`` (does ``call`` change the proto
+it is handed?), ``requires`` failures become :class:`PreconditionError` (the user's model,
+exit 3) and ``ensures`` failures :class:`PostconditionError` (our bug, exit 4). After
+onnxscript's rewrite rules: a :class:`Rule` is pattern / check / rewrite, and ``check``
+returns the *reason* it refused a match; that string is the skip reason in the report.
+
+Failure policy: a pass whose built-in check finds a difference RETURNS its result;
+:meth:`PassResult.raise_if_failed` raises :class:`CheckFailedError` (exit 1). Usage errors,
+invalid models and nonsense scales still raise at once (nothing is there to return).
+
+Requires: nothing beyond ``onnx``. Ensures: every pass result has the same fields and the
+same JSON keys (``to_dict``). Does NOT load files itself (a path is handed to
+``graphsurgeon_tools.io.load_model``) and does NOT save anything.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any, Callable, Generic, Iterable, Optional, Sequence, TypeVar
+
+import onnx
+from onnx import ModelProto
+
+from graphsurgeon_tools.errors import CheckFailedError, PostconditionError, PreconditionError, UsageError
+
+__all__ = ["ModelCheck", "Pass", "PassResult", "Rule", "Skip", "Timer", "select"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A matching site left unchanged, and why (a rule's ``check`` said so)."""
+
+    node: str
+    op_type: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "op_type": self.op_type, "reason": self.reason}
+
+
+def _plain(item: Any) -> Any:
+    if hasattr(item, "to_dict"):
+        return item.to_dict()
+    if is_dataclass(item):
+        return asdict(item)
+    return item
+
+
+@dataclass
+class PassResult:
+    """What a pass did. The same fields in every pass.
+
+    ``model``: the rewritten model (the input itself when nothing changed and the pass is in
+    place). ``rewritten``: the sites changed. ``skipped``: sites matched but refused, with
+    reasons. ``new_inputs``: graph inputs the pass added. ``removed_nodes``: tensors whose
+    producers or initializers the cleanup removed. ``check``: the built-in equivalence
+    check (``graphsurgeon_tools.checks.CheckResult``) or None when not run.
+    """
+
+    model: ModelProto
+    rewritten: list[Any] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    new_inputs: list[Any] = field(default_factory=list)
+    removed_nodes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    check: Optional[Any] = None
+
+    pass_name = "pass"
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.rewritten)
+
+    @property
+    def failed(self) -> bool:
+        """True when the built-in check ran and found a difference."""
+        return self.check is not None and self.check.passed is False
+
+    def failure_message(self) -> str:
+        bad = [o for o in self.check.outputs if not o.passed]
+        worst = max(bad, key=lambda o: o.max_abs_diff)
+        return (
+            f"the rewritten model differs from the original in ONNX Runtime: output {worst.name!r} "
+            f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)"
+        )
+
+    def raise_if_failed(self) -> "PassResult":
+        """Raise :class:`CheckFailedError` when the built-in check found a difference; return self."""
+        if self.failed:
+            raise CheckFailedError(self.failure_message())
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pass": self.pass_name,
+            "changed": self.changed,
+            "rewritten": [_plain(s) for s in self.rewritten],
+            "skipped": [_plain(s) for s in self.skipped],
+            "new_inputs": [_plain(i) for i in self.new_inputs],
+            "removed_nodes": list(self.removed_nodes),
+            "notes": list(self.notes),
+            "timings": {key: round(value, 4) for key, value in self.timings.items()},
+            "check": self.check.to_dict() if self.check is not None else None,
+        }
+
+
+class Timer:
+    """Adds wall time per step into a timings dict: ``lap("find")`` closes the step "find"."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+        self.clock = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + now - self.clock
+        self.clock = now
+
+
+def select(
+    candidates: Sequence[T],
+    patterns: Optional[Iterable[str]],
+    names: Callable[[T], Iterable[str]],
+    *,
+    what: str,
+) -> list[T]:
+    """The one site selector: candidates whose name (node name or output name) matches a pattern.
+
+    ``patterns`` are exact names or ``fnmatch`` globs; None or empty selects every candidate.
+    A pattern that matches no candidate is a UsageError naming the candidates. Keeps the
+    candidates' order. Linear in candidates x patterns.
+    """
+    if not patterns:
+        return list(candidates)
+    patterns = list(patterns)
+    keyed = [(c, [n for n in names(c) if n]) for c in candidates]
+    chosen: set[int] = set()
+    for pattern in patterns:
+        hits = [i for i, (_, ns) in enumerate(keyed) if any(fnmatch.fnmatchcase(n, pattern) for n in ns)]
+        if not hits:
+            shown = ", ".join(repr(ns[0]) for _, ns in keyed[:8] if ns) or "none"
+            more = f" and {len(keyed) - 8} more" if len(keyed) > 8 else ""
+            raise UsageError(f"nodes=[{pattern!r}] matches no {what} node (candidates: {shown}{more})")
+        chosen.update(hits)
+    return [c for i, (c, _) in enumerate(keyed) if i in chosen]
+
+
+class Rule(Generic[T]):
+    """pattern / check / rewrite. ``check`` returns why the rule refuses a site, or None."""
+
+    name = "rule"
+
+    def pattern(self, site: T) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def check(self, site: T) -> Optional[str]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    return " ".join(str(exc).split())[:limit]
+
+
+class ModelCheck:
+    """requires/ensures through the full ONNX checker, run ONCE per pass.
+
+    ``requires`` (at construction): the structural checker (no shape inference) on a
+    weightless snapshot of the input, plus the data-size check of inline typed tensors;
+    a failure is the user's (PreconditionError). ``ensures``: the full checker on the
+    output; only when that fails is the snapshot of the input fully checked, to tell the
+    user's fault (PreconditionError) from ours (PostconditionError). ``unchanged``: when
+    nothing was rewritten, the full check of the input instead. Either way the full
+    checker runs once on the success path.
+    """
+
+    def __init__(self, model: ModelProto, *, label: str = "the input model") -> None:
+        from graphsurgeon_tools.core.checker import check_tensor_data, weightless_copy
+
+        self.label = label
+        self.snapshot = weightless_copy(model)
+        try:
+            for init in model.graph.initializer:
+                if init.data_location != onnx.TensorProto.EXTERNAL and not init.HasField("raw_data"):
+                    problem = check_tensor_data(init)
+                    if problem:
+                        raise PreconditionError(f"{label} fails the ONNX checker: {problem}")
+            onnx.checker.check_model(self.snapshot)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+            raise PreconditionError(f"{label} fails the ONNX checker: {_one_line(exc)}") from None
+
+    def unchanged(self) -> None:
+        """The full check of the input (nothing was rewritten, so nothing else is checked)."""
+        from graphsurgeon_tools.errors import InvalidModelError
+        from graphsurgeon_tools.core.checker import check_model_full
+
+        try:
+            check_model_full(self.snapshot, check_data=False)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
+            raise PreconditionError(f"{self.label} fails the ONNX checker: {_one_line(exc)}") from None
+
+    def ensures(self, model: ModelProto, what: str) -> None:
+        """The full check of the output; a failure is ours unless the input fails it too."""
+        from graphsurgeon_tools.errors import InvalidModelError
+        from graphsurgeon_tools.core.checker import check_model_full
+
+        try:
+            check_model_full(model, check_data=False)  # weights untouched: their sizes were checked before
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
+            self.unchanged()
+            raise PostconditionError(f"{what} produced a model the ONNX checker rejects: {exc}") from exc
+
+
+class Pass:
+    """A pass: ``requires`` -> ``call`` -> ``ensures``, wrapped once here.
+
+    Subclasses set ``name`` and ``in_place`` (True: ``call`` changes the proto it is
+    handed) and implement ``call``; ``requires`` / ``ensures`` raise PreconditionError /
+    PostconditionError. ``__call__`` accepts a ModelProto, a path or an
+    ``onnx_graphsurgeon.Graph`` and gives back the result with ``model`` of the kind it
+    was given (a path gives a ModelProto). A model the wrapper loaded or converted is the
+    pass's own: ``self.owned`` tells ``call`` it may change it even when not in place.
+    """
+
+    name = "pass"
+    in_place = False
+    owned = False
+
+    def requires(self, model: ModelProto) -> None:
+        return None
+
+    def call(self, model: ModelProto) -> PassResult:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def ensures(self, model: ModelProto, result: PassResult) -> None:
+        return None
+
+    def __call__(self, model: Any) -> PassResult:
+        start = time.perf_counter()
+        proto, give_back, self.owned = as_model(model)
+        loaded = time.perf_counter() - start
+        self.requires(proto)
+        result = self.call(proto)
+        if self.owned and give_back is None:
+            result.timings = {"load": loaded, **result.timings}
+        self.ensures(result.model, result)
+        if give_back is not None:
+            result.model = give_back(result.model)
+        return result
+
+
+def as_model(model: Any) -> tuple[ModelProto, Optional[Callable[[ModelProto], Any]], bool]:
+    """(proto, how to give back the kind given or None, whether the proto is a fresh one of ours).
+
+    Through :func:`graphsurgeon_tools.core.graphs.as_model`: a ModelProto as is, a path
+    loaded (external data stays on disk), an ``onnx_graphsurgeon.Graph`` exported.
+    """
+    if isinstance(model, ModelProto):
+        return model, None, False
+    from graphsurgeon_tools.core import graphs
+
+    proto, give_back = graphs.as_model(model)
+    return proto, (give_back if graphs.is_gs_graph(model) else None), True

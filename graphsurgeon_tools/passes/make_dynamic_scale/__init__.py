@@ -1,0 +1,102 @@
+"""make-dynamic-scale: constant Resize/Upsample scales become graph inputs.
+
+::
+
+    Resize(X, roi, Constant|initializer|Identity(..)|foldable(..))  ->  Resize(X, roi, scales)
+    Resize(X, roi, "", sizes)          from_sizes=True, exact only  ->  Resize(X, roi, scales)
+    Resize-10(X, const) / Upsample-9(X, const)                      ->  same op, (X, scales)
+    Upsample-7(X){scales=[..]} at opset 7/8                         ->  Upsample-9(X, scales), opset 9
+    factor=True:  ... scales  ->  Concat(Constant(non-spatial part), factor[h, w])
+
+where ``scales`` (``scales_0``, ``scales_1``... for several sites) is a new float32 graph
+input. Resize-10 and Upsample keep their op type: both already read scales from an input,
+so their behaviour (asymmetric coordinates, floor for nearest) is untouched; only
+Upsample-7, whose scales are an attribute, is turned into Upsample-9, which needs the
+model's opset raised from 7/8 to 9. That bump is made only when every other op in the
+model means the same at opset 9 (the opset-9 changes are type extensions, except Scan and
+BatchNormalization's ``spatial``); otherwise those sites are skipped with the reason.
+
+Modules: :mod:`.plan` (which sites, which values: the refusal rules, sizes -> scales),
+:mod:`.rewrite` (new inputs, rewired nodes, one cleanup), :mod:`.shapes` (value_info and
+output dims made symbolic), :mod:`.run` (the pass object), :mod:`.result` (report types).
+
+Requires: a model whose default-domain opset is 7..latest and that passes the ONNX
+checker. Ensures: the result passes ``onnx.checker.check_model(full_check=True)``, no
+value_info or output dim that depended on a rewritten factor survives (they become
+symbolic), running the pass again changes nothing, and (``check=True``) ``result.check``
+says whether ONNX Runtime gives identical outputs for the original and the rewritten model
+fed the original scales (``result.raise_if_failed()`` raises CheckFailedError if not).
+
+Does NOT touch Resize nodes inside subgraphs (If/Loop bodies) or functions, does NOT round
+trip the weights (a 1 GiB model costs about one load + save), and never writes files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, NewInput, RewrittenSite, SkippedSite
+from graphsurgeon_tools.passes.make_dynamic_scale.run import MakeDynamicScale, dynamize_sites
+
+__all__ = [
+    "DynamicScaleResult", "MakeDynamicScale", "NewInput", "RewrittenSite", "SkippedSite", "dynamize_sites",
+    "make_dynamic_scale",
+]
+
+
+def make_dynamic_scale(
+    model: Any,
+    *,
+    nodes: Optional[Sequence[str]] = None,
+    shared: bool = False,
+    input_name: Optional[str] = None,
+    factor: bool = False,
+    keep_default: bool = False,
+    from_sizes: bool = False,
+    simplify: bool = False,
+    check: bool = True,
+    inplace: bool = False,
+    check_dims: Optional[dict[str, int]] = None,
+) -> DynamicScaleResult:
+    """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
+
+    Args:
+        model: a ModelProto, a path (external data stays on disk) or an
+            ``onnx_graphsurgeon.Graph`` (``result.model`` is then a Graph too).
+        nodes: names or glob patterns (node name or output name); a pattern matching
+            nothing is a UsageError.
+        shared: one input for all selected sites (refused when their values differ).
+        input_name: the input's name (``NAME_0``, ``NAME_1``... for several inputs;
+            default ``scales``).
+        factor: the input holds only the spatial factors (``[h, w]``), expanded in-graph
+            to the full vector.
+        keep_default: the original values become the input's default (an initializer of
+            the same name; TensorRT then treats it as constant).
+        from_sizes: convert sizes-driven sites when a float32 scale reproduces the sizes
+            exactly (static input dims).
+        simplify: run onnxsim first (slow to import).
+        check: compare original and rewritten in ONNX Runtime into ``result.check``; a
+            difference is returned, ``result.raise_if_failed()`` raises CheckFailedError.
+        inplace: change the caller's proto instead of a copy (saves memory on big models;
+            with ``check`` the original is serialized first).
+        check_dims: sizes for named input dims in the check.
+
+    Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
+    selection, ``shared`` with differing values, a name clash), PreconditionError (the input
+    fails the checker). Nothing to rewrite is not an error: the result has no ``rewritten``
+    sites and the model is returned unchanged.
+    """
+    label = None if hasattr(model, "SerializeToString") or type(model).__module__.startswith("onnx_graphsurgeon") \
+        else str(model)
+    the_pass = MakeDynamicScale(
+        nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
+        from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims,
+    )
+    try:
+        return the_pass(model)
+    except OnnxToolError as exc:
+        # Errors name the file when there is one (io's own messages already do).
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None

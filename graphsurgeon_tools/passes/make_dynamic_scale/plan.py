@@ -1,0 +1,197 @@
+"""make-dynamic-scale, step 1: which sites can be rewritten, and to what value.
+
+::
+
+    ResizeSite --check--> reason (skip)  |  Plan(value = full scales, fed = what the input holds)
+
+One rule per site (pattern: a selected Resize/Upsample; check: the reason it refuses),
+the sizes -> scales conversion (exact float32 scales only), the Upsample-7 opset-9 gate,
+and the factor split (constant non-spatial prefix + spatial ``[h, w]``).
+
+Requires: sites from ``find_resize_sites`` on the same model. Ensures: every selected site
+ends up either in a plan or in the skip list with its reason. Does NOT change the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import onnx
+from onnx import ModelProto
+
+from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
+
+CONSTANT_SOURCES = (
+    ValueSource.INITIALIZER,
+    ValueSource.CONSTANT,
+    ValueSource.IDENTITY,
+    ValueSource.FOLDED,
+    ValueSource.ATTRIBUTE,
+)
+# Ops whose schema changes between opset 7/8 and 9 only by accepting more types or
+# optional extras: raising the opset to 9 leaves their meaning alone.
+_SAFE_AT_OPSET_9 = frozenset(
+    {"Cast", "Constant", "Flatten", "Gemm", "Greater", "Less", "MatMul", "PRelu",
+     "Max", "Mean", "Min", "Sum", "MaxPool", "Upsample", "BatchNormalization"}
+)
+
+
+@dataclass
+class Plan:
+    site: ResizeSite
+    label: str
+    value: tuple[float, ...]  # full scales vector the site must keep computing
+    source: str
+    fed: tuple[float, ...] = ()  # value of the graph input (full, or spatial part with factor)
+    prefix: tuple[float, ...] = ()  # factor mode: constant non-spatial part
+    input_name: str = ""
+    bumped: bool = False  # Upsample-7 turned into Upsample-9
+
+    @property
+    def needs_bump(self) -> bool:
+        return self.site.scales_source == ValueSource.ATTRIBUTE
+
+
+def label(site: ResizeSite) -> str:
+    return site.node_name or f"#{site.node_index} ({site.output_name})"
+
+
+def check_site(site: ResizeSite, from_sizes: bool) -> tuple[Optional[Plan], str]:
+    """The rule's check: a plan for the site, or (None, the reason it is refused)."""
+    if site.scales_source == ValueSource.GRAPH_INPUT:
+        return None, f"scales already come from graph input {site.scales_tensor!r}"
+    if site.scales_source == ValueSource.RUNTIME:
+        reason = next((n[len("scales:"):].strip() for n in site.notes if n.startswith("scales:")), "")
+        return None, f"scales are computed at run time ({reason or 'not constant'})"
+    if site.scales_source in CONSTANT_SOURCES and site.scales is not None:
+        return Plan(site, label(site), site.scales, site.scales_source.value), ""
+    if site.sizes_tensor:
+        if not from_sizes:
+            return None, ("driven by sizes, not scales (from_sizes=True converts it when a scale "
+                          "reproduces the sizes exactly)")
+        scales, reason = sizes_to_scales(site)
+        if scales is None:
+            return None, f"driven by sizes; not converted: {reason}"
+        return Plan(site, label(site), scales, "sizes"), ""
+    return None, "no scales and no sizes"
+
+
+def spatial_suffix(site: ResizeSite, length: int) -> Optional[int]:
+    """Index where the spatial (axis >= 2) entries of the scales vector start, if they form a suffix."""
+    rank = site.input_rank
+    axes = list(site.axes) if site.axes is not None else list(range(length))
+    normalised = [a + rank if (a < 0 and rank is not None) else a for a in axes]
+    spatial = [i for i, a in enumerate(normalised) if a >= 2 or a < 0]
+    if not spatial or spatial != list(range(spatial[0], length)):
+        return None
+    return spatial[0]
+
+
+def sizes_to_scales(site: ResizeSite) -> tuple[Optional[tuple[float, ...]], str]:
+    """Exact scales for a sizes-driven site, or (None, reason)."""
+    if site.sizes is None or site.sizes_source not in CONSTANT_SOURCES:
+        return None, f"sizes are {site.sizes_source.value}, not constant"
+    if site.keep_aspect_ratio_policy != "stretch":
+        return None, f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy} makes sizes a bound, not a target"
+    if site.coordinate_transformation_mode == "tf_crop_and_resize":
+        return None, "tf_crop_and_resize scales depend on roi"
+    if site.input_shape is None:
+        return None, "the input shape is unknown"
+    rank = len(site.input_shape)
+    axes = [a % rank for a in site.axes] if site.axes is not None else list(range(rank))
+    if len(axes) != len(site.sizes):
+        return None, f"sizes {list(site.sizes)} do not match the resized axes {axes}"
+    scales = []
+    for axis, size in zip(axes, site.sizes):
+        dim = site.input_shape[axis]
+        if not isinstance(dim, int) or dim <= 0:
+            return None, f"input dim {axis} is {dim!r}, not static, so no scale reproduces sizes {list(site.sizes)}"
+        # ORT turns sizes into float32 size/dim for the coordinate mapping, and gets the
+        # output size back as floor(dim * scale): both must give the same numbers.
+        scale = np.float32(size) / np.float32(dim)
+        if math.floor(float(np.float32(dim) * scale)) != size or math.floor(float(dim) * float(scale)) != size:
+            return None, f"sizes {list(site.sizes)} are not reproduced exactly by a float32 scale on dim {axis}"
+        scales.append(float(scale))
+    return tuple(scales), ""
+
+
+def opset9_blockers(model: ModelProto, old: int) -> list[str]:
+    """Op types whose meaning changes when the default opset goes from ``old`` (7/8) to 9."""
+    blockers = []
+    for node in model.graph.node:
+        if node.domain not in opsets.DEFAULT_DOMAINS:
+            continue
+        try:
+            before = onnx.defs.get_schema(node.op_type, old, "").since_version
+            after = onnx.defs.get_schema(node.op_type, 9, "").since_version
+        except onnx.defs.SchemaError:
+            blockers.append(node.op_type)
+            continue
+        if before == after:
+            continue
+        if node.op_type not in _SAFE_AT_OPSET_9:
+            blockers.append(node.op_type)
+        elif node.op_type == "BatchNormalization":
+            spatial = [a.i for a in node.attribute if a.name == "spatial"]
+            if spatial and spatial[0] != 1:
+                blockers.append("BatchNormalization(spatial=0)")
+    return sorted(set(blockers))
+
+
+def plan_sites(
+    model: ModelProto,
+    sites: list[ResizeSite],
+    *,
+    opset: int,
+    from_sizes: bool,
+    factor: bool,
+    shared: bool,
+) -> tuple[list[Plan], list[Skip]]:
+    """Plans for the rewritable ``sites`` and skips (with reasons) for the others.
+
+    Raises UsageError for ``factor=True`` on a site whose spatial entries are not a suffix
+    and for ``shared=True`` with differing values.
+    """
+    skipped: list[Skip] = []
+    plans: list[Plan] = []
+    for site in sites:
+        plan, reason = check_site(site, from_sizes)
+        if plan is None:
+            skipped.append(Skip(label(site), site.op_type, reason))
+        else:
+            plans.append(plan)
+
+    # Upsample-7 needs opset 9 for a scales input.
+    bumps = [p for p in plans if p.needs_bump]
+    if bumps:
+        blockers = opset9_blockers(model, opset)
+        if blockers:
+            for plan in bumps:
+                skipped.append(Skip(plan.label, plan.site.op_type,
+                    f"Upsample-7 keeps scales in an attribute; opset {opset} -> 9 would change {', '.join(blockers)}"))
+            plans = [p for p in plans if not p.needs_bump]
+
+    for plan in plans:
+        if factor:
+            start = spatial_suffix(plan.site, len(plan.value))
+            if start is None:
+                raise UsageError(
+                    f"factor=True: node {plan.label!r} resizes axes {plan.site.axes or list(range(len(plan.value)))} "
+                    "whose spatial (axis >= 2) entries are not a suffix; use full scales"
+                )
+            plan.prefix, plan.fed = plan.value[:start], plan.value[start:]
+        else:
+            plan.fed = plan.value
+
+    if shared and plans:
+        values = {p.fed for p in plans}
+        if len(values) > 1:
+            detail = "; ".join(f"{p.label}: {list(p.fed)}" for p in plans)
+            raise UsageError(f"shared=True needs equal scales at every selected site, got {detail}")
+    return plans, skipped

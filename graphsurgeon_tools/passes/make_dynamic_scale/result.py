@@ -1,0 +1,63 @@
+"""make-dynamic-scale's report types: the common PassResult plus the opset before/after.
+
+Does NOT compute anything: the pass fills these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from graphsurgeon_tools.passes.base import PassResult, Skip
+
+__all__ = ["DynamicScaleResult", "NewInput", "RewrittenSite", "SkippedSite"]
+
+#: make-dynamic-scale's skip type is the common one.
+SkippedSite = Skip
+
+
+@dataclass
+class RewrittenSite:
+    """A site whose scales now come from a graph input."""
+
+    node: str
+    op_type: str
+    op_version: int
+    mode: str
+    coordinate_transformation_mode: str
+    source: str  # where the constant came from (initializer, constant, identity, folded, attribute, sizes)
+    original_scales: list[float]
+    new_input: str
+    fed_value: list[float]  # what to feed the new input to get the original behaviour
+
+
+@dataclass
+class NewInput:
+    name: str
+    dtype: str
+    shape: list[int]
+    default: Optional[list[float]] = None  # set with keep_default
+    value: list[float] = field(default_factory=list)  # the original value (what the check fed)
+
+
+@dataclass
+class DynamicScaleResult(PassResult):
+    """What :func:`make_dynamic_scale` did. ``model`` is the rewritten model (or the input,
+    unchanged, when nothing was rewritten)."""
+
+    opset_before: int = 0
+    opset_after: int = 0
+
+    pass_name = "make-dynamic-scale"
+
+    def feeds(self) -> dict[str, np.ndarray]:
+        """Inputs that make the rewritten model behave like the original."""
+        return {inp.name: np.asarray(inp.value, dtype=np.float32) for inp in self.new_inputs}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data["opset_before"] = self.opset_before
+        data["opset_after"] = self.opset_after
+        return data

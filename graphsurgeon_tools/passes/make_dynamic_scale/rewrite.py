@@ -1,0 +1,199 @@
+"""make-dynamic-scale, step 2: planned sites read their scales from new graph inputs.
+
+::
+
+    Resize(X, roi, <constant scales>)       ->  Resize(X, roi, scales)
+    Resize(X, roi, "", <constant sizes>)    ->  Resize(X, roi, scales)        (exact sizes only)
+    Upsample-7(X){scales=[..]}              ->  Upsample-9(X, scales), opset 9
+    factor=True:  ... scales                ->  Concat(Constant(prefix), scales[h, w])
+
+Requires: plans from :mod:`.plan` for sites of this very proto (``model`` is changed in
+place). Ensures: each plan's ``input_name`` is its graph input; the constants the sites
+no longer read are removed once, at the end (one cleanup step over all candidates).
+Linear in nodes + sites: node lookups by output name are built once; new nodes are
+spliced in with one rebuild of the node list. Does NOT check anything and does NOT
+refresh shapes (:mod:`.shapes`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto, TensorProto, helper
+
+from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
+from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
+
+__all__ = ["check_input_name", "rewrite"]
+
+
+def _final_names(base: str, count: int) -> list[str]:
+    return [base] if count == 1 else [f"{base}_{i}" for i in range(count)]
+
+
+def check_input_name(model: ModelProto, plans: list[Plan], shared: bool, input_name: Optional[str]) -> None:
+    """Refuse a clash before anything changes (an in-place run must not leave a half-done model)."""
+    if input_name is None:
+        return
+    count = 1 if shared else len(plans)
+    freed = {p.site.scales_tensor for p in plans}
+    existing = core_graph.all_tensor_names(model.graph) - freed
+    for wanted in _final_names(input_name, count):
+        if wanted in existing:
+            raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
+
+
+def _splice(graph: onnx.GraphProto, before: dict[str, list[NodeProto]]) -> None:
+    """Insert ``before[output]`` ahead of the node producing ``output``, in one rebuild."""
+    if not before:
+        return
+    rebuilt: list[NodeProto] = []
+    for node in graph.node:
+        if node.output and node.output[0] in before:
+            rebuilt.extend(before[node.output[0]])
+        rebuilt.append(node)
+    del graph.node[:]
+    graph.node.extend(rebuilt)
+
+
+def _bump_upsample7(model: ModelProto, taken: set[str]) -> list[str]:
+    """Every Upsample-7 becomes Upsample-9 reading a Constant; the default opset becomes 9.
+
+    Returns the new Constant outputs (the scales tensors of the former attribute sites).
+    """
+    graph = model.graph
+    before: dict[str, list[NodeProto]] = {}
+    made: list[str] = []
+    for node in graph.node:
+        if node.op_type != "Upsample" or node.domain not in opsets.DEFAULT_DOMAINS:
+            continue
+        scales_attr = [a for a in node.attribute if a.name == "scales"]
+        if not scales_attr:
+            continue
+        values = list(scales_attr[0].floats)
+        kept = [a for a in node.attribute if a.name != "scales"]
+        del node.attribute[:]
+        node.attribute.extend(kept)
+        const_name = core_graph.unique_name(taken, f"{node.name or node.output[0]}_scales")
+        before[node.output[0]] = [helper.make_node(
+            "Constant", [], [const_name], name=const_name,
+            value=helper.make_tensor(const_name, TensorProto.FLOAT, [len(values)], values),
+        )]
+        node.input.append(const_name)
+        made.append(const_name)
+    _splice(graph, before)
+    opsets.set_default_opset(model, 9)
+    return made
+
+
+def rewrite(
+    model: ModelProto,
+    plans: list[Plan],
+    *,
+    opset: int,
+    shared: bool,
+    input_name: Optional[str],
+    factor: bool,
+    keep_default: bool,
+) -> tuple[list[NewInput], list[str], list[str]]:
+    """Rewire every planned site to a new graph input. Returns (new inputs, removed tensors, notes)."""
+    graph = model.graph
+    notes: list[str] = []
+    taken = core_graph.all_tensor_names(graph)
+    old_tensors = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
+    old_tensors += [p.site.sizes_tensor for p in plans if p.source == "sizes"]
+
+    # Rewire to placeholder names first: the final names (usually "scales") are often held
+    # by the very constants this rewrite removes, and are free only after that.
+    count = 1 if shared else len(plans)
+    placeholders = [core_graph.unique_name(taken, f"__onnxtool_scales_{index}") for index in range(count)]
+    for index, plan in enumerate(plans):
+        plan.input_name = placeholders[0 if shared else index]
+    base = input_name or "scales"
+    pretty = dict(zip(placeholders, _final_names(base, count)))
+
+    if any(p.needs_bump for p in plans):
+        old_tensors += _bump_upsample7(model, taken)
+        for plan in plans:
+            plan.bumped = plan.needs_bump
+        notes.append(f"opset raised from {opset} to 9: Upsample-7 keeps scales in an attribute, Upsample-9 reads an input")
+
+    by_output = {n.output[0]: n for n in graph.node if n.output}
+    before: dict[str, list[NodeProto]] = {}
+    expansions: dict[tuple[str, tuple[float, ...]], str] = {}
+    for plan in plans:
+        node = by_output[plan.site.output_name]
+        extra = before.setdefault(plan.site.output_name, [])
+        source = plan.input_name
+        if factor and plan.prefix:
+            key = (plan.input_name, plan.prefix)
+            if key not in expansions:
+                prefix_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_fixed")
+                full_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_full")
+                extra.append(helper.make_node(
+                    "Constant", [], [prefix_name], name=prefix_name,
+                    value=helper.make_tensor(prefix_name, TensorProto.FLOAT, [len(plan.prefix)], list(plan.prefix)),
+                ))
+                extra.append(helper.make_node("Concat", [prefix_name, plan.input_name], [full_name],
+                                              name=full_name, axis=0))
+                expansions[key] = full_name
+            source = expansions[key]
+        inputs = list(node.input)
+        legacy = plan.site.op_type == "Upsample" or plan.site.op_version == 10
+        slot = 1 if legacy else 2
+        while len(inputs) <= slot:
+            inputs.append("")
+        inputs[slot] = source
+        if plan.source == "sizes":
+            if len(inputs) > 3:
+                inputs[3] = ""
+            if plan.site.op_version in (11, 12) and not inputs[1]:
+                roi = core_graph.unique_name(taken, f"{plan.label}_roi".replace(" ", "_"))
+                extra.append(helper.make_node(
+                    "Constant", [], [roi], name=roi, value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])))
+                inputs[1] = roi
+        while inputs and inputs[-1] == "":
+            inputs.pop()
+        del node.input[:]
+        node.input.extend(inputs)
+    _splice(graph, {k: v for k, v in before.items() if v})
+
+    # The one cleanup step: every freed constant at once.
+    removed = core_graph.remove_unused(graph, old_tensors)
+
+    taken = core_graph.all_tensor_names(graph)
+    names: list[str] = []
+    for wanted in _final_names(base, count):
+        if wanted in taken:
+            if input_name is not None:
+                raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
+            wanted = core_graph.unique_name(taken, wanted)
+        taken.add(wanted)
+        names.append(wanted)
+    renames = dict(zip(placeholders, names))
+    for node in graph.node:
+        if any(name in renames for name in node.input):
+            replaced = [renames.get(name, name) for name in node.input]
+            del node.input[:]
+            node.input.extend(replaced)
+    for plan in plans:
+        plan.input_name = renames[plan.input_name]
+
+    new_inputs: list[NewInput] = []
+    owners = {}
+    for plan in plans:
+        owners.setdefault(plan.input_name, plan)
+    for name in names:
+        value = [float(v) for v in owners[name].fed]
+        graph.input.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, [len(value)]))
+        default = None
+        if keep_default:
+            graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(value, dtype=np.float32), name))
+            default = value
+        new_inputs.append(NewInput(name, "float32", [len(value)], default, value))
+    return new_inputs, removed, notes

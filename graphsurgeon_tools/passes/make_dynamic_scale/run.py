@@ -1,0 +1,194 @@
+"""make-dynamic-scale, the pass object: find -> plan -> rewrite -> shapes -> check.
+
+Two entries share one rewrite: :class:`MakeDynamicScale` (the whole pass: discovery,
+requires/ensures, the ORT self-check) and :func:`dynamize_sites` (plan + rewrite +
+shapes on sites a caller already found, in place, no checks: swap-plugin's step).
+
+Requires: a model whose default-domain opset is 7..latest and that passes the ONNX
+checker. Ensures: the full ONNX checker passes on the result (run once per pass), and
+with ``check=True`` ``result.check`` says whether ORT gives the original outputs (a
+difference is returned, not raised: ``result.raise_if_failed()``). Does NOT write files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import onnx
+from onnx import ModelProto
+
+from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.errors import InvalidScalesError, PreconditionError, UnsupportedModelError, UsageError
+from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
+from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
+from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, rewrite
+from graphsurgeon_tools.passes.make_dynamic_scale.shapes import factor_hints, refresh_shapes
+from graphsurgeon_tools.resize.sites import ResizeSite
+
+__all__ = ["MakeDynamicScale", "dynamize_sites", "nonsense_gate"]
+
+
+def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
+    """Any site, selected or not: a model with nonsense scales is invalid input as a whole."""
+    for site in sites:
+        if site.problems:
+            where = f"{label}: " if label else ""
+            raise InvalidScalesError(f"{where}node {planning.label(site)!r}: {site.problems[0]}")
+
+
+def site_names(site: ResizeSite) -> tuple[str, str]:
+    return site.node_name, site.output_name
+
+
+def _rewritten(plans: list[Plan]) -> list[RewrittenSite]:
+    return [
+        RewrittenSite(
+            node=plan.label,
+            op_type=plan.site.op_type,
+            op_version=9 if plan.bumped else plan.site.op_version,
+            mode=plan.site.mode,
+            coordinate_transformation_mode=plan.site.coordinate_transformation_mode,
+            source=plan.source,
+            original_scales=[float(v) for v in plan.value],
+            new_input=plan.input_name,
+            fed_value=[float(v) for v in plan.fed],
+        )
+        for plan in plans
+    ]
+
+
+def dynamize_sites(
+    model: ModelProto,
+    sites: list[ResizeSite],
+    *,
+    from_sizes: bool = False,
+    shared: bool = False,
+    input_name: Optional[str] = None,
+    factor: bool = False,
+    keep_default: bool = False,
+    timings: Optional[dict[str, float]] = None,
+) -> tuple[DynamicScaleResult, list[Plan]]:
+    """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
+
+    No discovery, no checker, no ORT check: the caller has done or will do those. Returns the
+    result (``model`` is the same proto) and the plans (``plan.site.output_name`` ->
+    ``plan.input_name`` tells which sites now read which input).
+    """
+    timer = Timer({} if timings is None else timings)
+    opset = opsets.default_opset(model)
+    result = DynamicScaleResult(model=model, opset_before=opset, opset_after=opset, timings=timer.timings)
+    plans, result.skipped = planning.plan_sites(
+        model, sites, opset=opset, from_sizes=from_sizes, factor=factor, shared=shared
+    )
+    if not plans:
+        return result, plans
+    check_input_name(model, plans, shared, input_name)
+    result.new_inputs, result.removed_nodes, result.notes = rewrite(
+        model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
+    )
+    timer.lap("rewrite")
+    touched = refresh_shapes(model, [p.site.output_name for p in plans], factor_hints(plans, factor))
+    if touched:
+        result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
+    timer.lap("shapes")
+    result.rewritten = _rewritten(plans)
+    result.opset_after = opsets.default_opset(model)
+    return result, plans
+
+
+class MakeDynamicScale(Pass):
+    """The whole pass; see :func:`graphsurgeon_tools.passes.make_dynamic_scale.make_dynamic_scale`."""
+
+    name = "make-dynamic-scale"
+
+    def __init__(
+        self,
+        *,
+        nodes: Optional[Sequence[str]] = None,
+        shared: bool = False,
+        input_name: Optional[str] = None,
+        factor: bool = False,
+        keep_default: bool = False,
+        from_sizes: bool = False,
+        simplify: bool = False,
+        check: bool = True,
+        inplace: bool = False,
+        check_dims: Optional[dict[str, int]] = None,
+    ) -> None:
+        self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
+        self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
+        self.in_place, self.check_dims = inplace, check_dims
+
+    def requires(self, model: ModelProto) -> None:
+        if self.input_name is not None and not self.input_name.strip():
+            raise UsageError("input_name must not be empty")
+        opset = opsets.default_opset(model)
+        if opset < 7:
+            raise UnsupportedModelError(f"default-domain opset {opset} is older than 7 (Upsample-7), not supported")
+        if opset > onnx.defs.onnx_opset_version():
+            raise UnsupportedModelError(
+                f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
+            )
+
+    def call(self, model: ModelProto) -> DynamicScaleResult:
+        from graphsurgeon_tools.resize import sites as resize_sites
+
+        timings: dict[str, float] = {}
+        timer = Timer(timings)
+        inplace = self.in_place or self.owned
+        if self.simplify:
+            import onnxsim
+
+            simplified, ok = onnxsim.simplify(model)
+            if not ok:
+                raise PreconditionError("onnxsim could not validate its simplified model (simplify=True)")
+            model, inplace = simplified, True
+            timer.lap("simplify")
+
+        sites = resize_sites.find_resize_sites(model)
+        nonsense_gate(sites)
+        selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
+        timer.lap("find")
+        opset = opsets.default_opset(model)
+        # Plan first, so that nonsense requests get their own message rather than the checker's.
+        plans, _ = planning.plan_sites(
+            model, selected, opset=opset, from_sizes=self.from_sizes, factor=self.factor, shared=self.shared
+        )
+        timer.lap("plan")
+        self.model_check = ModelCheck(model)
+        if not plans:
+            self.model_check.unchanged()
+            timer.lap("precheck")
+            result, _ = dynamize_sites(model, selected, from_sizes=self.from_sizes, factor=self.factor,
+                                       timings=timings)
+            return result
+        check_input_name(model, plans, self.shared, self.input_name)
+        timer.lap("precheck")
+
+        self.original: Any = None
+        if self.check:
+            self.original = model.SerializeToString() if inplace else model
+        if not inplace:
+            copy = ModelProto()
+            copy.CopyFrom(model)
+            model = copy
+        timer.lap("copy")
+        result, _ = dynamize_sites(
+            model, selected, from_sizes=self.from_sizes, shared=self.shared, input_name=self.input_name,
+            factor=self.factor, keep_default=self.keep_default, timings=timings,
+        )
+        return result
+
+    def ensures(self, model: ModelProto, result: DynamicScaleResult) -> None:  # type: ignore[override]
+        if not result.changed:
+            return
+        timer = Timer(result.timings)
+        self.model_check.ensures(model, "make_dynamic_scale")
+        timer.lap("checker")
+        if self.check:
+            from graphsurgeon_tools.checks import compare_models
+
+            result.check = compare_models(self.original, model, result.feeds(), dims=self.check_dims)
+            timer.lap("check")

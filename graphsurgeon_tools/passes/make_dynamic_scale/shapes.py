@@ -1,0 +1,128 @@
+"""make-dynamic-scale, step 3: shapes that depended on a rewritten factor become symbolic.
+
+::
+
+    value_info downstream of a rewritten site   ->  dropped, re-inferred (only names that had one)
+    graph-output dim that depended on a factor  ->  inferred | old symbolic name | <output>_dim<axis>
+
+Requires: the rewritten model (sites read their scales from graph inputs). Ensures: no
+value_info or output dim that depended on a rewritten factor keeps a stale static value.
+Does NOT touch graph inputs, and never fails: inference that fails leaves dims unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+from onnx import ModelProto, TensorProto, helper
+
+from graphsurgeon_tools.core import checker
+from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
+
+__all__ = ["factor_hints", "refresh_shapes"]
+
+_INFERENCE_FAILURES = (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError)
+
+
+def _is_generated(dim_param: str) -> bool:
+    """Names ONNX shape inference invents for unknown dims (``unk__12``): not stable, not meaningful."""
+    return dim_param.startswith("unk__")
+
+
+def _declared_dim_names(model: ModelProto) -> set[str]:
+    names: set[str] = set()
+    for value in list(model.graph.input) + list(model.graph.output):
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param"):
+                names.add(dim.dim_param)
+    return names
+
+
+def factor_hints(plans: list[Plan], factor: bool) -> dict[str, list[Any]]:
+    """Factor mode: output dims whose scale is a constant 1 equal the input's dims."""
+    hints: dict[str, list[Any]] = {}
+    if not factor:
+        return hints
+    for plan in plans:
+        shape = plan.site.input_shape
+        if shape is None or plan.site.axes is not None or len(shape) != len(plan.value):
+            continue
+        dims: list[Any] = []
+        for axis, dim in enumerate(shape):
+            fixed = axis < len(plan.prefix) and plan.prefix[axis] == 1.0
+            known = isinstance(dim, int) or (isinstance(dim, str) and not _is_generated(dim))
+            dims.append(dim if fixed and known else None)
+        if any(d is not None for d in dims):
+            hints[plan.site.output_name] = dims
+    return hints
+
+
+def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]]) -> list[str]:
+    """Make every shape that depended on a rewritten factor symbolic; return touched outputs.
+
+    value_info downstream of a rewritten site is dropped and re-inferred (only for names
+    that had one). Each affected graph-output dim becomes, in order of preference: what
+    inference derives from the inputs; the old symbolic name (unless it is an input's dim
+    name, which would claim "same as the input"); a fresh ``<output>_dim<axis>`` symbol.
+    ``hints`` are known output dims of rewritten sites (factor mode: the dims whose scale
+    stays a constant 1), given to inference so batch/channel names survive.
+    """
+    graph = model.graph
+    down = core_graph.downstream_tensors(graph, site_outputs)
+    had_info = [v.name for v in graph.value_info if v.name in down]
+    if had_info:
+        kept = [v for v in graph.value_info if v.name not in down]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+    affected = [o for o in graph.output if o.name in down]
+    if not affected and not had_info:
+        return []
+    input_dims = {
+        d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")
+    }
+    taken = _declared_dim_names(model)
+    graph.value_info.extend(
+        helper.make_tensor_value_info(name, TensorProto.UNDEFINED, dims) for name, dims in hints.items()
+    )
+    refreshed = []
+    try:
+        try:
+            inferred = checker.inferred_output_types(model)
+        except _INFERENCE_FAILURES:  # must not keep a stale shape: fall back to "all unknown"
+            inferred = {}
+        for output in affected:
+            if not output.type.tensor_type.HasField("shape"):
+                continue
+            old_dims = list(output.type.tensor_type.shape.dim)
+            new_type = inferred.get(output.name)
+            new_dims = list(new_type.tensor_type.shape.dim) if new_type is not None else []
+            output.type.tensor_type.ClearField("shape")
+            shape = output.type.tensor_type.shape
+            for axis, old in enumerate(old_dims):
+                dim = shape.dim.add()
+                new = new_dims[axis] if axis < len(new_dims) else None
+                if new is not None and new.HasField("dim_value"):
+                    dim.dim_value = new.dim_value
+                elif new is not None and new.HasField("dim_param") and not _is_generated(new.dim_param):
+                    dim.dim_param = new.dim_param
+                elif old.HasField("dim_param") and old.dim_param not in input_dims:
+                    dim.dim_param = old.dim_param
+                else:
+                    dim.dim_param = core_graph.unique_name(taken, f"{output.name}_dim{axis}")
+        if had_info:
+            skeleton = checker.weightless_copy(model)
+            try:
+                result = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+                wanted = set(had_info)
+                refreshed = [v for v in result.graph.value_info if v.name in wanted]
+            except _INFERENCE_FAILURES:
+                pass  # no value_info is better than a stale one
+    finally:
+        hinted = set(hints)
+        kept = [v for v in graph.value_info if v.name not in hinted]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+    graph.value_info.extend(refreshed)
+    return [o.name for o in affected]
