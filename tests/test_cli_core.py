@@ -132,7 +132,7 @@ def test_from_sizes_and_skipped_report(run_cli, save_model_file, tmp_path: Path)
         (["-o", "{tmp}/no/such/dir/x.onnx"], "output folder does not exist"),
         (["-o", "{tmp}"], "output path is a directory"),
         (["--nodes", "nothing*"], "--nodes 'nothing*' matches no Resize/Upsample node"),
-        (["--input-name", "x"], "--input-name: 'x' is already a tensor name"),
+        (["--input-name", "x"], "--input-name 'x' is already a tensor name"),
         (["--bogus"], "No such option: --bogus"),
         (["--check-dims", "H=abc"], "--check-dims wants NAME=SIZE"),
     ],

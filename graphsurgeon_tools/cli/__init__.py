@@ -2,8 +2,9 @@
 
 :func:`main` is the console-script entry point. It is the one place that maps
 exceptions to exit codes: a user error (:class:`OnnxToolError`, or a bad command
-line) prints one line on stderr; anything else is a bug, exit code 4, with the
-traceback only when ``ONNXTOOL_DEBUG=1``.
+line) prints one line on stderr, its API keywords spelled as flags
+(:func:`graphsurgeon_tools.cli.vocabulary.to_flags`: ``shared=True`` -> ``--shared``);
+anything else is a bug, exit code 4, with the traceback only when ``ONNXTOOL_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Optional, Sequence
 import typer
 
 from graphsurgeon_tools.cli._app import app
+from graphsurgeon_tools.cli.vocabulary import to_flags
 from graphsurgeon_tools.errors import ExitCode, OnnxToolError
 
 try:  # typer >= 0.25 vendors click; older releases depend on it
@@ -58,7 +60,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OnnxToolError as exc:
         if _debug():
             traceback.print_exc()
-        sys.stderr.write(f"onnxtool: error: {_one_line(str(exc))}\n")
+        sys.stderr.write(f"onnxtool: error: {_one_line(to_flags(str(exc)))}\n")
         code = exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("onnxtool: interrupted\n")

@@ -85,7 +85,13 @@ def _finite(value: Any) -> Any:
 
 
 def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
-    """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``."""
+    """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``.
+
+    Library text in the report (skip reasons, notes) names API keywords; both forms show the
+    flags instead (:func:`graphsurgeon_tools.cli.vocabulary.report_to_flags`)."""
+    from graphsurgeon_tools.cli.vocabulary import report_to_flags
+
+    report = report_to_flags(report)
     if as_json:
         text = json.dumps(report, indent=2, default=_json_default)
         sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2, allow_nan=False) + "\n")
@@ -150,4 +156,6 @@ def naming(model: Path, *also: Optional[Path]) -> Iterator[None]:
 
 def note(message: str) -> None:
     """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
-    sys.stderr.write(f"onnxtool: {message}\n")
+    from graphsurgeon_tools.cli.vocabulary import to_flags
+
+    sys.stderr.write(f"onnxtool: {to_flags(message)}\n")

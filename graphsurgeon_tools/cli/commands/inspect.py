@@ -1,6 +1,6 @@
 """`onnxtool inspect MODEL`: list the Resize/Upsample sites and where their scales come from.
 
-The CLI face of :func:`graphsurgeon_tools.resize.find_resize_sites`. Reads the model (weights
+The CLI face of :func:`graphsurgeon_tools.inspection.inspect_model`. Reads the model (weights
 stay on disk), never writes anything.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, NodesOption, app, emit, split_csv
+from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, NodesOption, app, emit, naming, split_csv
 
 
 def _values(values: Any) -> str:
@@ -56,34 +56,8 @@ def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption
     (Upsample-7). Exit codes: 0 listed (also when there are none), 2 usage, 3 unreadable model,
     a model the ONNX checker rejects, or nonsense scales/sizes.
     """
-    import fnmatch
+    from graphsurgeon_tools.inspection import inspect_model
 
-    from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.passes._graph import default_opset
-    from graphsurgeon_tools.resize import find_resize_sites
-
-    import onnx
-
-    from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
-    from graphsurgeon_tools.passes._graph import check_model_full
-
-    proto = load_model(model)
-    try:
-        # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
-        # than half-described; the weights are not serialized for this.
-        check_model_full(proto)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        raise InvalidModelError(f"{model}: fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
-    except InvalidModelError as exc:
-        raise type(exc)(f"{model}: {exc}") from None
-    sites = find_resize_sites(proto)
-    for site in sites:
-        if site.problems:
-            name = site.node_name or site.output_name
-            raise InvalidScalesError(f"{model}: node {name!r}: {site.problems[0]}")
-    patterns = split_csv(nodes)
-    if patterns:
-        sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
-                                         fnmatch.fnmatchcase(s.output_name, p) for p in patterns)]
-    report = {"model": str(model), "opset": default_opset(proto), "sites": [s.to_dict() for s in sites]}
-    emit(report, as_json=as_json, human=_human)
+    with naming(model):
+        report = inspect_model(model, nodes=split_csv(nodes))
+    emit(report.to_dict(), as_json=as_json, human=_human)

@@ -144,6 +144,7 @@ def make_dynamic_scale(
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
             check_dims=dims or None,
         )
+        result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
     if result.changed or not in_place:
         report["output"] = str(save_model(result.model, target, share_data=share_data or in_place))

@@ -115,6 +115,7 @@ def swap_plugin(
             keep_constant=keep_constant,
             size_input=size_input,
         )
+        result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     if result.signature == "generic" and signature != "scales":
         note(f"--signature has no effect with the generic spec {result.spec_source}")
     written = save_model(result.model, target)

@@ -1,0 +1,85 @@
+"""Describe a model's Resize/Upsample sites, after refusing a model that cannot be described.
+
+``inspect_model(model, nodes=...) -> InspectionReport``: what ``onnxtool inspect`` prints.
+
+Requires: a ModelProto or a path (loaded by :func:`graphsurgeon_tools.io.load_model`,
+weights left on disk).
+
+Ensures: the model passed the full ONNX checker (on a weightless copy) and no site has
+nonsense scales or sizes; the report lists every site (or those whose node or output name
+matches one of ``nodes``, exact or glob), in graph order, with the model's default opset.
+Raises InvalidModelError for a model the checker rejects, InvalidScalesError for the first
+site with a problem (named), UnsupportedModelError for an opset newer than onnx knows.
+
+Does NOT modify the model, write anything, or run it. A ``nodes`` pattern that matches
+nothing gives an empty list, not an error (inspect is how a user finds the names).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
+
+    from graphsurgeon_tools.resize import ResizeSite
+
+__all__ = ["InspectionReport", "inspect_model"]
+
+
+@dataclass(frozen=True)
+class InspectionReport:
+    """The Resize/Upsample sites of one model.
+
+    ``model``: the path given, or None for a ModelProto. ``opset``: the default-domain opset.
+    ``sites``: the selected :class:`~graphsurgeon_tools.resize.ResizeSite` objects, graph order.
+    """
+
+    model: Optional[str]
+    opset: int
+    sites: Sequence["ResizeSite"] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able: ``{"model", "opset", "sites": [site.to_dict(), ...]}`` (the CLI's ``--json``)."""
+        return {"model": self.model, "opset": self.opset, "sites": [site.to_dict() for site in self.sites]}
+
+
+def inspect_model(
+    model: Union["ModelProto", str, "os.PathLike[str]"],
+    *,
+    nodes: Optional[Sequence[str]] = None,
+) -> InspectionReport:
+    """Check ``model`` and list its Resize/Upsample sites.
+
+    Args:
+        model: a ModelProto or a path to an ONNX file.
+        nodes: node or output names (exact or ``fnmatch`` globs) to keep; None keeps all.
+    """
+    import onnx
+
+    from graphsurgeon_tools.core.checker import check_model_full
+    from graphsurgeon_tools.core.opsets import default_opset
+    from graphsurgeon_tools.io import load_model
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    label = None if isinstance(model, onnx.ModelProto) else str(model)
+    proto = load_model(model)
+    try:
+        # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
+        # than half-described; the weights are not serialized for this.
+        check_model_full(proto)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise InvalidModelError(f"fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
+    sites = find_resize_sites(proto)
+    for site in sites:
+        if site.problems:
+            raise InvalidScalesError(f"node {site.node_name or site.output_name!r}: {site.problems[0]}")
+    if nodes:
+        sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
+                                         fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
+    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites))

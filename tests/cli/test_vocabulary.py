@@ -1,0 +1,56 @@
+"""cli/vocabulary.py: library messages name API keywords; the CLI shows the flags a user types."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsurgeon_tools.cli.vocabulary import FLAGS, flag_hint, report_to_flags, to_flags
+
+
+@pytest.mark.parametrize(
+    ("library", "cli"),
+    [
+        ("shared=True needs equal scales", "--shared needs equal scales"),
+        ("nodes=[...] picks the sites", "--nodes picks the sites"),
+        ("nodes=['nothing*'] matches no node", "--nodes 'nothing*' matches no node"),
+        ("nodes=['a', \"b\"] x", "--nodes 'a,b' x"),
+        ('use signature="size-tensor" (or from_sizes=True first)', "use --signature size-tensor (or --from-sizes first)"),
+        ("input_name='x' is already a tensor name", "--input-name 'x' is already a tensor name"),
+        ("size_input= needs reverse=False", "--size-input needs no --reverse"),
+        ("compared once; factors ignored, pass factors=.", "compared once; factors ignored, pass --factors."),
+        ("check=False skips the check", "--no-check skips the check"),
+        ("seed=3, input_size=0", "--seed 3, --input-size 0"),
+    ],
+)
+def test_api_keywords_become_flags(library: str, cli: str) -> None:
+    assert to_flags(library) == cli
+
+
+@pytest.mark.parametrize(
+    "untouched",
+    [
+        "onnx.checker.check_model(full_check=True) failed",  # part of a longer name
+        "/tmp/check=1/model.onnx: not found",  # inside a path
+        "interpolate(..., align_corners=True)",  # not a CLI keyword
+        "pass external_data_dir= to save_model",  # API-only keyword
+    ],
+)
+def test_other_text_is_left_alone(untouched: str) -> None:
+    assert to_flags(untouched) == untouched
+
+
+def test_reports_are_rewritten_and_reason_codes_get_hints() -> None:
+    report = {"skipped": [{"node": "r", "code": "sizes-driven", "reason": "driven by sizes (from_sizes=True converts it)"}],
+              "shape": (1, 2), "count": 3}
+    out = report_to_flags(report)
+    assert out["skipped"][0]["reason"] == "driven by sizes (--from-sizes converts it)"
+    assert out["skipped"][0]["hint"] == flag_hint("sizes-driven") and "--from-sizes" in out["skipped"][0]["hint"]
+    assert out["shape"] == (1, 2) and out["count"] == 3
+    assert report["skipped"][0]["reason"].startswith("driven by sizes (from_sizes=True")  # input untouched
+
+
+def test_flags_map_one_to_one_onto_keywords() -> None:
+    """Polygraphy's rule: the flag is the keyword with dashes (one documented exception)."""
+    renamed = {"inputs": "--input"}  # validate's repeatable --input NAME=FILE
+    for keyword, flag in FLAGS.items():
+        assert flag.on == renamed.get(keyword, "--" + keyword.replace("_", "-")), keyword
