@@ -1,0 +1,15 @@
+"""The graph core: the one home of each graph-level concept the passes, checks and reports share.
+
+Modules, each small and importable on its own (nothing here imports a pass, a check, the
+CLI, ``exporters`` or torch):
+
+- :mod:`.graph`      producer/consumer maps, names, ``downstream_tensors``, linear ``remove_unused``
+- :mod:`.opsets`     default domains, ``default_opset``, opset-import edits
+- :mod:`.dtypes`     the one dtype table (ONNX element type <-> numpy dtype <-> name)
+- :mod:`.attributes` the one node-attribute reader and maker
+- :mod:`.constants`  ``tensor_to_array`` and the one constant tracer/folder (iterative, bounded)
+- :mod:`.checker`    the ONNX checker and shape inference on weightless copies
+- :mod:`.graphs`     accept a ModelProto, a path or an ``onnx_graphsurgeon.Graph``; give back the kind given
+
+This ``__init__`` imports nothing, so ``import graphsurgeon_tools.core.opsets`` stays cheap.
+"""

@@ -1,0 +1,210 @@
+"""The ONNX checker and shape inference, run on weightless copies; value-info lookups.
+
+The rule here is "touch the graph, never the weights": :func:`weightless_copy` gives the
+checker and shape inference a copy of the model without its large tensors, so a check
+on a multi-GiB model costs what the graph costs.
+
+Requires: a ModelProto. Ensures: the checker and shape inference see every node, input,
+output and small initializer; big initializers are seen as typed graph inputs.
+Does NOT run the model (that is graphsurgeon_tools.check's business) and does NOT read
+big raw_data (its size is left for ONNX Runtime to refuse).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import onnx
+from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
+
+from graphsurgeon_tools.core.opsets import default_opset
+from graphsurgeon_tools.errors import InvalidModelError, UnsupportedModelError
+
+__all__ = [
+    "WEIGHTLESS_THRESHOLD",
+    "check_model_full",
+    "check_tensor_data",
+    "infer_shapes",
+    "inferred_output_types",
+    "static_shape",
+    "tensor_nbytes_from_dims",
+    "value_info_map",
+    "weightless_copy",
+]
+
+#: Initializers at least this big are left out of :func:`weightless_copy` (and so out of the
+#: checker's data-size check: reading a big raw_data copies it, which would double the cost
+#: of a pass on a large model). Smaller ones stay and are checked by the ONNX checker.
+WEIGHTLESS_THRESHOLD = 1024 * 1024
+
+
+def weightless_copy(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) -> ModelProto:
+    """A copy of ``model`` for checkers and shape inference, without its big initializers.
+
+    Initializers holding ``threshold`` bytes or more (or stored externally) are replaced by
+    graph inputs of the same type and shape, so type/shape checks still see them while
+    nothing copies the weights. Small initializers (shape vectors, scales) stay, because
+    shape inference reads their values. The copy is NOT runnable as the original model.
+    """
+    copy = ModelProto()
+    copy.ir_version = model.ir_version
+    copy.producer_name = model.producer_name
+    copy.producer_version = model.producer_version
+    copy.domain = model.domain
+    copy.model_version = model.model_version
+    copy.doc_string = model.doc_string
+    del copy.opset_import[:]
+    copy.opset_import.extend(model.opset_import)
+    copy.functions.extend(model.functions)
+    copy.metadata_props.extend(model.metadata_props)
+    graph = model.graph
+    target = copy.graph
+    target.name = graph.name
+    target.doc_string = graph.doc_string
+    target.node.extend(graph.node)
+    target.input.extend(graph.input)
+    target.output.extend(graph.output)
+    target.value_info.extend(graph.value_info)
+    target.quantization_annotation.extend(graph.quantization_annotation)
+    target.sparse_initializer.extend(graph.sparse_initializer)
+    declared = {i.name for i in graph.input}
+    for init in graph.initializer:
+        # Size from dims: len(raw_data) copies the bytes and upb's ByteSize() serializes them.
+        big = init.data_location == TensorProto.EXTERNAL or tensor_nbytes_from_dims(init) >= threshold
+        if not big:
+            target.initializer.append(init)
+        elif init.name not in declared:
+            target.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    return copy
+
+
+def tensor_nbytes_from_dims(tensor: TensorProto) -> int:
+    """Bytes a tensor's dims and element type call for (8 per element for a type numpy lacks).
+    Reads no data."""
+    count = 1
+    for dim in tensor.dims:
+        count *= int(dim)
+    try:
+        size = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        size = 8
+    return count * max(int(size), 1)
+
+
+_TYPED_FIELDS = {
+    TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data", TensorProto.INT64: "int64_data",
+    TensorProto.UINT64: "uint64_data", TensorProto.UINT32: "uint64_data", TensorProto.STRING: "string_data",
+    TensorProto.COMPLEX64: "float_data", TensorProto.COMPLEX128: "double_data",
+}
+_ITEMSIZED = frozenset(
+    t for t in TensorProto.DataType.values()
+    if t not in (TensorProto.UNDEFINED, TensorProto.STRING, TensorProto.INT4, TensorProto.UINT4)
+    and not (hasattr(TensorProto, "FLOAT4E2M1") and t == TensorProto.FLOAT4E2M1)
+    and t < 64
+)
+
+
+def check_tensor_data(tensor: TensorProto) -> Optional[str]:
+    """Why an inline tensor's data does not match its dims and type, or None if it does.
+
+    The ONNX checker does this for the tensors it sees; :func:`weightless_copy` hides the
+    big ones from it, so :func:`check_model_full` checks those here. Reads ``raw_data``
+    (one copy of one tensor at a time). External tensors are io's business.
+    """
+    if tensor.data_location == TensorProto.EXTERNAL:
+        return None
+    count = 1
+    for dim in tensor.dims:
+        count *= int(dim)
+    if tensor.HasField("raw_data"):
+        expected = tensor_nbytes_from_dims(tensor) if tensor.data_type in _ITEMSIZED else None
+        held = len(tensor.raw_data)
+        if expected is not None and held != expected:
+            return f"tensor {tensor.name!r} holds {held} bytes but its shape {list(tensor.dims)} needs {expected}"
+        return None
+    field_name = _TYPED_FIELDS.get(tensor.data_type, "int32_data")
+    held = len(getattr(tensor, field_name))
+    wanted = count * (2 if tensor.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) else 1)
+    if tensor.data_type in (TensorProto.INT4, TensorProto.UINT4):
+        wanted = (count + 1) // 2
+    if held != wanted:
+        return f"tensor {tensor.name!r} holds {held} values but its shape {list(tensor.dims)} needs {wanted}"
+    return None
+
+
+def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
+    """``onnx.checker.check_model(full_check=True)`` on a weightless copy of ``model``, plus
+    (``check_data``) the data-size check the checker would have made on the big typed-field
+    initializers the copy leaves out. Big raw_data initializers are not read: their size is
+    NOT checked here (the ORT check or the runtime refuses a short one).
+
+    Raises onnx's ValidationError / InferenceError unchanged, UnsupportedModelError for an
+    opset newer than this onnx knows, and InvalidModelError for a tensor whose data does not
+    match its shape: the caller decides whether a failure is the user's (precondition) or
+    ours (postcondition).
+    """
+    opset = default_opset(model)
+    if opset > onnx.defs.onnx_opset_version():
+        raise UnsupportedModelError(
+            f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
+        )
+    if check_data:
+        for init in model.graph.initializer:
+            if (init.data_location != TensorProto.EXTERNAL and not init.HasField("raw_data")
+                    and tensor_nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD):
+                problem = check_tensor_data(init)
+                if problem:
+                    raise InvalidModelError(problem)
+    onnx.checker.check_model(weightless_copy(model), full_check=True)
+
+
+def infer_shapes(model: ModelProto) -> None:
+    """Run ONNX shape inference and store the result in ``model.graph.value_info`` in place.
+
+    Works on a weightless copy, so the weights are never serialized. Only ``value_info``
+    changes: graph inputs/outputs keep what the caller put there.
+    """
+    inferred = onnx.shape_inference.infer_shapes(
+        weightless_copy(model), check_type=False, strict_mode=False, data_prop=True
+    )
+    declared = {i.name for i in model.graph.input} | {o.name for o in model.graph.output}
+    declared |= {i.name for i in model.graph.initializer}
+    kept = [v for v in inferred.graph.value_info if v.name not in declared]
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(kept)
+
+
+def inferred_output_types(model: ModelProto) -> dict[str, onnx.TypeProto]:
+    """Graph-output types that shape inference derives from the inputs (ignoring the declared ones)."""
+    skeleton = weightless_copy(model)
+    for output in skeleton.graph.output:
+        output.type.tensor_type.ClearField("shape")
+    inferred = onnx.shape_inference.infer_shapes(skeleton, check_type=False, strict_mode=False, data_prop=True)
+    return {o.name: o.type for o in inferred.graph.output}
+
+
+def value_info_map(graph: GraphProto) -> dict[str, ValueInfoProto]:
+    """Name -> ValueInfoProto over inputs, outputs and value_info (inputs win, then outputs)."""
+    result = {v.name: v for v in graph.value_info}
+    result.update({v.name: v for v in graph.output})
+    result.update({v.name: v for v in graph.input})
+    return result
+
+
+def static_shape(info: Optional[ValueInfoProto]) -> Optional[tuple]:
+    """A value's shape as a tuple: ints for static dims, strings for named ones, None for unknown
+    ones. None when the value has no shape (or is not a tensor)."""
+    if info is None or not info.type.HasField("tensor_type"):
+        return None
+    tensor_type = info.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        return None
+    dims: list = []
+    for dim in tensor_type.shape.dim:
+        if dim.HasField("dim_value"):
+            dims.append(int(dim.dim_value))
+        elif dim.HasField("dim_param"):
+            dims.append(dim.dim_param)
+        else:
+            dims.append(None)
+    return tuple(dims)

@@ -1,0 +1,193 @@
+"""Graph lookups and edits on ``onnx`` protos: producer/consumer maps, names, reachability,
+and removal of what a rewrite left unused.
+
+Requires: a ``GraphProto`` (main graph; subgraphs count as reads of their parent node).
+Ensures: every function is linear in the graph's size: :func:`remove_unused` builds its
+maps once and walks a worklist over a consumer-count map, so a pass calls it ONCE with
+all its candidates. Does NOT go through onnx-graphsurgeon (its import/export round trip
+rewrites every weight), and does NOT touch weights it keeps.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from onnx import GraphProto, NodeProto
+
+__all__ = [
+    "NONDETERMINISTIC_OPS",
+    "all_tensor_names",
+    "consumers",
+    "downstream_tensors",
+    "node_reads",
+    "outer_reads",
+    "producers",
+    "remove_unused",
+    "subgraphs",
+    "unique_name",
+]
+
+#: Ops whose output is not a function of their inputs: never folded.
+NONDETERMINISTIC_OPS = frozenset(
+    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+)
+
+
+def subgraphs(node: "NodeProto") -> Iterator["GraphProto"]:
+    """The graphs a node carries in its attributes (If branches, Loop/Scan bodies)."""
+    for attr in node.attribute:
+        if attr.HasField("g"):
+            yield attr.g
+        yield from attr.graphs
+
+
+def outer_reads(graph: "GraphProto") -> set[str]:
+    """Names a subgraph reads that it does not define itself (captured from outer scopes)."""
+    defined = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+    reads: set[str] = set()
+    for node in graph.node:
+        reads.update(name for name in node.input if name)
+        for sub in subgraphs(node):
+            reads.update(outer_reads(sub))
+        defined.update(node.output)
+    reads.update(o.name for o in graph.output)
+    return reads - defined
+
+
+def node_reads(node: "NodeProto") -> set[str]:
+    """Every tensor a node reads: its inputs plus what its subgraphs capture from outside."""
+    names = {name for name in node.input if name}
+    for sub in subgraphs(node):
+        names |= outer_reads(sub)
+    return names
+
+
+def producers(graph: "GraphProto") -> dict[str, int]:
+    """Tensor name -> index of the node that produces it (main graph only)."""
+    return {out: index for index, node in enumerate(graph.node) for out in node.output if out}
+
+
+def consumers(graph: "GraphProto") -> dict[str, list[int]]:
+    """Tensor name -> indices of the nodes that read it (once per node), including reads from
+    inside subgraphs (an If/Loop body that refers to an outer tensor counts as its parent
+    node reading it)."""
+    result: dict[str, list[int]] = defaultdict(list)
+    for index, node in enumerate(graph.node):
+        for name in node_reads(node):
+            result[name].append(index)
+    return result
+
+
+def all_tensor_names(graph: "GraphProto") -> set[str]:
+    """Every name used in the graph (inputs, outputs, initializers, value_info, node I/O, node
+    names), subgraphs included."""
+    names = {i.name for i in graph.input} | {o.name for o in graph.output}
+    names |= {i.name for i in graph.initializer} | {v.name for v in graph.value_info}
+    names |= {s.values.name for s in graph.sparse_initializer}
+    for node in graph.node:
+        names.update(node.input)
+        names.update(node.output)
+        if node.name:
+            names.add(node.name)
+        for sub in subgraphs(node):
+            names |= all_tensor_names(sub)
+    names.discard("")
+    return names
+
+
+def unique_name(taken: set[str], base: str) -> str:
+    """``base`` if unused, else ``base__1``, ``base__2``...; the result is added to ``taken``."""
+    name, counter = base, 0
+    while name in taken:
+        counter += 1
+        name = f"{base}__{counter}"
+    taken.add(name)
+    return name
+
+
+def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
+    """Every tensor computed (directly or transitively) from ``start`` in the main graph,
+    ``start`` included. Requires a topologically sorted graph (one pass in node order)."""
+    tainted = set(start)
+    for node in graph.node:
+        if node_reads(node) & tainted:
+            tainted.update(out for out in node.output if out)
+    return tainted
+
+
+def _consumer_counts(graph: "GraphProto") -> dict[str, int]:
+    """Tensor name -> number of nodes reading it (see :func:`consumers`)."""
+    counts: dict[str, int] = defaultdict(int)
+    for node in graph.node:
+        for name in node_reads(node):
+            counts[name] += 1
+    return counts
+
+
+def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
+    """Remove the producers and initializers of ``candidates`` that nothing reads any more,
+    walking upstream from them; returns the removed tensor names.
+
+    Only the chains that lead to ``candidates`` are considered: unrelated dead nodes the
+    model already had are left alone. Graph outputs and initializers that are also graph
+    inputs are never removed. A node goes only when none of its outputs is read or is a
+    graph output. Linear: one consumer-count map, one producer map, each node visited at
+    most once per output; nodes are deleted once at the end. Call it once per pass with
+    all candidates.
+    """
+    outputs = {o.name for o in graph.output}
+    inputs = {i.name for i in graph.input}
+    counts = _consumer_counts(graph)
+    prod = producers(graph)
+    init_index = {init.name: index for index, init in enumerate(graph.initializer)}
+    dead_nodes: set[int] = set()
+    dead_inits: set[int] = set()
+    removed: list[str] = []
+    pending = [name for name in candidates if name]
+    while pending:
+        name = pending.pop()
+        if name in outputs or counts.get(name, 0) > 0:
+            continue
+        index = prod.get(name)
+        if index is not None:
+            if index in dead_nodes:
+                continue
+            node = graph.node[index]
+            if any(out in outputs or counts.get(out, 0) > 0 for out in node.output if out):
+                continue
+            dead_nodes.add(index)
+            removed.extend(out for out in node.output if out)
+            for read in node_reads(node):
+                counts[read] -= 1
+                if counts[read] == 0:
+                    pending.append(read)
+            continue
+        position = init_index.get(name)
+        if position is not None and position not in dead_inits and name not in inputs:
+            dead_inits.add(position)
+            removed.append(name)
+    _delete_indices(graph.node, dead_nodes)
+    _delete_indices(graph.initializer, dead_inits)
+    if removed:
+        gone = set(removed)
+        kept = [v for v in graph.value_info if v.name not in gone]
+        if len(kept) != len(graph.value_info):
+            del graph.value_info[:]
+            graph.value_info.extend(kept)
+    return removed
+
+
+def _delete_indices(field: "object", indices: set[int]) -> None:
+    """Delete ``indices`` from a repeated proto field: one slice deletion per contiguous run,
+    from the back (nothing is copied; the remaining elements shift in C)."""
+    ordered = sorted(indices, reverse=True)
+    position = 0
+    while position < len(ordered):
+        high = low = ordered[position]
+        position += 1
+        while position < len(ordered) and ordered[position] == low - 1:
+            low = ordered[position]
+            position += 1
+        del field[low:high + 1]  # type: ignore[index, attr-defined]

@@ -1,0 +1,135 @@
+"""What Resize, Upsample and DynamicTRTResize mean, per op version: the one home of their
+defaults, input slots, modes and coordinate modes.
+
+Op versions (the schema's ``since_version`` at the model's opset): Upsample 7 (scales
+attribute), Upsample 9 (scales input), Resize 10 (scales input, asymmetric + floor by
+definition), Resize 11/13/18/19 (X, roi, scales, sizes). DynamicTRTResize (the TensorRT
+plugin this tool writes) takes (X, scales) or (X, size tensor) and carries the five
+:data:`PLUGIN_SEMANTICS` attributes.
+
+Requires: nothing beyond onnx (for :func:`op_version`). Ensures: pure functions and
+constants. Does NOT read graphs (sites.py does) or judge values (sanity.py does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+__all__ = [
+    "COORDINATE_TRANSFORMATION_MODES",
+    "InputSlots",
+    "KEEP_ASPECT_RATIO_POLICIES",
+    "MODES",
+    "NEAREST_MODES",
+    "PLUGIN_CTMS",
+    "PLUGIN_OP_TYPE",
+    "PLUGIN_SEMANTICS",
+    "RESIZE_DEFAULTS",
+    "RESIZE_OPS",
+    "defaults",
+    "input_slots",
+    "is_legacy",
+    "is_resize_node",
+    "normalize_mode",
+    "op_version",
+    "scale_slots",
+]
+
+RESIZE_OPS = ("Resize", "Upsample")
+PLUGIN_OP_TYPE = "DynamicTRTResize"
+MODES = ("nearest", "linear", "cubic")
+COORDINATE_TRANSFORMATION_MODES = (
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+    "tf_half_pixel_for_nn", "tf_crop_and_resize",
+)
+#: Coordinate modes a DynamicTRTResize kernel implements (tf_half_pixel_for_nn left ONNX at 13;
+#: tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take).
+PLUGIN_CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+KEEP_ASPECT_RATIO_POLICIES = ("stretch", "not_larger", "not_smaller")
+#: The Resize attributes a DynamicTRTResize node carries, in the order they are written.
+PLUGIN_SEMANTICS = ("mode", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "nearest_mode")
+#: Resize-11+ attribute defaults (the spec's).
+RESIZE_DEFAULTS: dict[str, Any] = {
+    "mode": "nearest",
+    "coordinate_transformation_mode": "half_pixel",
+    "cubic_coeff_a": -0.75,
+    "exclude_outside": 0,
+    "nearest_mode": "round_prefer_floor",
+    "antialias": 0,
+    "extrapolation_value": 0.0,
+    "keep_aspect_ratio_policy": "stretch",
+}
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclass(frozen=True)
+class InputSlots:
+    """Input positions of a resize op version (None: the op version has no such input)."""
+
+    x: int = 0
+    roi: Optional[int] = None
+    scales: Optional[int] = None
+    sizes: Optional[int] = None
+    scales_attribute: bool = False  # Upsample-7: scales is an attribute
+
+
+def op_version(op_type: str, opset: int) -> int:
+    """The schema version of ``op_type`` (default domain) at ``opset``; 0 when onnx has none
+    (an opset below the op's first version, or one this onnx does not know)."""
+    import onnx
+
+    try:
+        return int(onnx.defs.get_schema(op_type, opset, "").since_version)
+    except onnx.defs.SchemaError:
+        return 0
+
+
+def is_legacy(op_type: str, version: int) -> bool:
+    """Upsample and Resize-10: asymmetric coordinates and floor rounding by definition, no
+    coordinate_transformation_mode/nearest_mode attributes."""
+    return op_type == "Upsample" or (op_type == "Resize" and version == 10)
+
+
+def defaults(op_type: str, version: int) -> dict[str, Any]:
+    """The attribute values an op version has when a node does not set them; legacy ops get
+    the behaviour the spec gives them (asymmetric, floor)."""
+    values = dict(RESIZE_DEFAULTS)
+    if is_legacy(op_type, version):
+        values["coordinate_transformation_mode"] = "asymmetric"
+        values["nearest_mode"] = "floor"
+    return values
+
+
+def input_slots(op_type: str, version: int) -> InputSlots:
+    """Where X, roi, scales and sizes sit for an op version (``version`` 0: unknown, read as
+    the newest layout for Resize and as Upsample-9 for Upsample)."""
+    if op_type == "Upsample":
+        return InputSlots(scales_attribute=True) if 0 < version < 9 else InputSlots(scales=1)
+    if op_type == PLUGIN_OP_TYPE:
+        return InputSlots(scales=1)
+    if op_type == "Resize":
+        return InputSlots(scales=1) if version == 10 else InputSlots(roi=1, scales=2, sizes=3)
+    raise ValueError(f"{op_type} is not a resize op")
+
+
+def scale_slots(op_type: str, version: int) -> list[tuple[int, str]]:
+    """(input index, "scales" | "sizes") of the inputs that decide a resize node's output size."""
+    if op_type not in RESIZE_OPS + (PLUGIN_OP_TYPE,):
+        return []
+    slots = input_slots(op_type, version)
+    found = [(slots.scales, "scales")] if slots.scales is not None else []
+    if slots.sizes is not None:
+        found.append((slots.sizes, "sizes"))
+    return found
+
+
+def normalize_mode(mode: str) -> str:
+    """Upsample's "bilinear" (and "bicubic") in Resize's words ("linear", "cubic")."""
+    return mode[2:] if mode in ("bilinear", "bicubic") else mode
+
+
+def is_resize_node(node: Any) -> bool:
+    """A Resize or Upsample node of the default domain."""
+    return node.op_type in RESIZE_OPS and node.domain in _DEFAULT_DOMAINS

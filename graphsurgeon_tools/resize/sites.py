@@ -1,0 +1,257 @@
+"""Find Resize/Upsample sites and where their scales come from.
+
+``find_resize_sites(model) -> list[ResizeSite]`` walks the main graph in node order and
+describes every Resize (op versions 10, 11, 13, 18, 19) and Upsample (7, 9): its
+semantics (defaults filled per op version, see :mod:`.semantics`), where its scales and
+sizes come from (:class:`~graphsurgeon_tools.core.constants.ConstantTracer`), and what
+makes them nonsense (:mod:`.sanity`).
+
+CONTRACT (shared by every pass, the CLI and the reports; do not rename fields): see
+:class:`ResizeSite` and :class:`ValueSource`.
+
+Requires: a ModelProto or a path. Ensures: reads the model, never changes it; one
+tracer (memoised) for all sites; shape inference at most once. Does NOT look inside
+If/Loop bodies or functions (every site's ``scope`` is :data:`MAIN_GRAPH`), and does NOT
+refuse anything: the passes decide what to do with ``problems``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from onnx import ModelProto
+
+__all__ = ["MAIN_GRAPH", "MAX_FOLD_NODES", "ResizeSite", "ValueSource", "ValueTrace", "find_resize_sites",
+           "trace_value"]
+
+#: ``ResizeSite.scope`` of a node of the main graph.
+MAIN_GRAPH = "main graph"
+
+
+@dataclass(frozen=True)
+class ResizeSite:
+    """One Resize or Upsample node and everything a pass or a report needs to know about it."""
+
+    node_name: str
+    node_index: int  # position in graph.node
+    op_type: str  # "Resize" or "Upsample"
+    opset: int  # the default-domain opset the model imports
+    input_name: str  # the X tensor
+    output_name: str
+    mode: str  # nearest | linear | cubic (Upsample's "bilinear" reported as "linear")
+    coordinate_transformation_mode: str
+    cubic_coeff_a: float
+    nearest_mode: str
+    exclude_outside: int
+    antialias: int
+    extrapolation_value: float
+    keep_aspect_ratio_policy: str
+    axes: Optional[tuple[int, ...]]
+    scales: Optional[tuple[float, ...]]  # the constant value, when known
+    scales_source: ValueSource
+    scales_tensor: str  # tensor name feeding the scales slot ("" if none / attribute)
+    sizes: Optional[tuple[int, ...]]
+    sizes_source: ValueSource
+    sizes_tensor: str
+    roi_tensor: str
+    input_rank: Optional[int]  # rank of X when known from shapes
+    input_shape: Optional[tuple[Any, ...]] = None  # ints for static dims, strings for symbolic, None unknown
+    notes: tuple[str, ...] = field(default=())
+    op_version: int = 0  # the op's schema version at this opset (Resize 10/11/13/18/19, Upsample 7/9)
+    scales_nodes: tuple[str, ...] = field(default=())  # nodes computing the scales (Constant, Identity, folded)
+    sizes_nodes: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = field(default=())  # why the constant scales/sizes make no sense (empty: fine)
+    scope: str = MAIN_GRAPH  # where the node lives: the main graph (If/Loop bodies and functions: later)
+
+    @property
+    def has_constant_scales(self) -> bool:
+        return self.scales is not None and self.scales_source not in (
+            ValueSource.GRAPH_INPUT,
+            ValueSource.RUNTIME,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["scales_source"] = self.scales_source.value
+        data["sizes_source"] = self.sizes_source.value
+        return data
+
+
+def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any]) -> dict[str, Any]:
+    """Value infos with shape inference's answers added (on a weightless copy; model untouched).
+    Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
+    import onnx
+
+    from graphsurgeon_tools.core.checker import weightless_copy
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+        return infos
+    merged = {v.name: v for v in inferred.graph.value_info}
+    merged.update(infos)
+    return merged
+
+
+def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
+    """Describe every Resize/Upsample node of the main graph, in graph order.
+
+    ``model`` is a ModelProto or a path (loaded with :func:`graphsurgeon_tools.io.load_model`,
+    weights left on disk). Constant scales/sizes are resolved through Constant nodes,
+    Identity chains and small constant subgraphs (folded with ONNX's reference evaluator,
+    at most :data:`MAX_FOLD_NODES` nodes). Reads the model; never changes it.
+
+    Resize-10 and Upsample have no coordinate_transformation_mode/nearest_mode attributes;
+    they are reported with the behaviour the spec gives them (asymmetric, floor).
+    """
+    from onnx import ModelProto
+
+    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.io import load_model
+
+    label = None if isinstance(model, ModelProto) else str(model)
+    try:
+        return _find_resize_sites(load_model(model))
+    except OnnxToolError as exc:
+        # Errors name the file when there is one (io's own messages already do).
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None
+
+
+def _text(value: Any, default: str) -> str:
+    return default if value is None else str(value)
+
+
+def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
+    from graphsurgeon_tools.core.attributes import attributes
+    from graphsurgeon_tools.core.checker import static_shape, value_info_map
+    from graphsurgeon_tools.errors import InvalidModelError
+    from graphsurgeon_tools.resize import semantics
+    from graphsurgeon_tools.resize.sanity import scales_problems
+
+    tracer = ConstantTracer(model)
+    opset = tracer.opset
+    infos = value_info_map(model.graph)
+    declared = set(infos)
+    resize_nodes = [n for n in model.graph.node if semantics.is_resize_node(n)]
+    for node in resize_nodes:
+        if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
+            label = node.name or (node.output[0] if node.output else "?")
+            raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
+    if any(static_shape(infos.get(n.input[0])) is None for n in resize_nodes):
+        infos = _inferred_value_infos(model, infos)
+    versions = {op: semantics.op_version(op, opset) for op in semantics.RESIZE_OPS}
+
+    def names(trace: ValueTrace) -> tuple[str, ...]:
+        return tuple(model.graph.node[i].name or model.graph.node[i].output[0] for i in trace.nodes)
+
+    sites: list[ResizeSite] = []
+    for index, node in enumerate(model.graph.node):
+        if not semantics.is_resize_node(node):
+            continue
+        op_version = versions[node.op_type]
+        attrs = attributes(node)
+        given = semantics.defaults(node.op_type, op_version)
+        notes: list[str] = []
+        mode = _text(attrs.get("mode"), given["mode"])
+        if mode == "bilinear":
+            mode = "linear"
+            notes.append("Upsample mode 'bilinear' reported as 'linear'")
+        legacy = semantics.is_legacy(node.op_type, op_version)
+        if legacy:
+            ctm, nearest_mode = given["coordinate_transformation_mode"], given["nearest_mode"]
+            notes.append(f"{node.op_type}-{op_version or '?'} has asymmetric coordinates and floor rounding by definition")
+        else:
+            ctm = _text(attrs.get("coordinate_transformation_mode"), given["coordinate_transformation_mode"])
+            nearest_mode = _text(attrs.get("nearest_mode"), given["nearest_mode"])
+        axes = tuple(int(a) for a in attrs["axes"]) if "axes" in attrs else None
+        inputs = list(node.input) + [""] * 4
+        scales_tensor = sizes_tensor = roi_tensor = ""
+        scales: Optional[tuple[float, ...]] = None
+        sizes: Optional[tuple[int, ...]] = None
+        scales_source = sizes_source = ValueSource.ABSENT
+        scales_nodes: tuple[str, ...] = ()
+        sizes_nodes: tuple[str, ...] = ()
+        problems: list[str] = []
+        if node.op_type == "Upsample" and "scales" in attrs:
+            scales = tuple(float(s) for s in attrs["scales"])
+            scales_source = ValueSource.ATTRIBUTE
+        else:
+            slots = semantics.input_slots(node.op_type, op_version)
+            scales_tensor = inputs[slots.scales] if slots.scales is not None else ""
+            roi_tensor = inputs[slots.roi] if slots.roi is not None else ""
+            sizes_tensor = inputs[slots.sizes] if slots.sizes is not None else ""
+            trace = tracer.trace(scales_tensor)
+            scales_source = trace.source
+            scales_nodes = names(trace)
+            if trace.value is not None:
+                if trace.value.ndim != 1 and trace.value.size:
+                    problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
+                flat = trace.value.reshape(-1)
+                scales = tuple(float(s) for s in flat) if flat.size else None
+                if not flat.size and scales_source != ValueSource.GRAPH_INPUT:
+                    scales_source = ValueSource.ABSENT  # the empty-tensor placeholder exporters write
+            if trace.reason:
+                notes.append(f"scales: {trace.reason}")
+            if sizes_tensor:
+                size_trace = tracer.trace(sizes_tensor)
+                sizes_source = size_trace.source
+                sizes_nodes = names(size_trace)
+                if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
+                    problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
+                if size_trace.value is not None and size_trace.value.size:
+                    sizes = tuple(int(s) for s in size_trace.value.reshape(-1))
+                if size_trace.reason:
+                    notes.append(f"sizes: {size_trace.reason}")
+        x_shape = static_shape(infos.get(inputs[0]))
+        if x_shape is not None and inputs[0] not in declared:
+            # names shape inference invents (unk__12) are not stable: report them as unknown
+            x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
+        if x_shape is None and node.input[0] in tracer.initializers:
+            x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
+        rank = len(x_shape) if x_shape is not None else None
+        if rank is None and scales is not None and axes is None:
+            rank = len(scales)
+        elif rank is None and sizes is not None and axes is None:
+            rank = len(sizes)
+        problems.extend(scales_problems(scales, scales_source, sizes, sizes_source, sizes_tensor, rank, axes))
+        sites.append(
+            ResizeSite(
+                node_name=node.name,
+                node_index=index,
+                op_type=node.op_type,
+                opset=opset,
+                input_name=node.input[0],
+                output_name=node.output[0],
+                mode=mode,
+                coordinate_transformation_mode=ctm,
+                cubic_coeff_a=float(attrs.get("cubic_coeff_a", given["cubic_coeff_a"])),
+                nearest_mode=nearest_mode,
+                exclude_outside=int(attrs.get("exclude_outside", given["exclude_outside"])),
+                antialias=int(attrs.get("antialias", given["antialias"])),
+                extrapolation_value=float(attrs.get("extrapolation_value", given["extrapolation_value"])),
+                keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"),
+                                               given["keep_aspect_ratio_policy"]),
+                axes=axes,
+                scales=scales,
+                scales_source=scales_source,
+                scales_tensor=scales_tensor,
+                sizes=sizes,
+                sizes_source=sizes_source,
+                sizes_tensor=sizes_tensor,
+                roi_tensor=roi_tensor,
+                input_rank=rank,
+                input_shape=x_shape,
+                notes=tuple(notes),
+                op_version=op_version,
+                scales_nodes=scales_nodes,
+                sizes_nodes=sizes_nodes,
+                problems=tuple(problems),
+            )
+        )
+    return sites
