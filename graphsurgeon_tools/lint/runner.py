@@ -1,0 +1,68 @@
+"""Run every rule of a target over a model: ``lint_model(model, target) -> LintReport``.
+
+Requires: a ModelProto or a path (loaded weight-free through graphsurgeon_tools.io).
+Ensures: each rule runs once per subject (sites, plugin nodes, the model); findings come
+in rule order, then graph order; the model is never changed.
+Does NOT: build or run anything (see docs/tensorrt.md for what that leaves unchecked).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Union
+
+from graphsurgeon_tools.lint import ort_numerics, trt_attributes, trt_axes, trt_plugins, trt_shape_inputs
+from graphsurgeon_tools.lint.base import TARGETS, Finding, LintContext, LintReport, Rule, node_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from onnx import ModelProto
+
+#: Every rule, in report order.
+RULES: tuple[Rule, ...] = (
+    trt_shape_inputs.RULES
+    + trt_axes.RULES
+    + trt_attributes.RULES
+    + trt_plugins.RULES
+    + ort_numerics.RULES
+)
+
+
+def rules_for(target: str) -> tuple[Rule, ...]:
+    from graphsurgeon_tools.errors import UsageError
+
+    if target not in TARGETS:
+        raise UsageError(f"unknown lint target {target!r} (choose from: {', '.join(TARGETS)})")
+    return tuple(rule for rule in RULES if rule.target == target)
+
+
+def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -> LintReport:
+    """Check ``model`` against the rules of ``target`` ("tensorrt" | "onnxruntime").
+
+    Returns a :class:`LintReport`; ``report.failed`` is True when a rule fails (a finding
+    of severity "error"). Warnings say what depends on run-time factors; infos say what
+    TensorRT computes differently without being wrong.
+    """
+    from graphsurgeon_tools.io import load_model
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    rules = rules_for(target)
+    proto = load_model(model)
+    ctx = LintContext(proto, find_resize_sites(proto))
+    report = LintReport(target=target, rules=tuple(r.id for r in rules), sites=len(ctx.sites),
+                        plugin_nodes=len(ctx.plugin_nodes))
+    for rule in rules:
+        if rule.subject == "resize":
+            subjects = [(site, ctx.node_of(site)) for site in ctx.sites]
+        elif rule.subject == "plugin":
+            subjects = [(node, node) for node in ctx.plugin_nodes]
+        else:
+            subjects = [(proto, None)]
+        for subject, node in subjects:
+            reason = rule.check(ctx, subject)
+            if reason is None:
+                continue
+            report.findings.append(Finding(
+                rule=rule.id, target=rule.target, severity=reason.severity, source=rule.source,
+                node=node_label(node) if node is not None else "", op_type=node.op_type if node is not None else "",
+                reason=reason.text, fix=reason.fix,
+            ))
+    return report
