@@ -66,6 +66,8 @@ FLAGS: dict[str, Flag] = {
     # shared by the model-writing commands
     "output": Flag("--output"),
     "in_place": Flag("--in-place"),
+    # demo
+    "out": Flag("--out"),
 }
 
 #: Skip/refusal reason code -> the flag that would change the outcome. Passes may attach a

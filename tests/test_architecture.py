@@ -1,0 +1,97 @@
+"""The shape of graphsurgeon_tools (issue 9), as tests: dependency direction, no circles, no
+torch, small modules.
+
+* The import-linter contracts in pyproject.toml ([tool.importlinter]): layers
+  cli -> validation -> check/passes -> resize -> core -> io -> errors; no import of
+  ``exporters`` or ``torch`` from graphsurgeon_tools (grimp reads function-level imports too);
+  no import circle between sibling modules at any depth. One test per contract, so a failure
+  names the rule and lint-imports' report names the import.
+* A static AST scan that finds every ``import``/``from ... import`` and every
+  ``importlib.import_module("...")``/``__import__("...")`` of exporters or torch anywhere in a
+  module (module level, inside functions, under ``if``), without importing anything: the
+  PyTorch side plugs in through graphsurgeon_tools.extensions, so no lazy import is needed.
+* No module over 500 lines (issue 9's acceptance).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "graphsurgeon_tools"
+FORBIDDEN = ("exporters", "torch")
+MAX_LINES = 500
+
+
+def _lint_imports(contract: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("lint-imports")
+    if not script.exists():
+        pytest.fail("lint-imports is missing: install the [dev] extra (import-linter)")
+    return subprocess.run(
+        [str(script), "--config", str(ROOT / "pyproject.toml"), "--contract", contract, "--no-cache"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.mark.parametrize("contract", ["layers", "no-torch", "acyclic"])
+def test_import_contract_holds(contract: str) -> None:
+    done = _lint_imports(contract)
+    assert done.returncode == 0, f"import-linter contract {contract!r} broken:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _forbidden_imports(source: str, label: str) -> list[str]:
+    """``label:line imports what`` for every import of exporters/torch in ``source``, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=label)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("import_module", "__import__", "find_spec"):
+                names = [node.args[0].value]
+        for name in names:
+            if name.split(".")[0] in FORBIDDEN:
+                found.append(f"{label}:{node.lineno} imports {name}")
+    return found
+
+
+def test_no_module_imports_exporters_or_torch_even_lazily() -> None:
+    found = [line for path in _modules()
+             for line in _forbidden_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert not found, "graphsurgeon_tools must reach the PyTorch side through graphsurgeon_tools.extensions:\n" \
+        + "\n".join(found)
+
+
+def test_the_scan_sees_function_level_and_dynamic_imports() -> None:
+    source = (
+        "import os\n"
+        "def f():\n"
+        "    import torch.nn\n"
+        "    if True:\n"
+        "        from exporters.demo import run_demo\n"
+        "    importlib.import_module('torch')\n"
+        "    from torchvision import ops\n"  # another package that merely starts with 'torch'
+    )
+    assert _forbidden_imports(source, "probe.py") == [
+        "probe.py:3 imports torch.nn", "probe.py:5 imports exporters.demo", "probe.py:6 imports torch"]
+
+
+def test_no_module_is_over_500_lines() -> None:
+    sizes = {str(p.relative_to(ROOT)): sum(1 for _ in p.open(encoding="utf-8")) for p in _modules()}
+    big = {name: lines for name, lines in sizes.items() if lines > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines: " + ", ".join(
+        f"{name} ({lines})" for name, lines in sorted(big.items(), key=lambda item: -item[1]))
