@@ -1,7 +1,7 @@
 """Resource limits for the checks that run a model: refuse before allocating, not after.
 
 A Resize scale factor is a multiplier on every spatial dimension, so a typo
-(``--factors 300`` instead of ``3``) or a hostile model (scales ``[1, 1, 1e6, 1e6]``)
+(``factors=[300]`` instead of ``[3]``) or a hostile model (scales ``[1, 1, 1e6, 1e6]``)
 asks ONNX Runtime for terabytes. ORT would try, and the process would be killed
 by the OOM killer with no message at all. The checks that run models (the built-in
 check of ``make-dynamic-scale``, ``validate``'s sweep) call :func:`check_output_size`

@@ -1,18 +1,11 @@
-"""What ``validate`` compares against, and how a model is fed one scale factor.
+"""What ``validate`` compares against: references, and the registry of named ones.
 
-Two halves:
-
-* **Ports** (:func:`model_ports`): which graph inputs of an ONNX model carry data
-  and which drive the scales of a Resize / Upsample / ``DynamicTRTResize`` node,
-  how each must be fed for an upscale factor ``f`` (a full scales vector
-  ``[1, 1, f, f]``, a factor pair ``[f, f]``, a single factor, a ``sizes``
-  vector, or a size tensor whose *shape* is the output size), and the factor a
-  static model has baked in.
-* **References** (:func:`make_reference`): an ONNX model (static: only its
-  baked factor; dynamic: every factor), ``torch:srcnn`` (the built-in SRCNN
-  that resizes with our C++ op, shipped weights), ``python:MODULE:CALLABLE``
-  (a user's ``nn.Module``), and ``onnx-reference`` (``onnx.reference``'s
-  evaluator run on the candidate itself, plugin nodes included).
+* an ONNX model (:class:`OnnxModelReference`; static: only its baked factor; dynamic: every factor);
+* ``onnx-reference`` (:class:`EvaluatorReference`: ``onnx.reference``'s evaluator run on the
+  candidate itself, plugin nodes included);
+* ``python:MODULE:CALLABLE`` (a user's ``nn.Module``) and any ``nn.Module``/callable;
+* named references registered by extensions (``torch:srcnn``, registered by the PyTorch side
+  through :mod:`graphsurgeon_tools.extensions`).
 
 The calling convention for PyTorch references (``torch:srcnn``,
 ``python:MODULE:CALLABLE`` and any ``nn.Module`` passed to the API):
@@ -26,8 +19,11 @@ called without ``scales``: it is then a fixed-factor model, and factors it does
 not implement show up as shape mismatches. It returns a tensor or a
 tuple/list of tensors, matched to the candidate's outputs by position.
 
-Nothing here writes files or prints. torch is imported only inside the PyTorch
-references.
+Requires: the loaded candidate (for ``onnx-reference``). Ensures: an unusable spec is an
+:class:`OnnxToolError` (exit 3) with one line; a reference that raises while running one
+sweep point is a :class:`RunFailed` (recorded in the report).
+Does NOT write files or print; never imports ``exporters``. torch is imported only inside
+:meth:`TorchReference.run` (a user's module already brought it in).
 """
 
 from __future__ import annotations
@@ -35,487 +31,31 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import math
 import sys
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
-
-PLUGIN_OP_TYPE = "DynamicTRTResize"
-RESIZE_OP_TYPES = ("Resize", "Upsample", PLUGIN_OP_TYPE)
-
-# A sweep point: a float factor, or None for "whatever scales the model has baked in".
-Factor = Optional[float]
-
-
-# --------------------------------------------------------------------------------------
-# Ports: data inputs, scale inputs, baked factor
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DataInput:
-    name: str
-    shape: tuple[Any, ...]  # ints for static dims, strings (or None) for symbolic ones
-    dtype: np.dtype
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "shape": list(self.shape), "dtype": str(self.dtype)}
-
-
-@dataclass(frozen=True)
-class ScaleInput:
-    """A graph input that drives the scales (or output size) of a resize node.
-
-    ``layout`` is one of ``scales`` (one entry per axis of X: ``[1, 1, f, f]``),
-    ``pair`` (one per spatial axis: ``[f, f]``), ``factor`` (scalar or ``[f]``),
-    ``sizes`` (an int vector of output sizes) or ``size-tensor`` (only its shape is
-    read, as in MMDeploy's ``DynamicTRTResize(X, size_tensor)``).
-    """
-
-    name: str
-    layout: str
-    length: Optional[int]  # entries of the vector; None for size tensors
-    rank: int  # rank of the X it resizes, when known (4 for images)
-    dtype: np.dtype
-    nodes: tuple[str, ...]  # the resize nodes it drives
-    shape: tuple[Any, ...] = ()  # as declared by the graph input (ints static, strings symbolic)
-
-    def feed(self, factor: float, x_shape: Sequence[int]) -> np.ndarray:
-        """The value to feed for upscale ``factor`` given the concrete shape of X."""
-        spatial = max(len(x_shape) - 2, 1)
-        if self.layout == "scales":
-            n = self.length or len(x_shape) or self.rank
-            values = [1.0] * max(n - spatial, 0) + [factor] * min(spatial, n)
-            return np.asarray(values, dtype=self.dtype)
-        if self.layout == "pair":
-            return np.full((self.length or 2,), factor, dtype=self.dtype)
-        if self.layout == "factor":
-            return np.asarray(factor if self.length is None else [factor], dtype=self.dtype)
-        out = [int(d) for d in x_shape[:-spatial]] + [
-            int(math.floor(int(d) * factor)) for d in x_shape[-spatial:]
-        ]
-        if self.layout == "sizes":
-            return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
-        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)  # only its shape is read
-
-    def _size_tensor_shape(self, out: list[int]) -> list[int]:
-        # The spatial dims carry the output size; the others may be pinned by the model
-        # (MMDeploy's size tensor is N x 1 x H x W): honour those.
-        if len(self.shape) != len(out):
-            return out
-        spatial = max(len(out) - 2, 1)
-        return [declared if isinstance(declared, int) and axis < len(out) - spatial else value
-                for axis, (declared, value) in enumerate(zip(self.shape, out))]
-
-    def feed_scales(self, scales: Sequence[float], x_shape: Sequence[int]) -> np.ndarray:
-        """The value to feed so the node resizes by exactly ``scales`` (one per axis of X)."""
-        spatial = list(scales)[2:] if len(scales) > 2 else list(scales)
-        if self.layout == "scales":
-            n = self.length or len(scales)
-            return np.asarray(list(scales)[-n:], dtype=self.dtype)
-        if self.layout == "pair":
-            return np.asarray(spatial[-(self.length or 2) :], dtype=self.dtype)
-        if self.layout == "factor":
-            return np.asarray(spatial[0] if self.length is None else spatial[:1], dtype=self.dtype)
-        out = [int(math.floor(int(d) * float(s))) for d, s in zip(x_shape, scales)]
-        if self.layout == "sizes":
-            return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
-        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "layout": self.layout,
-            "length": self.length,
-            "dtype": str(self.dtype),
-            "nodes": list(self.nodes),
-        }
-
-
-@dataclass(frozen=True)
-class Ports:
-    """How to drive a model: its data inputs, scale inputs and (when static) baked factor."""
-
-    data_inputs: tuple[DataInput, ...]
-    scale_inputs: tuple[ScaleInput, ...]
-    outputs: tuple[str, ...]
-    # Per resize node with constant scales: node name -> full scales (one per axis of X).
-    baked_scales: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    # The single spatial factor every constant-scale resize shares, if they share one.
-    baked_factor: Optional[float] = None
-    # Why there is no single baked factor (mixed factors, sizes-driven, no resize at all).
-    baked_note: str = ""
-    resize_nodes: int = 0
-
-    @property
-    def is_dynamic(self) -> bool:
-        return bool(self.scale_inputs)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "data_inputs": [d.to_dict() for d in self.data_inputs],
-            "scale_inputs": [s.to_dict() for s in self.scale_inputs],
-            "outputs": list(self.outputs),
-            "dynamic": self.is_dynamic,
-            "baked_factor": self.baked_factor,
-            "baked_note": self.baked_note,
-        }
-
-
-_NP_DTYPES = {
-    onnx.TensorProto.FLOAT: np.float32,
-    onnx.TensorProto.DOUBLE: np.float64,
-    onnx.TensorProto.FLOAT16: np.float16,
-    onnx.TensorProto.INT64: np.int64,
-    onnx.TensorProto.INT32: np.int32,
-    onnx.TensorProto.INT8: np.int8,
-    onnx.TensorProto.UINT8: np.uint8,
-    onnx.TensorProto.BOOL: np.bool_,
-}
-
-
-def _value_info_shape(info: onnx.ValueInfoProto) -> tuple[Any, ...]:
-    if not info.type.tensor_type.HasField("shape"):
-        return ()
-    dims: list[Any] = []
-    for dim in info.type.tensor_type.shape.dim:
-        if dim.HasField("dim_value") and dim.dim_value > 0:
-            dims.append(int(dim.dim_value))
-        else:
-            dims.append(dim.dim_param or None)
-    return tuple(dims)
-
-
-def _value_info_dtype(info: onnx.ValueInfoProto, where: str) -> np.dtype:
-    elem = info.type.tensor_type.elem_type
-    if elem not in _NP_DTYPES:
-        raise InvalidModelError(
-            f"input {info.name!r} of {where} has element type "
-            f"{onnx.TensorProto.DataType.Name(elem) if elem else 'UNDEFINED'}, which validate cannot feed"
-        )
-    return np.dtype(_NP_DTYPES[elem])
-
-
-def default_opset(model: onnx.ModelProto) -> int:
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return int(entry.version)
-    return 0
-
-
-def _scale_slots(node: onnx.NodeProto, opset: int) -> list[tuple[int, str]]:
-    """(input index, "scales" | "sizes") of the inputs that decide a resize node's output size."""
-    if node.op_type == "Resize":
-        if opset and opset < 11:
-            return [(1, "scales")]
-        return [(2, "scales"), (3, "sizes")]
-    if node.op_type == "Upsample":
-        return [(1, "scales")]
-    if node.op_type == PLUGIN_OP_TYPE:
-        return [(1, "scales")]
-    return []
-
-
-def _is_resize(node: onnx.NodeProto) -> bool:
-    # Resize/Upsample in the default domain; the plugin in whatever domain the spec picked.
-    if node.op_type == PLUGIN_OP_TYPE:
-        return True
-    return node.op_type in ("Resize", "Upsample") and node.domain in ("", "ai.onnx")
-
-
-def _constant_value(model: onnx.ModelProto, name: str) -> Optional[np.ndarray]:
-    """Value of an initializer, a Constant node or an Identity chain of one; else None."""
-    inits = {t.name: t for t in model.graph.initializer}
-    producers = {out: node for node in model.graph.node for out in node.output}
-    for _ in range(16):
-        if name in inits:
-            return numpy_helper.to_array(inits[name])
-        node = producers.get(name)
-        if node is None:
-            return None
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    return numpy_helper.to_array(attr.t)
-                if attr.name == "value_floats":
-                    return np.asarray(list(attr.floats), dtype=np.float32)
-                if attr.name == "value_ints":
-                    return np.asarray(list(attr.ints), dtype=np.int64)
-            return None
-        if node.op_type == "Identity":
-            name = node.input[0]
-            continue
-        return None
-    return None
-
-
-def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: Optional[int]) -> tuple[float, ...]:
-    if axes is None:
-        return tuple(float(s) for s in scales)
-    rank = rank or (max(a for a in axes) + 1)
-    full = [1.0] * rank
-    for axis, value in zip(axes, scales):
-        full[axis % rank] = float(value)
-    return tuple(full)
-
-
-def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, ...]], list[str], int]:
-    """Constant scales of every Resize/Upsample/plugin node, the nodes without any, and the count.
-
-    Uses :func:`graphsurgeon_tools.resize.find_resize_sites` for Resize/Upsample (it
-    folds constant subgraphs); the plugin node is not a Resize site, so its constant
-    scales input is read directly.
-    """
-    baked: dict[str, tuple[float, ...]] = {}
-    unknown: list[str] = []
-    count = 0
-    try:
-        from graphsurgeon_tools.resize import find_resize_sites
-
-        sites = find_resize_sites(model)
-    except NotImplementedError:  # the core pass has not landed: plain constants only
-        sites = None
-    if sites is not None:
-        for site in sites:
-            count += 1
-            name = site.node_name or f"#{site.node_index}"
-            if site.has_constant_scales and site.scales:
-                baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
-            else:
-                unknown.append(name)
-    opset = default_opset(model)
-    for index, node in enumerate(model.graph.node):
-        if sites is not None and node.op_type != PLUGIN_OP_TYPE:
-            continue
-        if not _is_resize(node):
-            continue
-        count += 1
-        name = node.name or f"#{index}"
-        value = None
-        if node.op_type == "Upsample" and len(node.input) < 2:
-            for attr in node.attribute:
-                if attr.name == "scales":
-                    value = np.asarray(list(attr.floats), dtype=np.float32)
-        else:
-            for slot, kind in _scale_slots(node, opset):
-                if kind == "scales" and slot < len(node.input) and node.input[slot]:
-                    value = _constant_value(model, node.input[slot])
-        if value is not None and value.size and value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
-            baked[name] = tuple(float(v) for v in value)
-        else:
-            unknown.append(name)
-    return baked, unknown, count
-
-
-def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
-    """Find the data inputs, the scale inputs and the baked factor of ``model``.
-
-    A graph input is a scale input when it reaches the scales/sizes slot of a
-    Resize, Upsample or ``DynamicTRTResize`` node, directly or through a small
-    subgraph (Concat, Cast, Unsqueeze ...); tracing stops at ``Shape``/``Size`` so a
-    data input whose *shape* feeds a size computation stays a data input.
-    Does not run shape inference and does not fold anything itself.
-    """
-    graph = model.graph
-    initializer_names = {t.name for t in graph.initializer}
-    inputs = [i for i in graph.input if i.name not in initializer_names]
-    input_names = {i.name for i in inputs}
-    producers = {out: node for node in graph.node for out in node.output}
-    opset = default_opset(model)
-
-    driven: dict[str, tuple[str, list[str]]] = {}  # input -> (slot kind, nodes)
-    x_rank: dict[str, int] = {}
-    for index, node in enumerate(graph.node):
-        if not _is_resize(node):
-            continue
-        for slot, kind in _scale_slots(node, opset):
-            if slot >= len(node.input) or not node.input[slot]:
-                continue
-            seen: set[str] = set()
-            queue = deque([node.input[slot]])
-            while queue:
-                tensor = queue.popleft()
-                if tensor in seen or len(seen) > 64:
-                    continue
-                seen.add(tensor)
-                if tensor in input_names:
-                    entry = driven.setdefault(tensor, (kind, []))
-                    entry[1].append(node.name or f"#{index}")
-                    continue
-                producer = producers.get(tensor)
-                if producer is None or producer.op_type in ("Shape", "Size"):
-                    continue
-                queue.extend(t for t in producer.input if t)
-        # Rank of X when its graph input says so; SRCNN-like models resize the input itself.
-        x_info = next((i for i in inputs if node.input and i.name == node.input[0]), None)
-        if x_info is not None:
-            for tensor, (_, nodes) in driven.items():
-                if (node.name or f"#{index}") in nodes:
-                    x_rank[tensor] = len(_value_info_shape(x_info))
-
-    scale_inputs: list[ScaleInput] = []
-    data_inputs: list[DataInput] = []
-    for info in inputs:
-        shape = _value_info_shape(info)
-        dtype = _value_info_dtype(info, where)
-        if info.name not in driven:
-            data_inputs.append(DataInput(info.name, shape, dtype))
-            continue
-        kind, nodes = driven[info.name]
-        rank = x_rank.get(info.name, 4)
-        length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
-        if len(shape) >= 2:
-            layout, length = "size-tensor", None
-        elif kind == "sizes":
-            layout = "sizes"
-        elif len(shape) == 0:
-            layout, length = "factor", None
-        elif length == 1:
-            layout = "factor"
-        elif length == 2 and rank != 2:
-            layout = "pair"
-        else:
-            layout = "scales"
-        scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
-
-    baked, unknown, count = _sites_baked_scales(model)
-    baked_factor: Optional[float] = None
-    note = ""
-    if scale_inputs:
-        note = "dynamic: scales are graph inputs"
-    elif count == 0:
-        note = "no Resize/Upsample node"
-    elif unknown:
-        note = f"resize node(s) {', '.join(unknown[:3])} have no constant scales (sizes-driven or computed)"
-    else:
-        spatial = {s for scales in baked.values() for s in (scales[2:] if len(scales) > 2 else scales)}
-        if len(spatial) == 1:
-            baked_factor = spatial.pop()
-        else:
-            note = "resize nodes bake different factors: " + ", ".join(
-                f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
-            )
-    return Ports(
-        data_inputs=tuple(data_inputs),
-        scale_inputs=tuple(scale_inputs),
-        outputs=tuple(o.name for o in graph.output),
-        baked_scales=baked,
-        baked_factor=baked_factor,
-        baked_note=note,
-        resize_nodes=count,
-    )
-
-
-def format_factor(factor: Factor) -> str:
-    if factor is None:
-        return "baked"
-    return f"x{factor:g}"
-
-
-# --------------------------------------------------------------------------------------
-# Sessions
-# --------------------------------------------------------------------------------------
-
-
-def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> Any:
-    """An ONNX Runtime session that can run plugin nodes (via ``runtime.make_session``).
-
-    ``quiet``: ORT logs nothing, not even errors (for the diagnosis, whose attribute
-    variants may be combinations ORT refuses). A model ORT cannot load raises
-    :class:`InvalidModelError` naming ``where``.
-    """
-    import onnxruntime as ort
-
-    try:
-        from graphsurgeon_tools.runtime import make_session
-    except ImportError:  # runtime has not landed: plain ORT (no plugin kernels)
-        make_session = None
-    options = ort.SessionOptions()
-    if quiet:
-        options.log_severity_level = 4
-    try:
-        if make_session is not None:
-            return make_session(model, sess_options=options)
-        return ort.InferenceSession(model.SerializeToString(), sess_options=options,
-                                    providers=["CPUExecutionProvider"])
-    except OnnxToolError:
-        raise
-    except Exception as exc:  # ORT raises its own exception types for graphs it refuses
-        raise InvalidModelError(f"ONNX Runtime cannot load {where}: {' '.join(str(exc).split())[:300]}") from exc
-
-
-class OnnxRunner:
-    """Runs one ONNX model in ONNX Runtime at a factor, feeding its scale inputs.
-
-    Sessions are quiet by default: a failing run is reported with ORT's message in the
-    validation report, so ORT's own log line on stderr would only say it twice.
-    """
-
-    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None, quiet: bool = True) -> None:
-        self.model = model
-        self.where = where
-        self.quiet = quiet
-        self.ports = model_ports(model, where)
-        self._session = session
-
-    @property
-    def session(self) -> Any:
-        if self._session is None:
-            self._session = ort_session(self.model, self.where, quiet=self.quiet)
-        return self._session
-
-    def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],
-              reference_baked: Optional[dict[str, tuple[float, ...]]] = None) -> dict[str, np.ndarray]:
-        """Data plus one value per scale input (``fixed`` ones as given, the rest for ``factor``).
-
-        ``factor=None`` feeds each scale input the scales ``reference_baked`` holds for the
-        node it drives (a static reference with different factors per node).
-        """
-        feeds = dict(data)
-        x_shape = next(iter(data.values())).shape if data else ()
-        for scale in self.ports.scale_inputs:
-            if scale.name in fixed:
-                feeds[scale.name] = fixed[scale.name]
-            elif factor is not None:
-                feeds[scale.name] = scale.feed(factor, x_shape)
-            else:
-                baked = next(
-                    (reference_baked[n] for n in scale.nodes if reference_baked and n in reference_baked), None
-                )
-                if baked is None:
-                    raise OnnxToolError(
-                        f"{self.where}: no baked scales to feed input {scale.name!r} "
-                        f"(nodes {', '.join(scale.nodes)}); pass --factors"
-                    )
-                feeds[scale.name] = scale.feed_scales(baked, x_shape)
-        return feeds
-
-    def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
-        try:
-            values = self.session.run(None, feeds)
-        except OnnxToolError:
-            raise
-        except Exception as exc:
-            raise RunFailed(f"{self.where} failed in ONNX Runtime: {' '.join(str(exc).split())[:300]}") from exc
-        names = [o.name for o in self.session.get_outputs()]
-        return list(zip(names, [np.asarray(v) for v in values]))
-
-
-class RunFailed(Exception):
-    """A model or reference raised while running one sweep point (recorded, not fatal)."""
-
-
-# --------------------------------------------------------------------------------------
-# References
-# --------------------------------------------------------------------------------------
+from graphsurgeon_tools.validation.ports import PLUGIN_OP_TYPE
+from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
+from graphsurgeon_tools.validation.sweep import Factor
+
+__all__ = [
+    "EvaluatorReference",
+    "OnnxModelReference",
+    "Reference",
+    "ReferenceLike",
+    "TorchReference",
+    "make_reference",
+]
+
+# What onnx.reference's numpy kernels raise for inputs or graphs they cannot run
+# (NotImplementedError for unknown ops is a RuntimeError).
+_EVALUATOR_ERRORS = (RuntimeError, ValueError, TypeError, IndexError, KeyError, ArithmeticError)
 
 
 class Reference:
@@ -580,7 +120,10 @@ class OnnxModelReference(Reference):
         return self.runner.run(self.runner.feeds(factor, mapped, {}, baked_scales))
 
     def parameters(self) -> dict[str, np.ndarray]:
-        return {t.name: numpy_helper.to_array(t) for t in self.runner.model.graph.initializer}
+        try:
+            return {t.name: numpy_helper.to_array(t) for t in self.runner.model.graph.initializer}
+        except (ValueError, TypeError):  # a tensor numpy cannot read: no weights to compare
+            return {}
 
 
 class TorchReference(Reference):
@@ -612,7 +155,7 @@ class TorchReference(Reference):
         try:
             with torch.no_grad():
                 result = self.module(*args)
-        except Exception as exc:
+        except Exception as exc:  # the user's module: whatever it raises is reported as theirs, by type
             raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
         if isinstance(result, dict):
             result = list(result.values())
@@ -624,7 +167,10 @@ class TorchReference(Reference):
         state = getattr(self.module, "state_dict", None)
         if state is None:
             return {}
-        return {name: value.detach().cpu().numpy() for name, value in state().items()}
+        try:
+            return {name: value.detach().cpu().numpy() for name, value in state().items()}
+        except Exception:  # the user's module: weights are a diagnostic nicety, never the report's end
+            return {}
 
 
 def _accepts_extra_argument(module: Any) -> bool:
@@ -662,7 +208,7 @@ class EvaluatorReference(Reference):
         new_ops = [_plugin_oprun(domain) for domain in sorted(domains)]
         try:
             self.evaluator = ReferenceEvaluator(candidate, new_ops=new_ops or None)
-        except Exception as exc:
+        except _EVALUATOR_ERRORS as exc:
             raise InvalidModelError(
                 f"onnx.reference cannot load the candidate: {' '.join(str(exc).split())[:300]}"
             ) from exc
@@ -673,7 +219,7 @@ class EvaluatorReference(Reference):
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
         try:
             values = self.evaluator.run(None, candidate_feeds)
-        except Exception as exc:
+        except _EVALUATOR_ERRORS as exc:
             raise RunFailed(f"onnx.reference failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
         return list(zip(self.outputs, [np.asarray(v) for v in values]))
 
@@ -756,7 +302,7 @@ def _load_python_callable(spec: str) -> Any:
                     sys.path.remove(cwd)
     except OnnxToolError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # the user's module ran on import: whatever it raises is theirs, by type
         raise OnnxToolError(
             f"reference {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from exc
@@ -765,35 +311,34 @@ def _load_python_callable(spec: str) -> Any:
         raise OnnxToolError(f"reference {spec!r}: {module_name} has no callable {attr!r}")
     try:
         return factory()
-    except Exception as exc:
+    except Exception as exc:  # the user's factory: whatever it raises is theirs, by type
         raise OnnxToolError(f"reference {spec!r}: {attr}() raised {type(exc).__name__}: {exc}") from exc
 
 
-def _torch_srcnn() -> Any:
-    try:
-        from exporters.models import srcnn
-    except ImportError as exc:
-        raise OnnxToolError(
-            f"reference 'torch:srcnn' needs the PyTorch side (pip install 'onnxtool[torch]'): {exc}"
-        ) from exc
-    try:
-        from exporters.ops import load_library
-
-        load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
-    except ImportError as exc:
-        raise OnnxToolError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
-    return srcnn(variant="cxx-op", pretrained=True)
-
 
 ReferenceLike = Union[str, Path, onnx.ModelProto, Reference, Callable[..., Any]]
-TORCH_MODELS = {"srcnn": _torch_srcnn}
+
+_SPECS = "an ONNX model, python:MODULE:CALLABLE, onnx-reference or a registered name such as torch:srcnn"
+
+
+def _named_reference(name: str) -> Reference:
+    from graphsurgeon_tools.extensions import reference_factory
+
+    factory = reference_factory(name)  # OnnxToolError naming what to install when nobody registered it
+    try:
+        module = factory()
+    except ImportError as exc:  # the registered side is installed without its dependencies
+        from graphsurgeon_tools.extensions import TORCH_HINT
+
+        raise OnnxToolError(f"{name} needs the PyTorch side: {TORCH_HINT} ({exc})") from exc
+    return TorchReference(module, name)
 
 
 def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Reference:
     """Turn a reference spec into a :class:`Reference`.
 
-    Strings: ``torch:srcnn``, ``python:MODULE:CALLABLE`` (MODULE may be a ``.py``
-    path), ``onnx-reference``, or a path to an ONNX model. Objects: a ModelProto,
+    Strings: ``python:MODULE:CALLABLE`` (MODULE may be a ``.py`` path), ``onnx-reference``,
+    a registered name (``torch:srcnn``), or a path to an ONNX model. Objects: a ModelProto,
     a :class:`Reference`, or an ``nn.Module``/callable (the PyTorch convention).
     Raises :class:`OnnxToolError` (exit 3) for a spec it cannot use.
     """
@@ -802,29 +347,17 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Refe
     if isinstance(reference, onnx.ModelProto):
         return OnnxModelReference(reference, "<ModelProto>")
     if isinstance(reference, str) and not reference.strip():
-        raise OnnxToolError("empty reference: give an ONNX model, torch:srcnn, python:MODULE:CALLABLE or onnx-reference")
+        raise OnnxToolError(f"empty reference: give {_SPECS}")
     if isinstance(reference, str) and reference == "onnx-reference":
         return EvaluatorReference(candidate)
-    if isinstance(reference, str) and reference.startswith("torch:"):
-        name = reference[len("torch:"):]
-        factory = TORCH_MODELS.get(name)
-        if factory is None:
-            raise OnnxToolError(
-                f"unknown reference {reference!r}: built-in PyTorch references are "
-                + ", ".join(f"torch:{n}" for n in TORCH_MODELS)
-            )
-        return TorchReference(factory(), reference)
     if isinstance(reference, str) and reference.startswith("python:"):
         return TorchReference(_load_python_callable(reference), reference)
+    if isinstance(reference, str) and reference.startswith("torch:"):
+        return _named_reference(reference)
     if isinstance(reference, (str, Path)):
         path = Path(reference)
         if not path.exists():
-            raise OnnxToolError(
-                f"unknown reference {str(reference)!r}: not a file, and not torch:srcnn, "
-                "python:MODULE:CALLABLE or onnx-reference"
-            )
-        from graphsurgeon_tools.validation import load_onnx
-
+            raise OnnxToolError(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
         return OnnxModelReference(load_onnx(path, "reference"), str(path))
     if callable(reference):
         return TorchReference(reference, getattr(type(reference), "__name__", "callable"))

@@ -1,0 +1,76 @@
+"""What the PyTorch side adds to graphsurgeon_tools: the ``onnxtool.extensions`` entry point.
+
+``register()`` fills :mod:`graphsurgeon_tools.extensions` with:
+
+* the reference ``torch:srcnn`` (the built-in SRCNN resizing with the C++ op, shipped weights);
+* the fast plugin-node kernel ``"cpp"`` (the C++ resize op, ONNX Resize semantics);
+* the implementations of ``onnxtool export srcnn`` (``"export-srcnn"``) and ``onnxtool demo``
+  (``"demo"``).
+
+Requires: nothing at import; torch and the C++ library are imported only when a registered
+factory is called. Ensures: a factory whose dependency is missing raises ImportError (or
+OnnxToolError with the reason), which graphsurgeon_tools turns into one line for the user.
+Does NOT build the C++ library at registration.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+
+def register() -> None:
+    """Entry point ``exporters.registrations:register`` (group ``onnxtool.extensions``)."""
+    from graphsurgeon_tools import extensions
+
+    extensions.register_reference("torch:srcnn", torch_srcnn)
+    extensions.register_kernel("cpp", load_cpp_kernel)
+    extensions.register_command("export-srcnn", export_srcnn)
+    extensions.register_command("demo", demo)
+
+
+def torch_srcnn() -> Any:
+    """The built-in SRCNN (``variant="cxx-op"``, shipped weights), its C++ op loaded now."""
+    from graphsurgeon_tools.errors import OnnxToolError
+
+    from exporters.models import srcnn  # ImportError without torch: the registry says what to install
+
+    try:
+        from exporters.ops import load_library
+
+        load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
+    except ImportError as exc:
+        raise OnnxToolError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
+    return srcnn(variant="cxx-op", pretrained=True)
+
+
+def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]:
+    """The C++ resize op as a plugin-node kernel; ImportError when torch or the build is missing."""
+    import torch
+
+    from exporters.ops import resize  # loads (or builds) the C++ library; OpsBuildError is an ImportError
+
+    def run(x: np.ndarray, scales: np.ndarray, sizes: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        # torch.from_numpy warns on read-only memory (ORT may hand us such buffers); copying is cheap next to the resize
+        if not x.flags.writeable:
+            x = x.copy()
+        scales = np.array(scales, dtype=np.float64)  # a private, writable copy (a handful of numbers)
+        return resize(torch.from_numpy(x), torch.from_numpy(scales), **params).numpy()
+
+    return run
+
+
+def export_srcnn(path: Any = None, **options: Any) -> Any:
+    """``exporters.onnx_export.export_srcnn`` (see there for the options)."""
+    from exporters.onnx_export import export_srcnn as run
+
+    return run(path, **options)
+
+
+def demo(out_dir: Any, *, factors: Optional[Sequence[float]] = None,
+         progress: Optional[Callable[[str], None]] = None) -> Any:
+    """``exporters.demo.run_demo``; ``factors=None`` is the demo's own sweep (2, 3, 4)."""
+    from exporters.demo import DEMO_FACTORS, run_demo
+
+    return run_demo(out_dir, factors=DEMO_FACTORS if factors is None else tuple(factors), progress=progress)

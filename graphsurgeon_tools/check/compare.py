@@ -1,0 +1,147 @@
+"""The ONE comparison of two arrays: :class:`OutputComparison` and :func:`compare_arrays`.
+
+Used by ``validate`` (candidate vs reference, per factor and output) and by the built-in
+equivalence check of the passes (original vs rewritten model).
+
+An element is within tolerance when ``|actual - expected| <= atol + rtol * |expected|``
+(numpy's ``isclose``); equal infinities and NaN-vs-NaN count as equal.
+
+Requires: two arrays (anything ``np.asarray`` accepts).
+Ensures: an :class:`OutputComparison` with figures, or a note saying why there are none
+(shapes differ; non-numeric outputs are compared for equality only).
+Does NOT broadcast, print, or raise on a mismatch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["OutputComparison", "abs_diff", "compare_arrays"]
+
+
+@dataclass
+class OutputComparison:
+    """One output compared. Figures are ``None`` when the shapes differ or a side failed."""
+
+    output: str
+    reference_output: str
+    candidate_shape: Optional[tuple[int, ...]]
+    reference_shape: Optional[tuple[int, ...]]
+    passed: bool
+    max_abs_error: Optional[float] = None
+    mean_abs_error: Optional[float] = None
+    max_rel_error: Optional[float] = None
+    mismatch_share: Optional[float] = None  # share of elements out of tolerance, 0..1
+    passing_atol: Optional[float] = None  # smallest atol that passes at the given rtol
+    psnr_db: Optional[float] = None  # image-like outputs only; inf when identical
+    note: str = ""
+    mismatched: int = 0  # elements out of tolerance (all of the reference's when shapes differ)
+
+    # The equivalence check's vocabulary (CheckResult.to_dict keeps these keys).
+    @property
+    def name(self) -> str:
+        return self.output
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self.reference_shape or ())
+
+    @property
+    def max_abs_diff(self) -> float:
+        return math.inf if self.max_abs_error is None else self.max_abs_error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "output": self.output,
+            "reference_output": self.reference_output,
+            "candidate_shape": list(self.candidate_shape) if self.candidate_shape is not None else None,
+            "reference_shape": list(self.reference_shape) if self.reference_shape is not None else None,
+            "passed": self.passed,
+            "max_abs_error": self.max_abs_error,
+            "mean_abs_error": self.mean_abs_error,
+            "max_rel_error": self.max_rel_error,
+            "mismatch_share": self.mismatch_share,
+            "passing_atol": self.passing_atol,
+            "psnr_db": self.psnr_db,
+            "note": self.note,
+        }
+
+
+def _is_image_like(shape: Sequence[int]) -> bool:
+    return len(shape) == 4 and shape[1] in (1, 3)
+
+
+def abs_diff(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """``|actual - expected|`` in float64, 0 where both agree (equal infinities, NaN at the same place)."""
+    a = actual.astype(np.float64, copy=False)
+    b = expected.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a - b)
+    # inf - inf is NaN: equal infinities and NaN at the same place count as agreement.
+    agree = (a == b) | (np.isnan(a) & np.isnan(b))
+    diff[agree] = 0.0
+    diff[np.isnan(diff)] = np.inf
+    return diff
+
+
+def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rtol: float,
+                   name: str = "output", reference_name: str = "") -> OutputComparison:
+    """Statistics of ``actual`` (candidate) against ``expected`` (reference).
+
+    Relative error is taken over elements with ``|expected| > atol`` (near zero, atol is the
+    yardstick). PSNR uses the reference's value range as the peak. Does not broadcast: a shape
+    difference is a failure with a note, no figures.
+    """
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    result = OutputComparison(
+        output=name,
+        reference_output=reference_name or name,
+        candidate_shape=tuple(int(d) for d in actual.shape),
+        reference_shape=tuple(int(d) for d in expected.shape),
+        passed=False,
+    )
+    if actual.shape != expected.shape:
+        result.note = f"shape {list(actual.shape)} differs from the reference's {list(expected.shape)}"
+        result.mismatched = int(expected.size)
+        return result
+    if actual.size == 0:
+        result.passed = True
+        result.max_abs_error = result.mean_abs_error = result.max_rel_error = 0.0
+        result.mismatch_share = result.passing_atol = 0.0
+        result.note = "empty output"
+        return result
+    numeric = all(np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_ for a in (actual, expected))
+    if not numeric:  # strings (or objects) have no error figures: equal or not
+        unequal = actual != expected
+        result.passed = not bool(np.any(unequal))
+        result.mismatched = int(np.sum(unequal))
+        result.mismatch_share = float(np.mean(unequal))
+        result.note = (f"non-numeric output ({actual.dtype} vs {expected.dtype}) compared for equality"
+                       + ("" if result.passed else f": {result.mismatched} of {unequal.size} elements differ"))
+        return result
+    diff = abs_diff(actual, expected)
+    b = np.abs(expected.astype(np.float64, copy=False))
+    b_finite = np.where(np.isfinite(b), b, 0.0)
+    out_of_tolerance = diff > atol + rtol * b_finite
+    result.max_abs_error = float(diff.max())
+    result.mean_abs_error = float(diff.mean())
+    significant = b_finite > atol
+    result.max_rel_error = float((diff[significant] / b_finite[significant]).max()) if significant.any() else 0.0
+    result.mismatched = int(out_of_tolerance.sum())
+    result.mismatch_share = float(out_of_tolerance.mean())
+    result.passing_atol = float(max(0.0, (diff - rtol * b_finite).max()))
+    if _is_image_like(expected.shape):
+        finite = np.isfinite(expected)
+        peak = float(np.ptp(expected[finite])) if finite.any() else 0.0
+        peak = peak if peak > 0 else 1.0
+        mse = float(np.mean(np.square(diff))) if np.isfinite(diff).all() else math.inf
+        result.psnr_db = math.inf if mse == 0 else (0.0 if not math.isfinite(mse) else 10 * math.log10(peak**2 / mse))
+    result.passed = not bool(out_of_tolerance.any())
+    if not result.passed:
+        result.note = f"{result.mismatched} of {out_of_tolerance.size} elements out of tolerance"
+    return result

@@ -1,0 +1,195 @@
+"""Inputs for runs that check a model: concrete shapes, seeded random feeds, user arrays, size guard.
+
+* :func:`concrete_input_shapes` / :func:`random_feeds`: what the built-in equivalence check
+  feeds (symbolic dims 1 at axis 0, :data:`DEFAULT_DIM` elsewhere; floats uniform [-1, 1)).
+* :func:`load_user_array` / :func:`conform_array` / :func:`random_input`: what ``validate``
+  feeds (a user's ``.npy`` or array checked against the graph input; else uniform [0, 1)).
+* :func:`guard_output_sizes`: refuse, before ORT allocates, tensors shape inference can pin
+  down above the output size limit (:mod:`graphsurgeon_tools.check.limits`).
+
+Requires: a ModelProto (the shapes/feeds) or a graph input's declared shape and dtype.
+Ensures: arrays of the declared rank, static dims and dtype (floats cast, with a note), or an
+:class:`OnnxToolError` naming the input. Does NOT run any model; never unpickles (``.npy``
+files are loaded with ``allow_pickle=False``).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import onnx
+from onnx import ModelProto
+
+from graphsurgeon_tools.check.limits import check_output_size
+from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
+
+__all__ = [
+    "DEFAULT_BATCH",
+    "DEFAULT_DIM",
+    "InputLike",
+    "concrete_input_shapes",
+    "conform_array",
+    "guard_output_sizes",
+    "load_user_array",
+    "random_feeds",
+    "random_input",
+]
+
+DEFAULT_BATCH = 1
+DEFAULT_DIM = 32
+
+InputLike = Union[np.ndarray, str, os.PathLike]
+
+
+def concrete_input_shapes(
+    model: ModelProto, dims: Optional[Mapping[str, int]] = None, *, exclude: tuple[str, ...] = ()
+) -> dict[str, list[int]]:
+    """A concrete shape for every real graph input (initializer-backed ones excluded).
+
+    Static dims are kept; a named dim found in ``dims`` gets that value; any other
+    symbolic or unknown dim becomes 1 at axis 0 and :data:`DEFAULT_DIM` elsewhere.
+    """
+    dims = dict(dims or {})
+    initializers = {init.name for init in model.graph.initializer}
+    shapes: dict[str, list[int]] = {}
+    for inp in model.graph.input:
+        if inp.name in initializers or inp.name in exclude:
+            continue
+        tensor_type = inp.type.tensor_type
+        shape: list[int] = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value"):
+                shape.append(int(dim.dim_value))
+            elif dim.HasField("dim_param") and dim.dim_param in dims:
+                shape.append(int(dims[dim.dim_param]))
+            else:
+                shape.append(DEFAULT_BATCH if axis == 0 else DEFAULT_DIM)
+        shapes[inp.name] = shape
+    return shapes
+
+
+def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded inputs: floats uniform in [-1, 1), integers in [0, 8), booleans at random."""
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    by_name = {inp.name: inp for inp in model.graph.input}
+    for name, shape in shapes.items():
+        elem = by_name[name].type.tensor_type.elem_type
+        if elem == 0:
+            raise InvalidModelError(f"graph input {name!r} is not a tensor with a known element type")
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem))
+        if dtype.kind == "f":
+            feeds[name] = rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[name] = rng.integers(0, 8, size=shape).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            raise InvalidModelError(f"graph input {name!r} has dtype {dtype} the check cannot generate")
+    return feeds
+
+
+def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_bytes: Optional[int],
+                       *, what: str = "check") -> None:
+    """Refuse (ResourceLimitError) before ORT allocates a tensor above the configured limit.
+
+    ``shapes``: the concrete input shapes the run will feed; every tensor shape inference can
+    then pin down is checked (``what`` starts the message: name the file there). Tensors whose
+    size depends on run-time values (scales fed as inputs) are the caller's to check.
+    """
+    from graphsurgeon_tools.passes._graph import weightless_copy
+
+    # The inputs the run will create count too: a declared 2**20 x 2**20 input is refused here,
+    # not by numpy's MemoryError when the feeds are drawn.
+    elem_types = {inp.name: inp.type.tensor_type.elem_type for inp in model.graph.input}
+    for name, shape in shapes.items():
+        if elem_types.get(name):
+            check_output_size(shape, elem_types[name], limit=max_output_bytes, what=f"{what}: input {name!r}")
+    skeleton = weightless_copy(model)
+    for inp in skeleton.graph.input:
+        if inp.name in shapes:
+            inp.type.tensor_type.ClearField("shape")
+            for value in shapes[inp.name]:
+                inp.type.tensor_type.shape.dim.add().dim_value = value
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
+        # inference is a guard here, not a verdict: a model it cannot follow is judged by ORT
+        return
+    for info in list(inferred.graph.value_info) + list(inferred.graph.output):
+        tensor_type = info.type.tensor_type
+        if not tensor_type.HasField("shape") or tensor_type.elem_type == 0:
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        if None in dims:
+            continue
+        try:
+            check_output_size(dims, tensor_type.elem_type, limit=max_output_bytes, what=f"{what}: tensor {info.name!r}")
+        except ValueError:
+            continue
+
+
+def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
+    """``(array, where it came from)`` for an array or a ``.npy`` path; OnnxToolError naming ``name`` otherwise."""
+    if isinstance(value, np.ndarray):
+        return value, "array"
+    path = Path(value)
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):  # an object array: loading it would unpickle, i.e. run code
+            raise OnnxToolError(f"input {name!r}: {path} holds pickled Python objects, which onnxtool never "
+                                "loads; save a numeric array") from None
+        raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})") from None
+    except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:  # unreadable, truncated, junk
+        raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({type(exc).__name__})") from None
+    if not isinstance(array, np.ndarray):
+        raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
+    return array, str(path)
+
+
+def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.dtype, source: str,
+                  notes: list[str]) -> np.ndarray:
+    """Check a user array against the graph input; cast floats to the input's float type."""
+    if shape and len(array.shape) != len(shape):
+        raise OnnxToolError(
+            f"input {name!r} from {source}: rank {array.ndim} (shape {list(array.shape)}), "
+            f"the model expects rank {len(shape)} ({list(shape)})"
+        )
+    for axis, (got, want) in enumerate(zip(array.shape, shape)):
+        if isinstance(want, int) and got != want:
+            raise OnnxToolError(
+                f"input {name!r} from {source}: shape {list(array.shape)} does not fit the model's "
+                f"{list(shape)} (axis {axis}: {got} != {want})"
+            )
+    if array.dtype != dtype:
+        if np.issubdtype(array.dtype, np.floating) and np.issubdtype(dtype, np.floating):
+            notes.append(f"input {name!r}: cast {array.dtype} from {source} to {dtype}")
+            array = array.astype(dtype)
+        elif np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer):
+            array = array.astype(dtype)
+        else:
+            raise OnnxToolError(f"input {name!r} from {source}: dtype {array.dtype}, the model expects {dtype}")
+    return np.ascontiguousarray(array)
+
+
+def random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator, size: int,
+                  *, limit: Optional[int] = None, what: str = "random input") -> np.ndarray:
+    concrete = [d if isinstance(d, int) else (1 if axis == 0 else size) for axis, d in enumerate(shape)]
+    # A declared input of 2**20 x 2**20 must be refused, not handed to numpy (MemoryError).
+    # Floats are drawn in float64 first, so that is what is allocated.
+    check_output_size(concrete, np.float64 if np.issubdtype(dtype, np.floating) else dtype, limit=limit, what=what)
+    if np.issubdtype(dtype, np.floating):
+        # Uniform [0, 1): what an image model sees after normalisation to [0, 1].
+        return rng.random(concrete, dtype=np.float64).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(concrete) < 0.5
+    return rng.integers(0, 10, size=concrete).astype(dtype)
+

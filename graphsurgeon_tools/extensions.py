@@ -1,0 +1,123 @@
+"""The one door between graph surgery and the optional PyTorch side: a registry filled by plugins.
+
+``graphsurgeon_tools`` never imports ``exporters`` or torch. Code that can use them asks this
+registry instead, and packages that provide them register here from an entry point::
+
+    [project.entry-points."onnxtool.extensions"]
+    exporters = "exporters.registrations:register"
+
+What can be registered:
+
+* references for ``validate`` (``register_reference("torch:srcnn", factory)``; ``factory()``
+  returns an ``nn.Module`` or callable following the PyTorch calling convention of
+  :mod:`graphsurgeon_tools.validation.references`);
+* fast kernels behind plugin nodes (``register_kernel("cpp", loader)``; ``loader()`` returns
+  ``fn(x, scales, sizes, attrs) -> np.ndarray`` or raises ImportError/OSError/RuntimeError when
+  unavailable, see :mod:`graphsurgeon_tools.runtime.kernels`);
+* command implementations the CLI offers only with the PyTorch side
+  (``register_command("export-srcnn", fn)``, ``register_command("demo", fn)``).
+
+Requires: nothing; entry points are loaded once, on the first lookup (:func:`load_extensions`).
+Ensures: lookups of a name nobody registered raise :class:`OnnxToolError` with ONE line saying
+what to install. An extension that fails to import is remembered (its error is in that line),
+never raised at start-up.
+Does NOT import any extension at ``import graphsurgeon_tools`` time.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from graphsurgeon_tools.errors import OnnxToolError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "TORCH_HINT",
+    "command",
+    "kernel_loaders",
+    "load_extensions",
+    "reference_factory",
+    "reference_names",
+    "register_command",
+    "register_kernel",
+    "register_reference",
+]
+
+ENTRY_POINT_GROUP = "onnxtool.extensions"
+TORCH_HINT = "pip install 'onnxtool[torch]'"
+
+_references: dict[str, Callable[[], Any]] = {}
+_kernels: dict[str, Callable[[], Any]] = {}
+_commands: dict[str, Callable[..., Any]] = {}
+_failures: list[str] = []  # "entry point: ErrorType: message" of extensions that did not load
+_loaded = False
+_lock = threading.RLock()
+
+
+def register_reference(name: str, factory: Callable[[], Any]) -> None:
+    """Make ``name`` (e.g. ``"torch:srcnn"``) a reference ``validate`` accepts; ``factory()`` builds it."""
+    _references[name] = factory
+
+
+def register_kernel(name: str, loader: Callable[[], Any]) -> None:
+    """Offer a fast plugin-node kernel backend called ``name``; the first registered one is used."""
+    _kernels[name] = loader
+
+
+def register_command(name: str, implementation: Callable[..., Any]) -> None:
+    """Offer a command implementation (``"export-srcnn"``, ``"demo"``) to the CLI."""
+    _commands[name] = implementation
+
+
+def load_extensions() -> None:
+    """Load every entry point of group ``onnxtool.extensions`` once; each is called with no arguments."""
+    global _loaded
+    with _lock:
+        if _loaded:
+            return
+        _loaded = True
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                point.load()()
+            except ImportError as exc:  # the extension's own dependencies are missing
+                _failures.append(f"{point.value}: {type(exc).__name__}: {exc}")
+
+
+def _missing(what: str) -> OnnxToolError:
+    why = f" ({'; '.join(_failures)})" if _failures else ""
+    return OnnxToolError(f"{what} needs the PyTorch side: {TORCH_HINT}{why}")
+
+
+def reference_names() -> list[str]:
+    """Names of the registered references, sorted."""
+    load_extensions()
+    return sorted(_references)
+
+
+def reference_factory(name: str) -> Callable[[], Any]:
+    """The factory registered for reference ``name``; OnnxToolError (one line) when none is."""
+    load_extensions()
+    factory = _references.get(name)
+    if factory is not None:
+        return factory
+    if not _references:
+        raise _missing(name)
+    raise OnnxToolError(f"unknown reference {name!r}: registered references are {', '.join(sorted(_references))}")
+
+
+def kernel_loaders() -> dict[str, Callable[[], Any]]:
+    """The registered fast kernel backends, in registration order (may be empty)."""
+    load_extensions()
+    return dict(_kernels)
+
+
+def command(name: str) -> Callable[..., Any]:
+    """The implementation registered for command ``name``; OnnxToolError (one line) when none is."""
+    load_extensions()
+    implementation = _commands.get(name)
+    if implementation is None:
+        raise _missing(f"onnxtool {name.split('-')[0]}")
+    return implementation

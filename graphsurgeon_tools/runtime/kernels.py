@@ -1,0 +1,234 @@
+"""The kernel behind plugin nodes (DynamicTRTResize): ONNX Resize semantics on numpy arrays.
+
+``resize_kernel(x, second, **attrs) -> np.ndarray`` is what ONNX Runtime calls for the
+plugin node (see :mod:`graphsurgeon_tools.runtime.session` for the bridge).
+
+Backends, picked once per process on first use:
+
+* a registered fast backend (``graphsurgeon_tools.extensions.register_kernel``; the PyTorch
+  side registers the C++ resize op as ``"cpp"``), when one is registered and loads;
+* otherwise the ONNX reference implementation (``onnx.reference``, pure numpy/Python:
+  exact but slow) with ONE warning. ``ONNXTOOL_RUNTIME_FALLBACK=1`` forces it.
+
+Requires: ``x`` a numeric array; ``second`` scales (1-D float, one per axis of ``x``) or a
+size tensor (rank >= 2, only its shape is read).
+Ensures: the output ONNX Runtime's own Resize would give for scales (see
+:func:`_ort_axis_scales`), ONNX ``sizes`` semantics for a size tensor.
+Does NOT import torch or ``exporters``, and does not make TensorRT plugins.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+__all__ = ["KERNEL_OP_TYPES", "RESIZE_ATTR_DEFAULTS", "kernel_backend", "resize_kernel"]
+
+# The plugin op types this package can run, whatever domain the model gives them
+# (TensorRT ignores the domain too, so any domain is accepted).
+KERNEL_OP_TYPES = ("DynamicTRTResize",)
+
+# DynamicTRTResize attributes the kernel reads, with ONNX Resize's defaults.
+RESIZE_ATTR_DEFAULTS: dict[str, Any] = {
+    "mode": "nearest",
+    "coordinate_transformation_mode": "half_pixel",
+    "cubic_coeff_a": -0.75,
+    "exclude_outside": 0,
+    "nearest_mode": "round_prefer_floor",
+}
+
+# A fast backend: (x, float64 per-axis scales, output sizes, attributes) -> output array.
+FastKernel = Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]
+
+_lock = threading.Lock()
+_fallback_warned = False
+_fast: Optional[FastKernel] = None
+_backend: Optional[str] = None
+_fallback_reason = ""
+
+
+def kernel_backend() -> str:
+    """The backend's registered name (``"cpp"`` for the C++ op), or ``"reference"`` for the numpy fallback."""
+    _load_backend()
+    assert _backend is not None
+    return _backend
+
+
+def _load_backend() -> None:
+    global _backend, _fast, _fallback_reason
+    with _lock:
+        if _backend is not None:
+            return
+        if os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0"):
+            _backend = "reference"  # forced, e.g. to test the fallback on a machine with the op
+            return
+        from graphsurgeon_tools.extensions import kernel_loaders
+
+        loaders = kernel_loaders()
+        if not loaders:
+            _backend = "reference"
+            _fallback_reason = "no fast kernel is registered; the PyTorch side adds one: pip install 'onnxtool[torch]'"
+            return
+        name, loader = next(iter(loaders.items()))
+        try:
+            _fast = loader()
+            _backend = name
+        except (ImportError, OSError, RuntimeError) as exc:  # not built, torch missing, library refused
+            _backend = "reference"
+            _fallback_reason = f"{type(exc).__name__}: {exc}"
+
+
+def _warn_fallback() -> None:
+    global _fallback_warned
+    if not _fallback_warned:
+        _fallback_warned = True
+        reason = f" ({_fallback_reason})" if _fallback_reason else ""
+        warnings.warn(
+            "onnxtool: the C++ resize op is not available, DynamicTRTResize runs on the slow "
+            f"ONNX reference implementation{reason}; build it with `python -m exporters.ops build`",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _reference_resize(x: np.ndarray, *, scales: Optional[np.ndarray], sizes: Optional[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    # onnx's reference Resize does the real work; a one-node evaluator per attribute set is cached.
+    evaluator = _reference_evaluator(
+        "sizes" if sizes is not None else "scales",
+        tuple(sorted(attrs.items())),
+    )
+    feed = {"X": x, "S": scales if sizes is None else sizes.astype(np.int64)}
+    return evaluator.run(None, feed)[0]
+
+
+_evaluators: dict[Any, Any] = {}
+
+
+def _reference_evaluator(slot: str, attrs: tuple[tuple[str, Any], ...]) -> Any:
+    key = (slot, attrs)
+    if key not in _evaluators:
+        from onnx import TensorProto, helper
+        from onnx.reference import ReferenceEvaluator
+
+        inputs = ["X", "", "S"] if slot == "scales" else ["X", "", "", "S"]
+        node = helper.make_node("Resize", inputs, ["Y"], **dict(attrs))
+        s_type = TensorProto.FLOAT if slot == "scales" else TensorProto.INT64
+        graph = helper.make_graph(
+            [node], "resize",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+             helper.make_tensor_value_info("S", s_type, [None])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+        _evaluators[key] = ReferenceEvaluator(model)
+    return _evaluators[key]
+
+
+def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray:
+    """Run DynamicTRTResize on numpy arrays: the function ORT calls for the plugin node.
+
+    ``second`` is told apart by shape: a 1-D float tensor with one entry per axis of ``x``
+    is ``scales``; any tensor of rank >= 2 is MMDeploy's ``size_tensor``, whose LAST TWO DIMS
+    are the output H, W (its values are ignored) and which resizes with ONNX ``sizes``
+    semantics (scale = out / in).
+
+    With ``scales`` the result is what ONNX Runtime's own Resize gives, which is where ORT
+    (and PyTorch, and MMDeploy's plugin) differ from the ONNX reference: the output size is
+    floor(float32(in) * scale), and align_corners / pytorch_half_pixel look at that INTEGER
+    output length where the reference uses the fractional in * scale. See
+    :func:`_ort_axis_scales`. Does not validate attribute values beyond what the backend does.
+    """
+    params = dict(RESIZE_ATTR_DEFAULTS)
+    params.update(attrs)
+    params["exclude_outside"] = int(params["exclude_outside"])
+    params["cubic_coeff_a"] = float(params["cubic_coeff_a"])
+    # ORT may hand over non-contiguous or read-only views; the kernels want plain arrays.
+    x = np.ascontiguousarray(x)
+    in_shape = np.array(x.shape, dtype=np.int64)
+    if second.ndim == 1:
+        if second.dtype.kind != "f":
+            raise ValueError(f"DynamicTRTResize: a 1-D second input is scales and must be float, got {second.dtype}")
+        if second.shape[0] != x.ndim:
+            raise ValueError(
+                f"DynamicTRTResize: scales must have one entry per input dimension ({x.ndim}), got {second.shape[0]}"
+            )
+        scales32 = np.asarray(second, dtype=np.float32)
+        # ORT's output dims: float32 product, truncated
+        sizes = np.floor(in_shape.astype(np.float32) * scales32).astype(np.int64)
+        if np.any(sizes <= 0):
+            raise ValueError(f"DynamicTRTResize: scales {scales32.tolist()} give an empty output for input {x.shape}")
+        scales = _ort_axis_scales(in_shape, scales32, sizes, params["coordinate_transformation_mode"])
+        reference_sizes = sizes if params["coordinate_transformation_mode"] == "align_corners" else None
+    elif second.ndim >= 2 and x.ndim >= 2:
+        sizes = np.array(x.shape[:-2] + second.shape[-2:], dtype=np.int64)
+        if np.any(sizes <= 0):
+            raise ValueError(f"DynamicTRTResize: size tensor of shape {second.shape} asks for an empty output")
+        scales = _scales_for_sizes(in_shape, sizes)
+        reference_sizes = sizes
+    else:
+        raise ValueError(
+            f"DynamicTRTResize: second input of shape {second.shape} is neither scales (1-D) "
+            "nor a size tensor (rank >= 2)"
+        )
+    _load_backend()
+    if _fast is not None:
+        return _check_size(_fast(x, scales, sizes, params), sizes)
+    _warn_fallback()
+    # the reference fallback honours the same conventions only as far as its own API allows
+    out = _reference_resize(
+        x.astype(np.float32, copy=False),
+        scales=None if reference_sizes is not None else np.asarray(second, dtype=np.float32),
+        sizes=reference_sizes,
+        attrs=params,
+    )
+    return out.astype(x.dtype, copy=False)
+
+
+
+
+def _ort_axis_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray, ctm: str) -> np.ndarray:
+    """Per-axis float64 scales for the C++ op (ONNX-reference conventions) that reproduce ORT.
+
+    The C++ op takes its output size as floor(double(scale) * in) and, for align_corners and
+    pytorch_half_pixel, its output length as scale * in. An axis keeps its own scale unless
+    (a) that double floor differs from ORT's float32 one, (b) align_corners and in * scale
+    is fractional, or (c) pytorch_half_pixel and the output length is 1 (ORT then maps to
+    0). Those axes get out / in instead, which is exact for (b) and (c): there the mapping
+    depends on the lengths only, and costs ~1e-7 relative in the coordinates for (a).
+    """
+    scales = scales32.astype(np.float64)
+    target = np.array(sizes, dtype=np.int64)
+    for axis, (n, s, out) in enumerate(zip(in_shape, scales32, sizes)):
+        product = float(n) * float(s)
+        if (
+            np.floor(product) != out
+            or (ctm == "align_corners" and product != out)
+            or (ctm == "pytorch_half_pixel" and out == 1 and product != 1)
+        ):
+            scales[axis] = _scales_for_sizes(in_shape[axis:axis + 1], target[axis:axis + 1])[0]
+    return scales
+
+
+
+def _check_size(out: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    if tuple(out.shape) != tuple(int(s) for s in sizes):
+        raise RuntimeError(f"DynamicTRTResize: kernel produced {out.shape}, expected {tuple(int(s) for s in sizes)}")
+    return out
+
+
+def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """float64 out / in per axis, nudged up until floor(scale * in) (the C++ op's rule) is the size.
+
+    float64, not float32: scale * in then lands on the integer size itself, where a float32
+    scale overshoots by ~1e-7, enough to move floor()/ceil() of an exact corner coordinate.
+    """
+    scales = sizes.astype(np.float64) / in_shape.astype(np.float64)
+    for axis in range(len(scales)):
+        while np.floor(scales[axis] * np.float64(in_shape[axis])) < sizes[axis]:
+            scales[axis] = np.nextafter(scales[axis], np.inf)
+    return scales
+

@@ -1,0 +1,387 @@
+"""Model ports: which graph inputs carry data, which drive a resize's scales, and how to feed a factor.
+
+:func:`model_ports` finds the data inputs and the scale inputs of an ONNX model: a graph
+input is a scale input when it reaches the scales/sizes slot of a Resize, Upsample or
+``DynamicTRTResize`` node. :meth:`ScaleInput.feed` gives the value for an upscale factor
+``f`` in the input's layout (a full scales vector ``[1, 1, f, f]``, a factor pair
+``[f, f]``, a single factor, a ``sizes`` vector, or a size tensor whose *shape* is the
+output size); :class:`Ports` also carries the factor a static model has baked in.
+
+Requires: a ModelProto (not shape-inferred: declared input shapes are what is fed).
+Ensures: every non-initializer graph input is exactly one of data or scale input; an input
+of an element type validate cannot feed is an :class:`InvalidModelError`.
+Does NOT run or modify the model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from graphsurgeon_tools.errors import InvalidModelError
+
+__all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "default_opset", "model_ports"]
+
+PLUGIN_OP_TYPE = "DynamicTRTResize"
+RESIZE_OP_TYPES = ("Resize", "Upsample", PLUGIN_OP_TYPE)
+
+
+@dataclass(frozen=True)
+class DataInput:
+    name: str
+    shape: tuple[Any, ...]  # ints for static dims, strings (or None) for symbolic ones
+    dtype: np.dtype
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": list(self.shape), "dtype": str(self.dtype)}
+
+
+@dataclass(frozen=True)
+class ScaleInput:
+    """A graph input that drives the scales (or output size) of a resize node.
+
+    ``layout`` is one of ``scales`` (one entry per axis of X: ``[1, 1, f, f]``),
+    ``pair`` (one per spatial axis: ``[f, f]``), ``factor`` (scalar or ``[f]``),
+    ``sizes`` (an int vector of output sizes) or ``size-tensor`` (only its shape is
+    read, as in MMDeploy's ``DynamicTRTResize(X, size_tensor)``).
+    """
+
+    name: str
+    layout: str
+    length: Optional[int]  # entries of the vector; None for size tensors
+    rank: int  # rank of the X it resizes, when known (4 for images)
+    dtype: np.dtype
+    nodes: tuple[str, ...]  # the resize nodes it drives
+    shape: tuple[Any, ...] = ()  # as declared by the graph input (ints static, strings symbolic)
+
+    def feed(self, factor: float, x_shape: Sequence[int]) -> np.ndarray:
+        """The value to feed for upscale ``factor`` given the concrete shape of X."""
+        spatial = max(len(x_shape) - 2, 1)
+        if self.layout == "scales":
+            n = self.length or len(x_shape) or self.rank
+            values = [1.0] * max(n - spatial, 0) + [factor] * min(spatial, n)
+            return np.asarray(values, dtype=self.dtype)
+        if self.layout == "pair":
+            return np.full((self.length or 2,), factor, dtype=self.dtype)
+        if self.layout == "factor":
+            return np.asarray(factor if self.length is None else [factor], dtype=self.dtype)
+        out = [int(d) for d in x_shape[:-spatial]] + [
+            int(math.floor(int(d) * factor)) for d in x_shape[-spatial:]
+        ]
+        if self.layout == "sizes":
+            return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
+        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)  # only its shape is read
+
+    def _size_tensor_shape(self, out: list[int]) -> list[int]:
+        # The spatial dims carry the output size; the others may be pinned by the model
+        # (MMDeploy's size tensor is N x 1 x H x W): honour those.
+        if len(self.shape) != len(out):
+            return out
+        spatial = max(len(out) - 2, 1)
+        return [declared if isinstance(declared, int) and axis < len(out) - spatial else value
+                for axis, (declared, value) in enumerate(zip(self.shape, out))]
+
+    def feed_scales(self, scales: Sequence[float], x_shape: Sequence[int]) -> np.ndarray:
+        """The value to feed so the node resizes by exactly ``scales`` (one per axis of X)."""
+        spatial = list(scales)[2:] if len(scales) > 2 else list(scales)
+        if self.layout == "scales":
+            n = self.length or len(scales)
+            return np.asarray(list(scales)[-n:], dtype=self.dtype)
+        if self.layout == "pair":
+            return np.asarray(spatial[-(self.length or 2) :], dtype=self.dtype)
+        if self.layout == "factor":
+            return np.asarray(spatial[0] if self.length is None else spatial[:1], dtype=self.dtype)
+        out = [int(math.floor(int(d) * float(s))) for d, s in zip(x_shape, scales)]
+        if self.layout == "sizes":
+            return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
+        return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "layout": self.layout,
+            "length": self.length,
+            "dtype": str(self.dtype),
+            "nodes": list(self.nodes),
+        }
+
+
+@dataclass(frozen=True)
+class Ports:
+    """How to drive a model: its data inputs, scale inputs and (when static) baked factor."""
+
+    data_inputs: tuple[DataInput, ...]
+    scale_inputs: tuple[ScaleInput, ...]
+    outputs: tuple[str, ...]
+    # Per resize node with constant scales: node name -> full scales (one per axis of X).
+    baked_scales: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    # The single spatial factor every constant-scale resize shares, if they share one.
+    baked_factor: Optional[float] = None
+    # Why there is no single baked factor (mixed factors, sizes-driven, no resize at all).
+    baked_note: str = ""
+    resize_nodes: int = 0
+
+    @property
+    def is_dynamic(self) -> bool:
+        return bool(self.scale_inputs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "data_inputs": [d.to_dict() for d in self.data_inputs],
+            "scale_inputs": [s.to_dict() for s in self.scale_inputs],
+            "outputs": list(self.outputs),
+            "dynamic": self.is_dynamic,
+            "baked_factor": self.baked_factor,
+            "baked_note": self.baked_note,
+        }
+
+
+_NP_DTYPES = {
+    onnx.TensorProto.FLOAT: np.float32,
+    onnx.TensorProto.DOUBLE: np.float64,
+    onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.INT64: np.int64,
+    onnx.TensorProto.INT32: np.int32,
+    onnx.TensorProto.INT8: np.int8,
+    onnx.TensorProto.UINT8: np.uint8,
+    onnx.TensorProto.BOOL: np.bool_,
+}
+
+
+def _value_info_shape(info: onnx.ValueInfoProto) -> tuple[Any, ...]:
+    if not info.type.tensor_type.HasField("shape"):
+        return ()
+    dims: list[Any] = []
+    for dim in info.type.tensor_type.shape.dim:
+        if dim.HasField("dim_value") and dim.dim_value > 0:
+            dims.append(int(dim.dim_value))
+        else:
+            dims.append(dim.dim_param or None)
+    return tuple(dims)
+
+
+def _value_info_dtype(info: onnx.ValueInfoProto, where: str) -> np.dtype:
+    elem = info.type.tensor_type.elem_type
+    if elem not in _NP_DTYPES:
+        raise InvalidModelError(
+            f"input {info.name!r} of {where} has element type "
+            f"{onnx.TensorProto.DataType.Name(elem) if elem else 'UNDEFINED'}, which validate cannot feed"
+        )
+    return np.dtype(_NP_DTYPES[elem])
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return int(entry.version)
+    return 0
+
+
+def _scale_slots(node: onnx.NodeProto, opset: int) -> list[tuple[int, str]]:
+    """(input index, "scales" | "sizes") of the inputs that decide a resize node's output size."""
+    if node.op_type == "Resize":
+        if opset and opset < 11:
+            return [(1, "scales")]
+        return [(2, "scales"), (3, "sizes")]
+    if node.op_type == "Upsample":
+        return [(1, "scales")]
+    if node.op_type == PLUGIN_OP_TYPE:
+        return [(1, "scales")]
+    return []
+
+
+def _is_resize(node: onnx.NodeProto) -> bool:
+    # Resize/Upsample in the default domain; the plugin in whatever domain the spec picked.
+    if node.op_type == PLUGIN_OP_TYPE:
+        return True
+    return node.op_type in ("Resize", "Upsample") and node.domain in ("", "ai.onnx")
+
+
+def _constant_value(model: onnx.ModelProto, name: str) -> Optional[np.ndarray]:
+    """Value of an initializer, a Constant node or an Identity chain of one; else None."""
+    inits = {t.name: t for t in model.graph.initializer}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    for _ in range(16):
+        if name in inits:
+            return numpy_helper.to_array(inits[name])
+        node = producers.get(name)
+        if node is None:
+            return None
+        if node.op_type == "Constant":
+            for attr in node.attribute:
+                if attr.name == "value":
+                    return numpy_helper.to_array(attr.t)
+                if attr.name == "value_floats":
+                    return np.asarray(list(attr.floats), dtype=np.float32)
+                if attr.name == "value_ints":
+                    return np.asarray(list(attr.ints), dtype=np.int64)
+            return None
+        if node.op_type == "Identity":
+            name = node.input[0]
+            continue
+        return None
+    return None
+
+
+def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: Optional[int]) -> tuple[float, ...]:
+    if axes is None:
+        return tuple(float(s) for s in scales)
+    rank = rank or (max(a for a in axes) + 1)
+    full = [1.0] * rank
+    for axis, value in zip(axes, scales):
+        full[axis % rank] = float(value)
+    return tuple(full)
+
+
+def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, ...]], list[str], int]:
+    """Constant scales of every Resize/Upsample/plugin node, the nodes without any, and the count.
+
+    Uses :func:`graphsurgeon_tools.resize.find_resize_sites` for Resize/Upsample (it
+    folds constant subgraphs); the plugin node is not a Resize site, so its constant
+    scales input is read directly.
+    """
+    baked: dict[str, tuple[float, ...]] = {}
+    unknown: list[str] = []
+    count = 0
+    try:
+        from graphsurgeon_tools.resize import find_resize_sites
+
+        sites = find_resize_sites(model)
+    except NotImplementedError:  # the core pass has not landed: plain constants only
+        sites = None
+    if sites is not None:
+        for site in sites:
+            count += 1
+            name = site.node_name or f"#{site.node_index}"
+            if site.has_constant_scales and site.scales:
+                baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
+            else:
+                unknown.append(name)
+    opset = default_opset(model)
+    for index, node in enumerate(model.graph.node):
+        if sites is not None and node.op_type != PLUGIN_OP_TYPE:
+            continue
+        if not _is_resize(node):
+            continue
+        count += 1
+        name = node.name or f"#{index}"
+        value = None
+        if node.op_type == "Upsample" and len(node.input) < 2:
+            for attr in node.attribute:
+                if attr.name == "scales":
+                    value = np.asarray(list(attr.floats), dtype=np.float32)
+        else:
+            for slot, kind in _scale_slots(node, opset):
+                if kind == "scales" and slot < len(node.input) and node.input[slot]:
+                    value = _constant_value(model, node.input[slot])
+        if value is not None and value.size and value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
+            baked[name] = tuple(float(v) for v in value)
+        else:
+            unknown.append(name)
+    return baked, unknown, count
+
+
+def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
+    """Find the data inputs, the scale inputs and the baked factor of ``model``.
+
+    A graph input is a scale input when it reaches the scales/sizes slot of a
+    Resize, Upsample or ``DynamicTRTResize`` node, directly or through a small
+    subgraph (Concat, Cast, Unsqueeze ...); tracing stops at ``Shape``/``Size`` so a
+    data input whose *shape* feeds a size computation stays a data input.
+    Does not run shape inference and does not fold anything itself.
+    """
+    graph = model.graph
+    initializer_names = {t.name for t in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in initializer_names]
+    input_names = {i.name for i in inputs}
+    producers = {out: node for node in graph.node for out in node.output}
+    opset = default_opset(model)
+
+    driven: dict[str, tuple[str, list[str]]] = {}  # input -> (slot kind, nodes)
+    x_rank: dict[str, int] = {}
+    for index, node in enumerate(graph.node):
+        if not _is_resize(node):
+            continue
+        for slot, kind in _scale_slots(node, opset):
+            if slot >= len(node.input) or not node.input[slot]:
+                continue
+            seen: set[str] = set()
+            queue = deque([node.input[slot]])
+            while queue:
+                tensor = queue.popleft()
+                if tensor in seen or len(seen) > 64:
+                    continue
+                seen.add(tensor)
+                if tensor in input_names:
+                    entry = driven.setdefault(tensor, (kind, []))
+                    entry[1].append(node.name or f"#{index}")
+                    continue
+                producer = producers.get(tensor)
+                if producer is None or producer.op_type in ("Shape", "Size"):
+                    continue
+                queue.extend(t for t in producer.input if t)
+        # Rank of X when its graph input says so; SRCNN-like models resize the input itself.
+        x_info = next((i for i in inputs if node.input and i.name == node.input[0]), None)
+        if x_info is not None:
+            for tensor, (_, nodes) in driven.items():
+                if (node.name or f"#{index}") in nodes:
+                    x_rank[tensor] = len(_value_info_shape(x_info))
+
+    scale_inputs: list[ScaleInput] = []
+    data_inputs: list[DataInput] = []
+    for info in inputs:
+        shape = _value_info_shape(info)
+        dtype = _value_info_dtype(info, where)
+        if info.name not in driven:
+            data_inputs.append(DataInput(info.name, shape, dtype))
+            continue
+        kind, nodes = driven[info.name]
+        rank = x_rank.get(info.name, 4)
+        length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
+        if len(shape) >= 2:
+            layout, length = "size-tensor", None
+        elif kind == "sizes":
+            layout = "sizes"
+        elif len(shape) == 0:
+            layout, length = "factor", None
+        elif length == 1:
+            layout = "factor"
+        elif length == 2 and rank != 2:
+            layout = "pair"
+        else:
+            layout = "scales"
+        scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
+
+    baked, unknown, count = _sites_baked_scales(model)
+    baked_factor: Optional[float] = None
+    note = ""
+    if scale_inputs:
+        note = "dynamic: scales are graph inputs"
+    elif count == 0:
+        note = "no Resize/Upsample node"
+    elif unknown:
+        note = f"resize node(s) {', '.join(unknown[:3])} have no constant scales (sizes-driven or computed)"
+    else:
+        spatial = {s for scales in baked.values() for s in (scales[2:] if len(scales) > 2 else scales)}
+        if len(spatial) == 1:
+            baked_factor = spatial.pop()
+        else:
+            note = "resize nodes bake different factors: " + ", ".join(
+                f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
+            )
+    return Ports(
+        data_inputs=tuple(data_inputs),
+        scale_inputs=tuple(scale_inputs),
+        outputs=tuple(o.name for o in graph.output),
+        baked_scales=baked,
+        baked_factor=baked_factor,
+        baked_note=note,
+        resize_nodes=count,
+    )
+

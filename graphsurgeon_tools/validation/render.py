@@ -1,0 +1,82 @@
+"""The report (``ValidationReport.to_dict()``) as a terminal table: :func:`render_report`.
+
+Requires: the report dict. Ensures: text (rich markup rendered, colour only when asked).
+Does NOT print: the caller writes the text where it wants.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+__all__ = ["render_report"]
+
+
+def _fmt(value: Any, spec: str = ".3g") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return format(value, spec)
+
+
+def _point_label(factor: Any) -> str:
+    return factor if isinstance(factor, str) else f"x{factor:g}"
+
+
+def render_report(report: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
+    """The report (``ValidationReport.to_dict()``) as a terminal table, returned as text."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
+                      highlight=False, soft_wrap=False)
+    reference = report["reference"]
+    console.print(f"candidate  {report['candidate']}")
+    console.print(f"reference  {reference.get('label')} ({reference.get('kind')})")
+    inputs = ", ".join(f"{i['name']}{i['shape']} {i['source']}" for i in report["inputs"])
+    console.print(f"inputs     {inputs}")
+    scale_inputs = report["candidate_ports"]["scale_inputs"]
+    if scale_inputs:
+        console.print("factor via " + ", ".join(f"{s['name']} ({s['layout']})" for s in scale_inputs))
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column, justify in [("factor", "left"), ("output", "left"), ("shape", "left"), ("max abs", "right"),
+                            ("mean abs", "right"), ("max rel", "right"), ("out of tol", "right"),
+                            ("passing atol", "right"), ("PSNR dB", "right"), ("result", "left")]:
+        table.add_column(column, justify=justify, no_wrap=True)
+    for point in report["factors"]:
+        label = _point_label(point["factor"])
+        if point["status"] in ("skipped", "error") and not point["outputs"]:
+            style = "yellow" if point["status"] == "skipped" else "red"
+            table.add_row(label, "-", "-", "", "", "", "", "", "",
+                          f"[{style}]{point['status'].upper()}[/{style}]")
+            continue
+        for out in point["outputs"]:
+            share = out["mismatch_share"]
+            result = "[green]ok[/green]" if out["passed"] else "[red]FAIL[/red]"
+            shape = out["candidate_shape"] if out["candidate_shape"] == out["reference_shape"] else \
+                f"{out['candidate_shape']} vs {out['reference_shape']}"
+            table.add_row(label, out["output"], "x".join(map(str, shape)) if isinstance(shape, list) else str(shape),
+                          _fmt(out["max_abs_error"]), _fmt(out["mean_abs_error"]), _fmt(out["max_rel_error"]),
+                          "-" if share is None else f"{100 * share:.2f}%", _fmt(out["passing_atol"]),
+                          _fmt(out["psnr_db"], ".1f"), result)
+    console.print(table)
+    for point in report["factors"]:
+        if point["reason"]:
+            label = _point_label(point["factor"])
+            console.print(f"  {label} {point['status']}: {point['reason']}")
+    for note in report.get("notes", []):
+        console.print(f"  note: {note}")
+    diagnosis = report.get("diagnosis")
+    if diagnosis:
+        console.print(f"[bold]diagnosis[/bold] ({diagnosis['output']} at "
+                      f"{_point_label(diagnosis['factor'])}): "
+                      f"{diagnosis['summary']}")
+    verdict = "green" if report["passed"] else "red"
+    console.print(f"[bold {verdict}]{report['summary']}[/bold {verdict}]")
+    return buffer.getvalue()

@@ -1,0 +1,128 @@
+"""Load a model for validation and run it in ONNX Runtime at one sweep point.
+
+:func:`load_onnx` loads through :func:`graphsurgeon_tools.io.load_model` and refuses
+nonsense scales up front; :class:`OnnxRunner` feeds a model its data plus, for each scale
+input, the value for a factor, and runs it through
+:func:`graphsurgeon_tools.runtime.make_session` (plugin nodes included).
+
+Requires: a loaded ModelProto. Ensures: a failing run is a :class:`RunFailed` (recorded in
+the report, not fatal); a model ORT cannot load is an :class:`InvalidModelError` naming it.
+Does NOT compare anything or print (sessions are quiet: the report carries ORT's message).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Union
+
+import numpy as np
+import onnx
+
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
+from graphsurgeon_tools.io import load_model
+from graphsurgeon_tools.validation.ports import model_ports
+from graphsurgeon_tools.validation.sweep import Factor
+
+__all__ = ["OnnxRunner", "RunFailed", "load_onnx", "ort_session"]
+
+
+class RunFailed(Exception):
+    """A model or reference raised while running one sweep point (recorded, not fatal)."""
+
+
+def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "candidate") -> onnx.ModelProto:
+    """Load through :func:`graphsurgeon_tools.io.load_model` (external data inlined, checked paths).
+
+    Nonsense scales or sizes and short tensors are refused here (exit 3, naming the file and
+    the node) rather than left to surface as an ORT load error or a failed comparison.
+    """
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    proto = load_model(model, load_external_data=True)
+    label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
+    try:
+        sites = find_resize_sites(proto)
+    except OnnxToolError as exc:  # e.g. a scales tensor shorter than its shape
+        raise type(exc)(f"{label}: {exc}") from None
+    for site in sites:  # the rules every command applies (ResizeSite.problems)
+        if site.problems:
+            raise InvalidScalesError(f"{label}: node {site.node_name or site.output_name!r}: {site.problems[0]}")
+    return proto
+
+
+def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> Any:
+    """An ONNX Runtime session that can run plugin nodes (via ``runtime.make_session``).
+
+    ``quiet``: ORT logs nothing, not even errors (for the diagnosis, whose attribute
+    variants may be combinations ORT refuses). A model ORT cannot load raises
+    :class:`InvalidModelError` naming ``where``.
+    """
+    import onnxruntime as ort
+
+    from graphsurgeon_tools.runtime.session import make_session, ort_errors
+
+    options = ort.SessionOptions()
+    if quiet:
+        options.log_severity_level = 4
+    try:
+        return make_session(model, sess_options=options)
+    except ort_errors() as exc:  # ORT's own exception types for graphs it refuses
+        raise InvalidModelError(f"ONNX Runtime cannot load {where}: {' '.join(str(exc).split())[:300]}") from exc
+
+
+class OnnxRunner:
+    """Runs one ONNX model in ONNX Runtime at a factor, feeding its scale inputs.
+
+    Sessions are quiet by default: a failing run is reported with ORT's message in the
+    validation report, so ORT's own log line on stderr would only say it twice.
+    """
+
+    def __init__(self, model: onnx.ModelProto, where: str, *, session: Any = None, quiet: bool = True) -> None:
+        self.model = model
+        self.where = where
+        self.quiet = quiet
+        self.ports = model_ports(model, where)
+        self._session = session
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            self._session = ort_session(self.model, self.where, quiet=self.quiet)
+        return self._session
+
+    def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],
+              reference_baked: Optional[dict[str, tuple[float, ...]]] = None) -> dict[str, np.ndarray]:
+        """Data plus one value per scale input (``fixed`` ones as given, the rest for ``factor``).
+
+        ``factor=None`` feeds each scale input the scales ``reference_baked`` holds for the
+        node it drives (a static reference with different factors per node).
+        """
+        feeds = dict(data)
+        x_shape = next(iter(data.values())).shape if data else ()
+        for scale in self.ports.scale_inputs:
+            if scale.name in fixed:
+                feeds[scale.name] = fixed[scale.name]
+            elif factor is not None:
+                feeds[scale.name] = scale.feed(factor, x_shape)
+            else:
+                baked = next(
+                    (reference_baked[n] for n in scale.nodes if reference_baked and n in reference_baked), None
+                )
+                if baked is None:
+                    raise OnnxToolError(
+                        f"{self.where}: no baked scales to feed input {scale.name!r} "
+                        f"(nodes {', '.join(scale.nodes)}); pass factors="
+                    )
+                feeds[scale.name] = scale.feed_scales(baked, x_shape)
+        return feeds
+
+    def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+        from graphsurgeon_tools.runtime.session import ort_errors
+
+        try:
+            values = self.session.run(None, feeds)
+        except ort_errors() as exc:  # ORT's refusals and failed plugin kernels; bugs propagate
+            raise RunFailed(f"{self.where} failed in ONNX Runtime: {' '.join(str(exc).split())[:300]}") from exc
+        names = [o.name for o in self.session.get_outputs()]
+        return list(zip(names, [np.asarray(v) for v in values]))
+
