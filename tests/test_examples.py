@@ -94,3 +94,57 @@ def test_example_runs(example: Path, tmp_path: Path) -> None:
     assert produced, f"{example.name} made no ONNX model"
     checked = [check_model(path) for path in produced]
     assert checked
+
+
+# ------------------------------------------------------------------ README and docs/ commands
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+ANY_FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def shown_commands(page: Path) -> list[str]:
+    """Every ``onnxtool ...`` line in the page's fenced blocks (a ``$ `` prompt stripped)."""
+    found = []
+    for block in ANY_FENCE.findall(page.read_text(encoding="utf-8")):
+        for line in block.splitlines():
+            line = line.strip().removeprefix("$ ")
+            if line.startswith("onnxtool "):
+                found.append(line.split("  #")[0].split(" # ")[0].strip())
+    return found
+
+
+def test_readme_is_the_entry_page_and_links_every_docs_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.encode()) < 8 * 1024, "README.md is the entry page: keep the reference in docs/"
+    for page in DOCS[1:]:
+        assert f"docs/{page.name}" in readme, f"README does not link {page.name}"
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_every_command_the_docs_show_exists_with_those_flags(page: Path) -> None:
+    """The README and docs/ pages show commands on models a reader makes first; their runnable
+    versions are the examples above. Here: each shown command and flag exists in the CLI."""
+    import shlex
+
+    import typer.main
+
+    from graphsurgeon_tools.cli import app
+
+    root = typer.main.get_command(app)
+    shown = shown_commands(page)
+    if page.name in ("README.md", "commands.md"):
+        assert shown, f"{page.name} shows no onnxtool command"
+    for line in shown:
+        words = shlex.split(line.replace("...", ""))[1:]
+        command, path = root, ["onnxtool"]
+        while words and hasattr(command, "commands") and words[0] in command.commands:
+            command = command.commands[words[0]]
+            path.append(words.pop(0))
+        if len(path) == 1:
+            assert words[:1] in ([], ["--help"], ["-h"]), f"{page.name}: unknown command in {line!r}"
+            continue
+        known = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)} | {"--help", "-h"}
+        for word in words:
+            if word.startswith("-") and not word.lstrip("-").replace(".", "").isdigit():
+                flag = word.split("=", 1)[0]
+                assert flag in known, f"{page.name}: {' '.join(path)} has no {flag} (shown in {line!r})"

@@ -73,7 +73,7 @@ def swap_plugin(
     ] = False,
     spec: Annotated[
         Optional[Path],
-        typer.Option("--spec", help="A TOML plugin spec (see the README); default: the built-in DynamicTRTResize spec."),
+        typer.Option("--spec", help="A TOML plugin spec (see docs/commands.md); default: the built-in DynamicTRTResize spec."),
     ] = None,
     keep_constant: Annotated[
         bool,
