@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto
 
@@ -26,7 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
 TARGETS = ("tensorrt", "onnxruntime")
 SEVERITIES = ("error", "warning", "info")  # only "error" fails a lint
 SUBJECTS = ("resize", "plugin", "model")
-DEFAULT_DOMAINS = ("", "ai.onnx")
 # Domains ONNX itself defines: their nodes are standard ops, never plugin lookups.
 _ONNX_DOMAINS = DEFAULT_DOMAINS + ("ai.onnx.ml", "ai.onnx.preview.training")
 # Ops whose output is an integer shape computed from a data tensor's *shape*: walking
@@ -196,7 +197,7 @@ class LintContext:
         return ordered
 
     def elem_type_name(self, tensor: str) -> str:
-        from onnx import TensorProto
+        from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 
         code = self.elem_types.get(tensor, 0)
-        return TensorProto.DataType.Name(code).lower() if code else "unknown"
+        return dtype_name(code) if is_known(code) else "unknown"
