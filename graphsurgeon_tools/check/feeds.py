@@ -26,6 +26,7 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.limits import check_output_size
+from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
 
 __all__ = [
@@ -82,7 +83,10 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
         elem = by_name[name].type.tensor_type.elem_type
         if elem == 0:
             raise InvalidModelError(f"graph input {name!r} is not a tensor with a known element type")
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem))
+        try:
+            dtype = np_dtype(elem)
+        except KeyError:
+            raise InvalidModelError(f"graph input {name!r} has element type {elem}, which the check cannot generate") from None
         if dtype.kind == "f":
             feeds[name] = rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
         elif dtype.kind in "iu":
@@ -102,7 +106,7 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     then pin down is checked (``what`` starts the message: name the file there). Tensors whose
     size depends on run-time values (scales fed as inputs) are the caller's to check.
     """
-    from graphsurgeon_tools.passes._graph import weightless_copy
+    from graphsurgeon_tools.core.checker import weightless_copy
 
     # The inputs the run will create count too: a declared 2**20 x 2**20 input is refused here,
     # not by numpy's MemoryError when the feeds are drawn.

@@ -26,6 +26,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from graphsurgeon_tools.resize.semantics import PLUGIN_SEMANTICS, RESIZE_DEFAULTS
+
 __all__ = ["KERNEL_OP_TYPES", "RESIZE_ATTR_DEFAULTS", "kernel_backend", "resize_kernel"]
 
 # The plugin op types this package can run, whatever domain the model gives them
@@ -33,13 +35,7 @@ __all__ = ["KERNEL_OP_TYPES", "RESIZE_ATTR_DEFAULTS", "kernel_backend", "resize_
 KERNEL_OP_TYPES = ("DynamicTRTResize",)
 
 # DynamicTRTResize attributes the kernel reads, with ONNX Resize's defaults.
-RESIZE_ATTR_DEFAULTS: dict[str, Any] = {
-    "mode": "nearest",
-    "coordinate_transformation_mode": "half_pixel",
-    "cubic_coeff_a": -0.75,
-    "exclude_outside": 0,
-    "nearest_mode": "round_prefer_floor",
-}
+RESIZE_ATTR_DEFAULTS: dict[str, Any] = {name: RESIZE_DEFAULTS[name] for name in PLUGIN_SEMANTICS}
 
 # A fast backend: (x, float64 per-axis scales, output sizes, attributes) -> output array.
 FastKernel = Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]

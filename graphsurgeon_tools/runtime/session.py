@@ -29,7 +29,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, RESIZE_ATTR_DEFAULTS, resize_kernel
+from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 
 __all__ = ["CONTRIB_DOMAIN", "make_session", "ort_errors", "plugin_nodes"]
 
@@ -46,7 +46,6 @@ _DTYPE_PAIRS = (
     ("float16", "float16"),
     ("float16", "int64"),
 )
-_ONNX_TO_NAME = {1: "float", 7: "int64", 10: "float16", 11: "double"}
 
 _lock = threading.Lock()
 _define_lock = threading.Lock()
@@ -143,7 +142,10 @@ def _elem_types(model: Any) -> dict[str, int]:
 
 def _private_copy(model: Any) -> Any:
     """Copy ``model`` with its plugin nodes rewritten for the extensions kernels."""
-    from onnx import helper
+    from onnx import TensorProto, helper
+
+    from graphsurgeon_tools.core.dtypes import onnx_name
+    from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
 
     copy = _inline_copy(model)
     types = _elem_types(copy)
@@ -159,8 +161,8 @@ def _private_copy(model: Any) -> Any:
                 f"node {node.name or node.op_type!r}: DynamicTRTResize takes 2 inputs and 1 output, "
                 f"got {len(node.input)} and {len(node.output)}"
             )
-        x_type = _ONNX_TO_NAME.get(types.get(node.input[0], 1), "float")
-        s_type = _ONNX_TO_NAME.get(types.get(node.input[1], 1), "float")
+        x_type = onnx_name(types.get(node.input[0], TensorProto.FLOAT))
+        s_type = onnx_name(types.get(node.input[1], TensorProto.FLOAT))
         if (x_type, s_type) not in _DTYPE_PAIRS:
             from graphsurgeon_tools.errors import UnsupportedModelError
 
@@ -168,12 +170,9 @@ def _private_copy(model: Any) -> Any:
                 f"node {node.name or node.op_type!r}: no DynamicTRTResize kernel for input types "
                 f"({x_type}, {s_type}); supported: {', '.join(f'({a}, {b})' for a, b in _DTYPE_PAIRS)}"
             )
-        present = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
+        semantics = plugin_node_attributes(node)  # the five the kernel reads, defaults filled in
         del node.attribute[:]
-        for name, default in RESIZE_ATTR_DEFAULTS.items():
-            value = present.get(name, default)
-            if isinstance(value, bytes):
-                value = value.decode()
+        for name, value in semantics.items():
             node.attribute.append(helper.make_attribute(name, value))
         node.op_type = _kernel_op_name(x_type, s_type)
         node.domain = CONTRIB_DOMAIN

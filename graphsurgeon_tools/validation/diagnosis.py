@@ -21,8 +21,18 @@ import onnx
 
 from graphsurgeon_tools.check.compare import abs_diff, compare_arrays
 from graphsurgeon_tools.errors import OnnxToolError
-from graphsurgeon_tools.runtime.kernels import RESIZE_ATTR_DEFAULTS
-from graphsurgeon_tools.validation.ports import PLUGIN_OP_TYPE, default_opset
+from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.resize.semantics import (
+    MODES,
+    PLUGIN_CTMS,
+    PLUGIN_OP_TYPE,
+    RESIZE_DEFAULTS,
+    defaults,
+    is_resize_node,
+    normalize_mode,
+    op_version,
+)
+from graphsurgeon_tools.validation.ports import model_opset
 from graphsurgeon_tools.validation.references import Reference
 from graphsurgeon_tools.validation.report import Diagnosis, FactorResult
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
@@ -30,8 +40,10 @@ from graphsurgeon_tools.validation.sweep import Factor
 
 __all__ = ["diagnose"]
 
-_CTMS = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
-_MODES = ("nearest", "linear", "cubic")
+# The candidates tried, in this order (the first that matches explains the mismatch);
+# half_pixel_symmetric only from opset 19, where it exists.
+_CTMS = tuple(c for c in PLUGIN_CTMS if c != "half_pixel_symmetric")
+_MODES = MODES
 
 # What a matching change usually means, for the summary line.
 _HINTS = {
@@ -54,25 +66,20 @@ _HINTS = {
 }
 
 
-def _node_attr(node: onnx.NodeProto, name: str) -> Any:
-    for attr in node.attribute:
-        if attr.name == name:
-            value = onnx.helper.get_attribute_value(attr)
-            return value.decode() if isinstance(value, bytes) else value
-    return None
-
-
 def _resize_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
-    return [n for n in model.graph.node
-            if n.op_type == PLUGIN_OP_TYPE or (n.op_type in ("Resize", "Upsample") and n.domain in ("", "ai.onnx"))]
+    return [n for n in model.graph.node if n.op_type == PLUGIN_OP_TYPE or is_resize_node(n)]
 
 
-def _current(node: onnx.NodeProto, name: str) -> Any:
-    value = _node_attr(node, name)
+def _current(node: onnx.NodeProto, name: str, opset: int) -> Any:
+    """The value ``node`` has for attribute ``name``: set, else its op version's default."""
+    value = get_attr(node, name)
     if value is None:
-        value = RESIZE_ATTR_DEFAULTS.get(name)
-    if name == "mode" and value in ("bilinear", "bicubic"):
-        value = value[2:]
+        if node.op_type == PLUGIN_OP_TYPE:
+            value = RESIZE_DEFAULTS.get(name)
+        else:
+            value = defaults(node.op_type, op_version(node.op_type, opset) if opset else 0).get(name)
+    if name == "mode" and isinstance(value, str):
+        value = normalize_mode(value)
     return value
 
 
@@ -81,7 +88,7 @@ def _applicable(node: onnx.NodeProto, name: str, opset: int) -> bool:
         return name == "mode"
     if node.op_type == PLUGIN_OP_TYPE:
         # Only what the plugin node spells out; a plugin reads nothing else.
-        return _node_attr(node, name) is not None
+        return get_attr(node, name) is not None
     if name == "cubic_coeff_a" or name == "exclude_outside":
         return opset >= 11
     if name == "coordinate_transformation_mode":
@@ -93,7 +100,7 @@ def _with_attributes(model: onnx.ModelProto, change: dict[str, Any]) -> Optional
     """A copy of ``model`` with ``change`` applied to every resize node it applies to (None: none)."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    opset = default_opset(model)
+    opset = model_opset(model)
     touched = False
     for node in _resize_nodes(copy):
         for name, value in change.items():
@@ -104,12 +111,12 @@ def _with_attributes(model: onnx.ModelProto, change: dict[str, Any]) -> Optional
             node.attribute.extend(kept)
             node.attribute.append(onnx.helper.make_attribute(name, value))
             touched = True
-            if name == "coordinate_transformation_mode" and _node_attr(node, "align_corners") is not None:
+            if name == "coordinate_transformation_mode" and get_attr(node, "align_corners") is not None:
                 kept = [a for a in node.attribute if a.name != "align_corners"]
                 del node.attribute[:]
                 node.attribute.extend(kept)
                 node.attribute.append(onnx.helper.make_attribute("align_corners", int(value == "align_corners")))
-        if node.op_type == "Resize" and _current(node, "exclude_outside") and _current(node, "mode") != "cubic":
+        if node.op_type == "Resize" and _current(node, "exclude_outside", opset) and _current(node, "mode", opset) != "cubic":
             return None  # ORT (and the spec) refuse exclude_outside=1 outside cubic: not a real alternative
     return copy if touched else None
 
@@ -120,18 +127,19 @@ def _variants(model: onnx.ModelProto) -> list[dict[str, Any]]:
     if not nodes:
         return []
     first = nodes[0]
-    mode = _current(first, "mode")
-    ctm = _current(first, "coordinate_transformation_mode")
-    coeff = _current(first, "cubic_coeff_a")
-    exclude = _current(first, "exclude_outside")
-    ctms = list(_CTMS) + (["half_pixel_symmetric"] if default_opset(model) >= 19 else [])
+    opset = model_opset(model)
+    mode = _current(first, "mode", opset)
+    ctm = _current(first, "coordinate_transformation_mode", opset)
+    coeff = _current(first, "cubic_coeff_a", opset)
+    exclude = _current(first, "exclude_outside", opset)
+    ctms = list(_CTMS) + (["half_pixel_symmetric"] if opset >= 19 else [])
     singles: list[dict[str, Any]] = [{"mode": m} for m in _MODES if m != mode]
     singles += [{"coordinate_transformation_mode": c} for c in ctms if c != ctm]
     if mode == "cubic":
         singles += [{"cubic_coeff_a": a} for a in (-0.5, -0.75) if not math.isclose(float(coeff), a)]
         singles.append({"exclude_outside": 1 - int(exclude)})
     if mode == "nearest":
-        current_nearest = _current(first, "nearest_mode")
+        current_nearest = _current(first, "nearest_mode", opset)
         singles += [{"nearest_mode": n} for n in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
                     if n != current_nearest]
     pairs: list[dict[str, Any]] = []
@@ -229,6 +237,7 @@ def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arr
     actual = arrays["actual"][name]
     model = runner.model
     nodes = _resize_nodes(model)
+    opset = model_opset(model)
     diagnosis = Diagnosis(factor=failed.factor, output=name, summary="")
     diagnosis.pattern = _error_pattern(actual, expected, failed.factor)
     diagnosis.weights = _compare_weights(model, reference, atol, rtol)
@@ -253,7 +262,7 @@ def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arr
             if best is None or stats.max_abs_error < best[0]:
                 best = (stats.max_abs_error, change)
             if stats.passed:
-                current = {key: _current(nodes[0], key) for key in change}
+                current = {key: _current(nodes[0], key, opset) for key in change}
                 diagnosis.explained_by = {
                     "change": change,
                     "candidate_has": current,
@@ -264,7 +273,7 @@ def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arr
     if diagnosis.explained_by is None and best is not None and best[0] < baseline / 10:
         diagnosis.closest = {
             "change": best[1],
-            "candidate_has": {key: _current(nodes[0], key) for key in best[1]},
+            "candidate_has": {key: _current(nodes[0], key, opset) for key in best[1]},
             "max_abs_error_after": best[0],
             "max_abs_error_before": baseline,
         }

@@ -22,15 +22,14 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
+from graphsurgeon_tools.core.dtypes import np_dtype
+from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import InvalidModelError
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS, is_resize_node, op_version, scale_slots
 
-__all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "default_opset", "model_ports"]
-
-PLUGIN_OP_TYPE = "DynamicTRTResize"
-RESIZE_OP_TYPES = ("Resize", "Upsample", PLUGIN_OP_TYPE)
-
+__all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
 
 @dataclass(frozen=True)
 class DataInput:
@@ -142,16 +141,11 @@ class Ports:
         }
 
 
-_NP_DTYPES = {
-    onnx.TensorProto.FLOAT: np.float32,
-    onnx.TensorProto.DOUBLE: np.float64,
-    onnx.TensorProto.FLOAT16: np.float16,
-    onnx.TensorProto.INT64: np.int64,
-    onnx.TensorProto.INT32: np.int32,
-    onnx.TensorProto.INT8: np.int8,
-    onnx.TensorProto.UINT8: np.uint8,
-    onnx.TensorProto.BOOL: np.bool_,
-}
+# The element types validate can draw random data for or cast a user's array to.
+_FEEDABLE = (
+    onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64,
+    onnx.TensorProto.INT32, onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
+)
 
 
 def _value_info_shape(info: onnx.ValueInfoProto) -> tuple[Any, ...]:
@@ -168,65 +162,31 @@ def _value_info_shape(info: onnx.ValueInfoProto) -> tuple[Any, ...]:
 
 def _value_info_dtype(info: onnx.ValueInfoProto, where: str) -> np.dtype:
     elem = info.type.tensor_type.elem_type
-    if elem not in _NP_DTYPES:
+    if elem not in _FEEDABLE:
         raise InvalidModelError(
             f"input {info.name!r} of {where} has element type "
             f"{onnx.TensorProto.DataType.Name(elem) if elem else 'UNDEFINED'}, which validate cannot feed"
         )
-    return np.dtype(_NP_DTYPES[elem])
+    return np_dtype(elem)
 
 
-def default_opset(model: onnx.ModelProto) -> int:
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return int(entry.version)
-    return 0
+def model_opset(model: onnx.ModelProto) -> int:
+    """The default-domain opset, 0 when the model imports none (read as "newest" by the slots)."""
+    try:
+        return default_opset(model)
+    except InvalidModelError:
+        return 0
 
 
 def _scale_slots(node: onnx.NodeProto, opset: int) -> list[tuple[int, str]]:
     """(input index, "scales" | "sizes") of the inputs that decide a resize node's output size."""
-    if node.op_type == "Resize":
-        if opset and opset < 11:
-            return [(1, "scales")]
-        return [(2, "scales"), (3, "sizes")]
-    if node.op_type == "Upsample":
-        return [(1, "scales")]
-    if node.op_type == PLUGIN_OP_TYPE:
-        return [(1, "scales")]
-    return []
+    version = op_version(node.op_type, opset) if opset and node.op_type in RESIZE_OPS else 0
+    return scale_slots(node.op_type, version)
 
 
 def _is_resize(node: onnx.NodeProto) -> bool:
     # Resize/Upsample in the default domain; the plugin in whatever domain the spec picked.
-    if node.op_type == PLUGIN_OP_TYPE:
-        return True
-    return node.op_type in ("Resize", "Upsample") and node.domain in ("", "ai.onnx")
-
-
-def _constant_value(model: onnx.ModelProto, name: str) -> Optional[np.ndarray]:
-    """Value of an initializer, a Constant node or an Identity chain of one; else None."""
-    inits = {t.name: t for t in model.graph.initializer}
-    producers = {out: node for node in model.graph.node for out in node.output}
-    for _ in range(16):
-        if name in inits:
-            return numpy_helper.to_array(inits[name])
-        node = producers.get(name)
-        if node is None:
-            return None
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    return numpy_helper.to_array(attr.t)
-                if attr.name == "value_floats":
-                    return np.asarray(list(attr.floats), dtype=np.float32)
-                if attr.name == "value_ints":
-                    return np.asarray(list(attr.ints), dtype=np.int64)
-            return None
-        if node.op_type == "Identity":
-            name = node.input[0]
-            continue
-        return None
-    return None
+    return node.op_type == PLUGIN_OP_TYPE or is_resize_node(node)
 
 
 def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: Optional[int]) -> tuple[float, ...]:
@@ -249,37 +209,27 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     baked: dict[str, tuple[float, ...]] = {}
     unknown: list[str] = []
     count = 0
-    try:
-        from graphsurgeon_tools.resize import find_resize_sites
+    from graphsurgeon_tools.resize import find_resize_sites
 
-        sites = find_resize_sites(model)
-    except NotImplementedError:  # the core pass has not landed: plain constants only
-        sites = None
-    if sites is not None:
-        for site in sites:
-            count += 1
-            name = site.node_name or f"#{site.node_index}"
-            if site.has_constant_scales and site.scales:
-                baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
-            else:
-                unknown.append(name)
-    opset = default_opset(model)
+    for site in find_resize_sites(model):
+        count += 1
+        name = site.node_name or f"#{site.node_index}"
+        if site.has_constant_scales and site.scales:
+            baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
+        else:
+            unknown.append(name)
+    tracer: Optional[ConstantTracer] = None
     for index, node in enumerate(model.graph.node):
-        if sites is not None and node.op_type != PLUGIN_OP_TYPE:
-            continue
-        if not _is_resize(node):
+        if node.op_type != PLUGIN_OP_TYPE:
             continue
         count += 1
         name = node.name or f"#{index}"
         value = None
-        if node.op_type == "Upsample" and len(node.input) < 2:
-            for attr in node.attribute:
-                if attr.name == "scales":
-                    value = np.asarray(list(attr.floats), dtype=np.float32)
-        else:
-            for slot, kind in _scale_slots(node, opset):
-                if kind == "scales" and slot < len(node.input) and node.input[slot]:
-                    value = _constant_value(model, node.input[slot])
+        if len(node.input) > 1 and node.input[1]:
+            tracer = tracer or ConstantTracer(model)
+            trace = tracer.trace(node.input[1])
+            if trace.source in (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY):
+                value = None if trace.value is None else np.asarray(trace.value)
         if value is not None and value.size and value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
             baked[name] = tuple(float(v) for v in value)
         else:
@@ -301,7 +251,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
     inputs = [i for i in graph.input if i.name not in initializer_names]
     input_names = {i.name for i in inputs}
     producers = {out: node for node in graph.node for out in node.output}
-    opset = default_opset(model)
+    opset = model_opset(model)
 
     driven: dict[str, tuple[str, list[str]]] = {}  # input -> (slot kind, nodes)
     x_rank: dict[str, int] = {}

@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
 from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor
@@ -37,6 +37,7 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     the node) rather than left to surface as an ORT load error or a failed comparison.
     """
     from graphsurgeon_tools.resize import find_resize_sites
+    from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 
     proto = load_model(model, load_external_data=True)
     label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
@@ -44,9 +45,8 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
         sites = find_resize_sites(proto)
     except OnnxToolError as exc:  # e.g. a scales tensor shorter than its shape
         raise type(exc)(f"{label}: {exc}") from None
-    for site in sites:  # the rules every command applies (ResizeSite.problems)
-        if site.problems:
-            raise InvalidScalesError(f"{label}: node {site.node_name or site.output_name!r}: {site.problems[0]}")
+    for site in sites:  # the rules every command applies (the one nonsense-scales gate)
+        raise_if_nonsense(site, label)
     return proto
 
 
