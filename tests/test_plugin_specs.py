@@ -296,7 +296,7 @@ def test_nms_with_runtime_threshold_is_skipped_with_reason():
 
 
 def test_generic_spec_has_no_reverse():
-    with pytest.raises(Exception, match="--reverse only exists for the resize handler"):
+    with pytest.raises(Exception, match="reverse=True only exists for the resize handler"):
         swap_plugin(_nms_model(), spec=SPECS / "nms.toml", reverse=True)
 
 

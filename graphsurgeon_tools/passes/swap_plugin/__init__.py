@@ -1,0 +1,177 @@
+"""swap-plugin: ONNX nodes -> TensorRT plugin nodes, and back.
+
+Built-in spec ``DynamicTRTResize`` (the ``resize`` handler)::
+
+    Resize(X, roi, scales)            -> DynamicTRTResize(X, scales')            signature "scales"
+    Resize(X, roi, scales)            -> DynamicTRTResize(X, size_tensor)        signature "size-tensor"
+    Resize(X, roi, "", sizes)         -> DynamicTRTResize(X, size_tensor(sizes))
+    DynamicTRTResize(X, scales | size_tensor) -> Resize(...)                     reverse=True
+
+Generic specs (``handler = "generic"``, e.g. GridSample -> grid_sampler) map inputs and
+attributes as the TOML says (:mod:`graphsurgeon_tools.plugins`); they have no reverse.
+
+Modules: :mod:`.forward` (Resize -> plugin; reuses make-dynamic-scale's rewrite on the
+sites it found), :mod:`.size_tensor` (the size-tensor builder and its inverse recogniser),
+:mod:`.reverse`, :mod:`.generic` (spec-driven), :mod:`.refusals` (why a node is not
+swapped), :mod:`.edit` (builder, value_info, plugin attributes), :mod:`.result`.
+
+The plugin node carries ``plugin_version``/``plugin_namespace`` (TensorRT's parser looks
+plugins up by op_type + those two; it ignores the domain) and the Resize semantics; the
+default domain ``trt.plugins`` is only there so ONNX tools accept a non-standard op (any
+domain works; ``domain=`` changes it). A size tensor carries an output size, not a scale:
+the plugin then resizes with scale = out / in, which equals the original Resize only where
+in * scale is a whole number. Statically known cases where it is not are skipped with that
+reason; for dynamic shapes it is a note in the report.
+
+Requires: a model that passes the ONNX checker. Ensures: the result passes
+``onnx.checker.check_model(full_check=True)`` (the full checker runs ONCE per run, and
+Resize-site discovery once); value_info (element type, rank, symbolic dims) for every
+plugin output so shape inference continues past it. Not in place: the caller's model is
+never modified. Does NOT look into subgraphs or functions, and does NOT save anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from onnx import ModelProto
+
+from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.errors import OnnxToolError, UnsupportedModelError, UsageError
+from graphsurgeon_tools.passes.base import ModelCheck, Pass
+from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
+from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, load_spec
+
+__all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginResult", "SwappedNode", "swap_plugin"]
+
+SIGNATURES = ("scales", "size-tensor")
+
+
+def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
+    if spec is None:
+        return builtin_spec("DynamicTRTResize")
+    if isinstance(spec, PluginSpec):
+        return spec
+    return load_spec(spec)
+
+
+class SwapPlugin(Pass):
+    """The pass object behind :func:`swap_plugin` (same keywords)."""
+
+    name = "swap-plugin"
+    in_place = False
+
+    def __init__(
+        self,
+        *,
+        plugin: Optional[str] = None,
+        signature: str = "scales",
+        domain: Optional[str] = None,
+        nodes: Optional[list[str]] = None,
+        reverse: bool = False,
+        spec: Union[None, str, Path, PluginSpec] = None,
+        keep_constant: bool = False,
+        size_input: Optional[str] = None,
+        label: str = "the model",
+    ) -> None:
+        if signature not in SIGNATURES:
+            raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
+        if size_input is not None and (signature != "size-tensor" or reverse):
+            raise UsageError('size_input= needs signature="size-tensor" (and no reverse=True)')
+        if size_input is not None and not size_input.strip():
+            raise UsageError("size_input must not be empty")
+        self.spec = _resolve_spec(spec)
+        self.op_type = plugin or self.spec.op_type
+        self.domain = domain if domain is not None else self.spec.domain
+        if opsets.is_default_domain(self.domain):
+            raise UsageError(f"domain={self.domain!r} is the standard ONNX domain; a plugin node needs its own")
+        if reverse and self.spec.handler != "resize":
+            raise UsageError(f"reverse=True only exists for the resize handler; spec {self.spec.source} is generic")
+        self.signature, self.nodes, self.reverse = signature, nodes, reverse
+        self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
+
+    def requires(self, model: ModelProto) -> None:
+        import onnx
+
+        from graphsurgeon_tools.passes.swap_plugin.refusals import check_initializer_sizes
+
+        opset = opsets.default_opset(model)
+        if opset > onnx.defs.onnx_opset_version():
+            raise UnsupportedModelError(
+                f"{self.label}: default-domain opset {opset} is newer than this onnx "
+                f"({onnx.defs.onnx_opset_version()}) knows"
+            )
+        self.model_check = ModelCheck(model, label=self.label)
+        check_initializer_sizes(model, self.label)
+
+    def call(self, model: ModelProto) -> SwapPluginResult:
+        from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
+
+        if not self.owned:  # not in place: the caller's proto stays as it was
+            copy = ModelProto()
+            copy.CopyFrom(model)
+            model = copy
+        result = SwapPluginResult(
+            model=model, plugin=self.op_type, domain=self.domain,
+            signature=self.signature if self.spec.handler == "resize" else "generic",
+            reverse=self.reverse, spec_source=self.spec.source,
+        )
+        if self.reverse:
+            reverse.reverse(model, self.spec, self.op_type, self.nodes, result, self.label)
+        elif self.spec.handler == "resize":
+            forward.forward_resize(model, self.spec, self.op_type, self.domain, self.signature, self.nodes,
+                                   self.keep_constant, result, self.label, self.size_input)
+        else:
+            generic.forward_generic(model, self.spec, self.op_type, self.domain, self.nodes, result, self.label)
+        return result
+
+    def ensures(self, model: ModelProto, result: SwapPluginResult) -> None:  # type: ignore[override]
+        if result.changed:
+            self.model_check.ensures(model, f"swap-plugin ({self.op_type})")
+        else:
+            self.model_check.unchanged()
+
+
+def swap_plugin(
+    model: Any,
+    *,
+    plugin: Optional[str] = None,
+    signature: str = "scales",
+    domain: Optional[str] = None,
+    nodes: Optional[list[str]] = None,
+    reverse: bool = False,
+    spec: Union[None, str, Path, PluginSpec] = None,
+    keep_constant: bool = False,
+    size_input: Optional[str] = None,
+) -> SwapPluginResult:
+    """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
+
+    Args:
+        model: a ModelProto (never modified), a path, or an ``onnx_graphsurgeon.Graph``
+            (``result.model`` is then a Graph too).
+        plugin: the op_type to emit (reverse: the op_type to turn back); default the spec's.
+        signature: "scales" | "size-tensor" (resize handler only).
+        domain: the plugin node's domain; default the spec's.
+        nodes: exact names or glob patterns; a pattern matching no candidate is a UsageError.
+        reverse: plugin nodes back to Resize (resize handler only).
+        spec: a :class:`PluginSpec`, a TOML path, or None for the built-in DynamicTRTResize.
+        keep_constant: constant scales stay constants instead of becoming graph inputs.
+        size_input: (size-tensor signature only) make the size tensor a graph input of that
+            name (``NAME_0``, ``NAME_1``... for several nodes), as in MMDeploy's tutorial:
+            TensorRT then only needs the input's dims, not float scale values on its shape path.
+
+    Raises UsageError, InvalidModelError / PreconditionError (the input is broken),
+    InvalidScalesError, InvalidSpecError. Nothing to swap is not an error.
+    """
+    label = str(model) if isinstance(model, (str, Path)) else None
+    try:
+        the_pass = SwapPlugin(plugin=plugin, signature=signature, domain=domain, nodes=nodes, reverse=reverse,
+                              spec=spec, keep_constant=keep_constant, size_input=size_input,
+                              label=label or "the model")
+        return the_pass(model)  # type: ignore[return-value]
+    except OnnxToolError as exc:
+        # Errors name the file when there is one.
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None

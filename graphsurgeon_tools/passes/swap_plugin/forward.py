@@ -1,0 +1,186 @@
+"""swap-plugin forward, the ``resize`` handler: Resize/Upsample -> DynamicTRTResize.
+
+::
+
+    Resize(X, roi, scales)        -> DynamicTRTResize(X, scales')            signature "scales"
+    Resize(X, roi, scales)        -> DynamicTRTResize(X, size_tensor)        signature "size-tensor"
+    Resize(X, roi, "", sizes)     -> DynamicTRTResize(X, size_tensor(sizes))
+
+``scales'`` is a graph input made by make-dynamic-scale's own rewrite
+(:func:`~graphsurgeon_tools.passes.make_dynamic_scale.dynamize_sites`) on the sites found
+here (no second discovery, no second checker run), or the constant itself with
+``keep_constant=True``.
+
+Requires: the pass's working copy (changed in place) that passed the structural checker.
+Ensures: every matched site is swapped or skipped with its reason; the constants the swap
+no longer reads are removed in one cleanup step. Does NOT run any checker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+import numpy as np
+from onnx import ModelProto, NodeProto, TensorProto, helper
+
+from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.core.attributes import make_attr
+from graphsurgeon_tools.passes.base import Skip, select
+from graphsurgeon_tools.passes.swap_plugin import refusals, size_tensor
+from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
+from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
+from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.resize.sanity import raise_if_nonsense
+from graphsurgeon_tools.resize.semantics import is_legacy
+from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
+
+__all__ = ["forward_resize"]
+
+_DYNAMIC = (ValueSource.GRAPH_INPUT, ValueSource.RUNTIME)
+
+
+def _label(site: ResizeSite) -> str:
+    return site.node_name or site.output_name
+
+
+def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_constant: bool,
+            result: SwapPluginResult, label: str) -> list[ResizeSite]:
+    """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest."""
+    chosen = []
+    for site in sites:
+        if not refusals.name_matches(spec, site.node_name):
+            continue
+        raise_if_nonsense(site, label)
+        reason = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
+                  or refusals.resize_refusal(site, signature)
+                  or refusals.sizes_or_scales_refusal(site, signature, keep_constant))
+        if reason:
+            result.skipped.append(Skip(_label(site), site.op_type, reason))
+        else:
+            chosen.append(site)
+    return chosen
+
+
+def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult) -> dict[str, ResizeSite]:
+    """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
+
+    Its ORT self-check is not run: swap-plugin's own tests and ``onnxtool validate`` prove
+    the end result. Sizes-driven sites are converted only when exact (from_sizes=True).
+    """
+    from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites
+
+    dyn, plans = dynamize_sites(model, sites, from_sizes=True)
+    result.new_inputs.extend(dataclasses.asdict(i) for i in dyn.new_inputs)
+    result.removed_nodes.extend(dyn.removed_nodes)
+    for skip in dyn.skipped:
+        result.skipped.append(Skip(skip.node, skip.op_type, f"make-dynamic-scale: {skip.reason}"))
+    now: dict[str, ResizeSite] = {}
+    for plan in plans:
+        site = plan.site
+        now[site.output_name] = dataclasses.replace(
+            site,
+            scales=None, scales_source=ValueSource.GRAPH_INPUT, scales_tensor=plan.input_name, scales_nodes=(),
+            sizes=None, sizes_source=ValueSource.ABSENT, sizes_tensor="", sizes_nodes=(),
+            op_version=9 if plan.bumped else site.op_version, opset=opsets.default_opset(model),
+            notes=tuple(n for n in site.notes if not n.startswith(("scales:", "sizes:"))),
+        )
+    return now
+
+
+def forward_resize(
+    model: ModelProto,
+    spec: PluginSpec,
+    op_type: str,
+    domain: str,
+    signature: str,
+    nodes: Optional[list[str]],
+    keep_constant: bool,
+    result: SwapPluginResult,
+    label: str,
+    size_input: Optional[str] = None,
+) -> None:
+    """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes."""
+    from graphsurgeon_tools.resize import sites as resize_sites
+
+    found = [s for s in resize_sites.find_resize_sites(model) if s.op_type in spec.match.op_types]
+    selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
+    chosen = _choose(selected, spec, signature, keep_constant, result, label)
+    if not chosen:
+        return
+    before = {s.output_name: s for s in chosen}
+    to_dynamic = [
+        s for s in chosen
+        if not keep_constant and size_input is None and s.scales_source not in _DYNAMIC
+        and (s.scales_source != ValueSource.ABSENT or signature == "scales")
+    ]
+    if to_dynamic:
+        now = _make_dynamic(model, to_dynamic, result)
+        refused = {s.output_name for s in to_dynamic} - set(now)  # its skip reason is in the result
+        chosen = [now.get(s.output_name, s) for s in chosen if s.output_name not in refused]
+
+    types = elem_types_and_shapes(model)
+    builder = Builder(model)
+    graph = model.graph
+    index_of = {node.output[0]: i for i, node in enumerate(graph.node) if node.output}
+    replaced_inputs: list[str] = []
+    for site in chosen:
+        position = index_of[site.output_name]
+        swapped = _swap_site(model, builder, graph.node[position], position, site, spec, op_type, domain, signature,
+                             size_input, len(chosen), types, result, replaced_inputs)
+        if swapped is not None:
+            orig = before.get(site.output_name, site)
+            result.rewritten.append(dataclasses.replace(
+                swapped, scales_before=orig.scales if orig.has_constant_scales else None))
+    builder.insert_all()
+    if result.rewritten:
+        opsets.ensure_opset_import(model, domain)
+        result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
+
+
+def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: int, site: ResizeSite,
+               spec: PluginSpec, op_type: str, domain: str, signature: str, size_input: Optional[str], count: int,
+               types: dict[str, Any], result: SwapPluginResult, replaced_inputs: list[str]) -> Optional[SwappedNode]:
+    notes: list[str] = []
+    extra: list[NodeProto] = []
+    x_type = types.get(site.input_name)
+    elem = x_type.tensor_type.elem_type if x_type is not None else TensorProto.FLOAT
+    rank = site.input_rank or (len(site.scales) if site.scales else None)
+    base = _label(site)
+    scales_name = site.scales_tensor
+    if site.scales_source == ValueSource.ATTRIBUTE:
+        # Upsample-7 with keep_constant: its attribute becomes an initializer the plugin can read
+        scales_name = builder.initializer(f"{base}_scales", np.array(site.scales, dtype=np.float32))
+    if signature == "scales":
+        second = scales_name
+    else:
+        if rank is None:
+            result.skipped.append(Skip(base, site.op_type, "the input's rank is unknown; the size tensor needs it"))
+            return None
+        if size_input is not None:
+            second = size_tensor.size_input(model, builder, site, size_input, count, rank, elem, result.new_inputs)
+        elif site.scales_source != ValueSource.ABSENT:
+            second = size_tensor.from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
+            if site.input_shape is None or any(not isinstance(d, int) for d in site.input_shape[-2:]) \
+                    or site.scales is None:
+                notes.append("size tensor from dynamic shapes/scales: equals Resize only where in*scale is whole")
+        else:
+            second = size_tensor.from_sizes(builder, extra, base, site.sizes_tensor, rank, elem)
+            if site.sizes is None:
+                notes.append("dynamic sizes: only their last two entries are used")
+    if is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and not site.has_constant_scales:
+        notes.append(f"{site.op_type} nearest rounds up when downsampling; the plugin floors "
+                     "(same result for factors >= 1)")
+    attrs = plugin_attributes(spec, refusals.site_semantics(site))
+    new = helper.make_node(op_type, [site.input_name, second], [site.output_name], name=node.name, domain=domain)
+    new.attribute.extend(make_attr(k, v) for k, v in attrs.items())
+    replaced_inputs.extend(i for i in list(node.input)[1:] if i and i != second)
+    node.CopyFrom(new)
+    if extra:
+        builder.pending.append((position, extra))
+    set_value_info(model, site.output_name, elem, rank)
+    return SwappedNode(
+        node=base, op_type_before=site.op_type, op_type_after=op_type, domain_after=domain, signature=signature,
+        inputs=(site.input_name, second), attributes=attrs, notes=tuple(notes) + tuple(site.notes),
+    )

@@ -1,0 +1,148 @@
+"""Why a node is NOT swapped: the check half of swap-plugin's rules.
+
+Each function returns the reason it refuses (a skip reason in the report) or None, except
+:func:`check_initializer_sizes`, which guards the pass's input (InvalidModelError).
+
+Requires: sites from ``find_resize_sites``, nodes of the main graph. Does NOT change the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from onnx import ModelProto, TensorProto, helper
+
+from graphsurgeon_tools.errors import InvalidModelError
+from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
+from graphsurgeon_tools.resize.sites import ValueSource
+
+__all__ = [
+    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "resize_refusal", "site_semantics",
+    "sizes_or_scales_refusal",
+]
+
+
+# Strings and 4-bit types do not pack one element per itemsize: not checked here.
+_UNSIZED_TYPES = {TensorProto.STRING, TensorProto.UNDEFINED, TensorProto.INT4, TensorProto.UINT4, 23}
+
+
+def check_initializer_sizes(model: ModelProto, label: str) -> None:
+    """Inline raw initializers whose bytes do not fill their shape (the checker lets that through).
+
+    """
+    for init in model.graph.initializer:
+        if init.data_location == TensorProto.EXTERNAL or not init.HasField("raw_data"):
+            continue
+        if init.data_type in _UNSIZED_TYPES:
+            continue
+        try:
+            size = np.dtype(helper.tensor_dtype_to_np_dtype(init.data_type)).itemsize
+        except (KeyError, TypeError, ValueError):  # an element type numpy has no dtype for
+            continue
+        needed = int(np.prod(list(init.dims), dtype=np.int64)) * size
+        if len(init.raw_data) != needed:
+            raise InvalidModelError(
+                f"{label}: initializer {init.name!r} holds {len(init.raw_data)} bytes, but its shape "
+                f"{list(init.dims)} needs {needed}"
+            )
+
+
+def site_semantics(site: Any) -> dict[str, Any]:
+    """The Resize attributes a spec's rules and match conditions read."""
+    return {
+        "mode": site.mode,
+        "coordinate_transformation_mode": site.coordinate_transformation_mode,
+        "cubic_coeff_a": float(site.cubic_coeff_a),
+        "exclude_outside": int(site.exclude_outside),
+        "nearest_mode": site.nearest_mode,
+        "antialias": int(site.antialias),
+        "extrapolation_value": float(site.extrapolation_value),
+        "keep_aspect_ratio_policy": site.keep_aspect_ratio_policy,
+    }
+
+
+def name_matches(spec: PluginSpec, name: str) -> bool:
+    """The spec's own name patterns ([match] names); no patterns: every name."""
+    import fnmatch
+
+    return not spec.match.name_patterns or any(fnmatch.fnmatchcase(name, p) for p in spec.match.name_patterns)
+
+
+def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Optional[str]:
+    """None when the spec's [match.attributes] conditions hold, else the reason."""
+    for name, allowed in spec.match.attributes.items():
+        if attrs.get(name) not in allowed:
+            return "the spec's [match.attributes] conditions do not hold"
+    return None
+
+
+def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool) -> Optional[str]:
+    """A site with neither input, or a sizes-driven site that the scales signature cannot take."""
+    if site.scales_source == ValueSource.ABSENT and site.sizes_source == ValueSource.ABSENT:
+        return "neither scales nor sizes are given"
+    if signature == "scales" and site.scales_source == ValueSource.ABSENT and (keep_constant or site.sizes is None):
+        return ('driven by sizes, not scales: use signature="size-tensor" '
+                "(or make_dynamic_scale with from_sizes=True first)")
+    return None
+
+
+def resize_refusal(site: Any, signature: str) -> Optional[str]:
+    """Why a Resize site cannot become a DynamicTRTResize node (None: it can)."""
+    if site.antialias:
+        return "antialias=1: DynamicTRTResize has no antialias field"
+    if site.axes is not None:
+        return "the axes attribute is not supported (scales must cover every axis)"
+    if site.keep_aspect_ratio_policy != "stretch":
+        return f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported"
+    if site.coordinate_transformation_mode == "tf_crop_and_resize":
+        return "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take"
+    if site.coordinate_transformation_mode not in PLUGIN_CTMS:
+        return (
+            f"coordinate_transformation_mode={site.coordinate_transformation_mode!r} (dropped from ONNX in "
+            "opset 13) has no kernel behind the plugin"
+        )
+    if (is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and site.scales is not None
+            and any(s < 1 for s in site.scales)):
+        return f"{site.op_type}-10/Upsample nearest downsampling rounds up, which no Resize-11+ nearest_mode reproduces"
+    if signature == "size-tensor":
+        return _size_tensor_refusal(site)
+    return None
+
+
+def _size_tensor_refusal(site: Any) -> Optional[str]:
+    rank = site.input_rank
+    if site.opset < 9:
+        return f"the size-tensor signature needs ConstantOfShape (opset >= 9); the model imports opset {site.opset}"
+    if rank is not None and rank != 4:
+        # MMDeploy's plugin: getOutputDimensions builds 4 dims from (in0.d0, in0.d1, in1.d2, in1.d3)
+        return f"the size-tensor signature is 4-D only (N, C, H, W), this input has rank {rank}"
+    if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
+        return "the size-tensor signature resizes only the last two axes; this node scales others"
+    shape = site.input_shape
+    if site.scales is not None:
+        dims = list(shape[-2:]) if shape is not None and len(shape) >= 2 else [None, None]
+        for dim, scale in zip(dims, site.scales[-2:]):
+            if isinstance(dim, int) and dim > 0:
+                if (np.float32(dim) * np.float32(scale)) % 1 != 0:
+                    return (
+                        f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
+                        "the output size, so the plugin would resize with scale out/in instead"
+                    )
+            elif float(scale) % 1 != 0:
+                # unknown size: exact for some sizes only, and nothing at run time would say so
+                return (
+                    f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
+                    'sizes, and a size tensor carries only the output size; use signature="scales"'
+                )
+    if site.sizes is not None:
+        leading = list(shape[:-2]) if shape is not None else [None] * (len(site.sizes) - 2)
+        for axis, (dim, size) in enumerate(zip(leading, site.sizes[:-2])):
+            if dim != size:
+                known = f"{dim}" if isinstance(dim, int) else "of unknown size"
+                return (
+                    f"sizes fix axis {axis} to {size} while the input's is {known}; the size-tensor "
+                    "signature resizes only the last two axes"
+                )
+    return None

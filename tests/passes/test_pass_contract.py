@@ -1,0 +1,112 @@
+"""The pass contract (passes/base.py): one result shape, one selector, one failure policy,
+and the cost rule of issue 9: one full checker run and one site discovery per pass run."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+import golden
+from graphsurgeon_tools.errors import CheckFailedError, UsageError
+from graphsurgeon_tools.passes.base import PassResult, Skip, select
+from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.resize import sites as resize_sites
+
+COMMON_KEYS = {"pass", "changed", "rewritten", "skipped", "new_inputs", "removed_nodes", "notes", "timings", "check"}
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How often the full ONNX checker and Resize-site discovery run."""
+    seen = {"checker": 0, "discovery": 0}
+    check_model, find = onnx.checker.check_model, resize_sites.find_resize_sites
+
+    def counting_check(model, full_check=False, *args, **kwargs):
+        seen["checker"] += bool(full_check)
+        return check_model(model, full_check, *args, **kwargs)
+
+    def counting_find(model):
+        seen["discovery"] += 1
+        return find(model)
+
+    monkeypatch.setattr(onnx.checker, "check_model", counting_check)
+    monkeypatch.setattr(resize_sites, "find_resize_sites", counting_find)
+    return seen
+
+
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+def test_swap_plugin_on_constant_scales_checks_once_and_finds_sites_once(counts, signature) -> None:
+    model = golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0))
+    counts.update(checker=0, discovery=0)  # golden's builder checks what it builds
+    result = swap_plugin(model, signature=signature)
+    assert result.changed and result.new_inputs  # make-dynamic-scale's rewrite ran inside
+    assert counts == {"checker": 1, "discovery": 1}
+
+
+def test_make_dynamic_scale_checks_once_and_finds_sites_once(counts) -> None:
+    model = golden.fpn_model(factors=(2.0, 4.0))
+    counts.update(checker=0, discovery=0)
+    result = make_dynamic_scale(model, check=False)
+    assert result.changed
+    assert counts == {"checker": 1, "discovery": 1}
+
+
+def test_nothing_to_do_still_checks_the_input_once(counts) -> None:
+    model = make_dynamic_scale(golden.resize_model(13), check=False).model
+    counts.update(checker=0, discovery=0)
+    assert not make_dynamic_scale(model, check=False).changed
+    assert counts == {"checker": 1, "discovery": 1}
+
+
+def test_every_pass_reports_the_same_keys() -> None:
+    dyn = make_dynamic_scale(golden.resize_model(13)).to_dict()
+    swap = swap_plugin(golden.resize_model(13)).to_dict()
+    assert COMMON_KEYS <= set(dyn) and COMMON_KEYS <= set(swap)
+    assert dyn["pass"] == "make-dynamic-scale" and swap["pass"] == "swap-plugin"
+    assert swap["swapped"] == swap["rewritten"] and swap["changed"] is True
+
+
+def test_a_failed_check_is_returned_and_raised_on_request() -> None:
+    class Outputs:
+        passed, name, max_abs_diff, mismatched = False, "y", 0.5, 3
+
+    class Check:
+        passed, outputs = False, [Outputs()]
+
+        def to_dict(self):
+            return {"passed": False}
+
+    result = PassResult(model=onnx.ModelProto(), rewritten=["x"], check=Check())
+    assert result.failed and result.to_dict()["check"] == {"passed": False}
+    with pytest.raises(CheckFailedError, match=r"output 'y' max \|diff\| 0.5 \(3 elements; 1 output\(s\) differ\)"):
+        result.raise_if_failed()
+    assert PassResult(model=onnx.ModelProto()).raise_if_failed().failed is False
+
+
+def test_the_one_selector_keeps_order_and_names_what_is_there() -> None:
+    items = [("a1", "out_a1"), ("b1", "out_b1"), ("a2", "out_a2")]
+    assert select(items, ["a*"], lambda i: i, what="Resize") == [items[0], items[2]]
+    assert select(items, ["out_b1", "a2"], lambda i: i, what="Resize") == [items[1], items[2]]
+    assert select(items, None, lambda i: i, what="Resize") == items
+    with pytest.raises(UsageError, match=r"nodes=\['zz\*'\] matches no Resize node \(candidates: 'a1', 'b1', 'a2'\)"):
+        select(items, ["zz*"], lambda i: i, what="Resize")
+
+
+def test_skips_carry_the_reason_a_rule_refused() -> None:
+    result = make_dynamic_scale(golden.resize_model(13, source="graph_input"), check=False)
+    assert not result.changed
+    (skip,) = result.skipped
+    assert isinstance(skip, Skip) and "already come from graph input" in skip.reason
+    assert skip.to_dict() == {"node": skip.node, "op_type": "Resize", "reason": skip.reason}
+
+
+def test_an_onnx_graphsurgeon_graph_comes_back_as_a_graph() -> None:
+    gs = pytest.importorskip("onnx_graphsurgeon")
+    graph = gs.import_onnx(golden.resize_model(13))
+    result = make_dynamic_scale(graph, check=False)
+    assert isinstance(result.model, gs.Graph)
+    assert [i.name for i in result.model.inputs][-1] == "scales"
+    swapped = swap_plugin(gs.import_onnx(golden.resize_model(13)))
+    assert isinstance(swapped.model, gs.Graph)
+    assert any(node.op == "DynamicTRTResize" for node in swapped.model.nodes)
