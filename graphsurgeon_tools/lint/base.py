@@ -5,8 +5,7 @@ subject is a Resize/Upsample site (:class:`~graphsurgeon_tools.resize.ResizeSite
 plugin node (a ``NodeProto`` outside the ONNX domains) or the model itself. ``None``
 means the subject passes; a :class:`Reason` says why not, how sure the rule is
 (``severity``) and, where one exists, the API call that rewrites the model into a
-layout that passes (``fix``, in API keywords: the CLI turns ``layout="sizes"`` into its
-own flag).
+layout that passes (:class:`Fix`: a call and its keywords; the CLI spells it as a command).
 
 Requires: a ModelProto that loads (weights may stay on disk; no rule reads them).
 Ensures: :class:`LintContext` builds its maps once; every query is linear in the graph.
@@ -36,12 +35,49 @@ _SHAPE_OF = ("Shape", "Size")
 
 
 @dataclass(frozen=True)
+class Fix:
+    """The API call that rewrites a model into a layout that passes (the CLI spells it as a command).
+
+    ``then`` is a second call on the first one's result; ``note`` says what the call must
+    be applied to when that is not the linted model (e.g. the model before an earlier rewrite).
+    """
+
+    call: str  # a public function of graphsurgeon_tools: "make_dynamic_scale" | "swap_plugin"
+    keywords: tuple[tuple[str, Any], ...] = ()
+    then: Optional["Fix"] = None
+    note: str = ""
+
+    def api(self) -> str:
+        args = "".join(f", {key}={value!r}" for key, value in self.keywords).replace("'", '"')
+        text = f"{self.call}(model{args})"
+        if self.then is not None:
+            text += f", then {self.then.api()}"
+        return text + (f" ({self.note})" if self.note else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call": self.call,
+            "keywords": dict(self.keywords),
+            "then": self.then.to_dict() if self.then is not None else None,
+            "note": self.note,
+            "api": self.api(),
+        }
+
+
+#: The rewrites the rules point to.
+LAYOUT_SIZES = Fix("make_dynamic_scale", (("layout", "sizes"),),
+                   note="on the model before any make_dynamic_scale; layout=\"factor\" also passes")
+SWAP_SIZES = Fix("swap_plugin", (("signature", "sizes"),))
+SWAP_PLUGIN = Fix("swap_plugin")
+
+
+@dataclass(frozen=True)
 class Reason:
     """Why a subject breaks a rule (the value a check returns)."""
 
     text: str
     severity: str = "error"
-    fix: Optional[str] = None  # API call that rewrites into a passing layout; None: none exists
+    fix: Optional[Fix] = None  # None: no rewrite of this tool makes the subject pass
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -80,7 +116,7 @@ class Finding:
     node: str  # node name (or its first output when unnamed); "" for the model
     op_type: str
     reason: str
-    fix: Optional[str]
+    fix: Optional[Fix]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +127,7 @@ class Finding:
             "node": self.node,
             "op_type": self.op_type,
             "reason": self.reason,
-            "fix": self.fix,
+            "fix": self.fix.to_dict() if self.fix is not None else None,
         }
 
 

@@ -36,8 +36,8 @@ from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
 if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
 
-_HALF_PIXEL_FIX = ("no rewrite command: set coordinate_transformation_mode='half_pixel', equal to "
-                   "pytorch_half_pixel wherever the output length is above 1")
+_HALF_PIXEL = ("; coordinate_transformation_mode='half_pixel' is equal wherever the output length is above 1 "
+               "and matches PyTorch at 1 (no rewrite of this tool sets it)")
 
 
 def _length_one(site: "ResizeSite") -> Optional[str]:
@@ -67,13 +67,13 @@ def check_nearest_fraction(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
     if ratios is None:
         return Reason("nearest with run-time factors: at a factor whose output/input ratio is not whole, ONNX "
                       "Runtime can select a different source pixel than PyTorch and the ONNX reference",
-                      severity="warning", fix=None)
+                      severity="warning")
     fractional = [r for r in ratios if r != 1.0 and not geo.is_whole(r) and not geo.is_whole(1.0 / r)]
     if not fractional:
         return None
     return Reason(f"nearest at ratio {fractional[0]:g} (not whole): ONNX Runtime maps output pixels with the "
                   "float scale and selects a different source pixel than PyTorch/the ONNX reference at some "
-                  "outputs", fix=None)
+                  "outputs")
 
 
 def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -83,8 +83,8 @@ def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
     if how is None:
         return None
     return Reason(f"cubic + pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}"
-                  "1: ONNX Runtime departs from the ONNX reference and from PyTorch there",
-                  severity="error" if how == "certain" else "warning", fix=_HALF_PIXEL_FIX)
+                  "1: ONNX Runtime departs from the ONNX reference and from PyTorch there" + _HALF_PIXEL,
+                  severity="error" if how == "certain" else "warning")
 
 
 def check_pytorch_half_pixel(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -94,8 +94,8 @@ def check_pytorch_half_pixel(ctx: LintContext, site: "ResizeSite") -> Optional[R
     if how is None:
         return None
     return Reason(f"pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}1: "
-                  "it samples index 0 there, PyTorch's interpolate samples the half_pixel centre",
-                  severity="error" if how == "certain" else "warning", fix=_HALF_PIXEL_FIX)
+                  "it samples index 0 there, PyTorch's interpolate samples the half_pixel centre" + _HALF_PIXEL,
+                  severity="error" if how == "certain" else "warning")
 
 
 def check_cubic_coefficient(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -103,7 +103,7 @@ def check_cubic_coefficient(ctx: LintContext, site: "ResizeSite") -> Optional[Re
         return None
     return Reason(f"cubic_coeff_a={site.cubic_coeff_a:g} with antialias=0: equals the ONNX reference, not "
                   "F.interpolate(mode='bicubic') (a=-0.75; -0.5 only with antialias=True)",
-                  severity="warning", fix=None)
+                  severity="warning")
 
 
 RULES = (

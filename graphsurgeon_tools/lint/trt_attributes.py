@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -41,22 +41,20 @@ _UNMAPPED_MODES = ("tf_crop_and_resize", "half_pixel_symmetric")
 def check_antialias(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if not site.antialias:
         return None
-    return Reason("antialias=1: TensorRT's Resize has no antialiasing", fix=None)
+    return Reason("antialias=1: TensorRT's Resize has no antialiasing")
 
 
 def check_aspect_ratio(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.keep_aspect_ratio_policy == "stretch":
         return None
-    return Reason(f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r}: TensorRT supports only 'stretch'",
-                  fix=None)
+    return Reason(f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r}: TensorRT supports only 'stretch'")
 
 
 def check_coordinate_mode(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.coordinate_transformation_mode not in _UNMAPPED_MODES:
         return None
     return Reason(f"coordinate_transformation_mode={site.coordinate_transformation_mode!r}: TensorRT's parser "
-                  "maps only half_pixel, pytorch_half_pixel, tf_half_pixel_for_nn, asymmetric and align_corners",
-                  fix=None)
+                  "maps only half_pixel, pytorch_half_pixel, tf_half_pixel_for_nn, asymmetric and align_corners")
 
 
 def check_opset10(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -78,7 +76,7 @@ def check_opset10(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if not found:
         return None
     return Reason(f"opset {ctx.opset}: TensorRT imports this {site.op_type} as asymmetric with scales "
-                  f"(nearest: floor) and ignores {', '.join(found)}", fix=None)
+                  f"(nearest: floor) and ignores {', '.join(found)}")
 
 
 def check_opset_range(ctx: LintContext, model: "ModelProto") -> Optional[Reason]:
@@ -86,13 +84,12 @@ def check_opset_range(ctx: LintContext, model: "ModelProto") -> Optional[Reason]
     if not ctx.sites or low <= ctx.opset <= high:
         return None
     return Reason(f"default-domain opset {ctx.opset} is outside {low}..{high}, the range the parser read "
-                  "here documents (a newer TensorRT may accept it)", severity="warning", fix=None)
+                  "here documents (a newer TensorRT may accept it)", severity="warning")
 
 
 def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if not geo.scales_are_tensor(site):
         return None
-    fix = 'make_dynamic_scale(model, layout="sizes") or layout="factor" on the original model'
     ratios = geo.full_scales(site)
     if site.input_shape is not None and ratios is not None:
         uneven = [i for i, (d, s) in enumerate(zip(site.input_shape, ratios))
@@ -101,10 +98,10 @@ def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
             return None
         return Reason(f"scales {list(ratios)} on input {list(site.input_shape)}: in*scale is not whole on axes "
                       f"{uneven}; TensorRT resizes by out/in there, ONNX Runtime by the scale",
-                      severity="warning", fix=fix)
+                      severity="warning", fix=LAYOUT_SIZES)
     return Reason("tensor scales: TensorRT computes the output size as floor(in*scale) and resizes by out/in; "
                   "it equals ONNX Runtime's scale arithmetic only where in*scale is whole (every integer "
-                  "factor)", severity="info", fix=fix)
+                  "factor)", severity="info", fix=LAYOUT_SIZES)
 
 
 RULES = (

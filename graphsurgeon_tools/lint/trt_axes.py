@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
@@ -41,7 +41,7 @@ def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
             f"axes={list(site.axes)} with tensor scales, and the rank of X is unknown: TensorRT accepts "
             "tensor scales only with axes 0..rank-1",
             severity="warning",
-            fix='make_dynamic_scale(model, layout="sizes")',
+            fix=LAYOUT_SIZES,
         )
     folded = site.scales_source in (ValueSource.IDENTITY, ValueSource.FOLDED)
     hint = (" (the scales are constant behind an Identity/constant subgraph: folding them into an "
@@ -49,7 +49,7 @@ def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     return Reason(
         f"axes={list(site.axes)} with tensor scales on a rank-{site.input_rank} input: TensorRT's parser "
         f"accepts tensor scales only with axes absent or exactly {list(range(site.input_rank))}{hint}",
-        fix='make_dynamic_scale(model, layout="sizes")',
+        fix=LAYOUT_SIZES,
     )
 
 
@@ -67,7 +67,6 @@ def _axes_rule(mode: str, innermost: int):
         return Reason(
             f"{mode} resize of axes {sorted(axes)} on a rank-{rank} input: TensorRT resizes {mode} only on "
             f"the last {innermost} axes (axis {outer[0]} changes)",
-            fix=None,
         )
 
     return check

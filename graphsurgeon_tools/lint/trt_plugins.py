@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import SWAP_PLUGIN, SWAP_SIZES, Fix, LintContext, Reason, Rule
 from graphsurgeon_tools.lint.trt_shape_inputs import float_shape_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,7 +35,6 @@ _FALLBACK = "onnx/onnx-tensorrt onnxOpImporters.cpp (FallbackPluginImporter)"
 _ADD_PLUGIN = "onnx/onnx-tensorrt onnxOpImporters.cpp (addPluginWithCreator)"
 SHAPE_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = {6, 7}  # TensorProto.INT32, INT64
-_FIX_ATTRS = 'swap_plugin(model) (it writes plugin_version and plugin_namespace as strings)'
 
 
 def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
@@ -47,12 +46,12 @@ def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Rea
                 if name in attrs and attrs[name].type != AttributeProto.STRING]
     if mistyped:
         return Reason(f"{'; '.join(mistyped)}: the parser reads both as strings to find the plugin creator",
-                      fix=_FIX_ATTRS)
+                      fix=SWAP_PLUGIN)
     missing = [name for name in ("plugin_version", "plugin_namespace") if name not in attrs]
     if missing:
         return Reason(f"no {' or '.join(missing)} attribute: the parser looks up {node.op_type!r} with "
                       "version '1' and namespace '' (say which plugin is meant)", severity="warning",
-                      fix=_FIX_ATTRS)
+                      fix=SWAP_PLUGIN)
     return None
 
 
@@ -71,29 +70,30 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
         if ints:
             return Reason(f"input(s) {ints} are integer tensors but {SHAPE_INDICES} is absent: an IPluginV3 "
                           "plugin receives them as device tensors, not as shape inputs",
-                          severity="info", fix='swap_plugin(model, signature="sizes")')
+                          severity="info", fix=SWAP_SIZES)
         return None
     if attr.type != AttributeProto.INTS:
         return Reason(f"{SHAPE_INDICES} is {AttributeProto.AttributeType.Name(attr.type)}; the parser accepts "
-                      "only INTS", fix='swap_plugin(model, signature="sizes")')
+                      "only INTS", fix=SWAP_SIZES)
     indices = list(attr.ints)
     bad = [i for i in indices if not -count <= i < count]
     if bad:
-        return Reason(f"{SHAPE_INDICES}={indices} has index {bad[0]} outside [-{count}, {count - 1}]", fix=None)
+        return Reason(f"{SHAPE_INDICES}={indices} has index {bad[0]} outside [-{count}, {count - 1}]")
     resolved = [i % count for i in indices]
     if len(set(resolved)) != len(resolved):
-        return Reason(f"{SHAPE_INDICES}={indices} repeats an input", severity="warning", fix=None)
+        return Reason(f"{SHAPE_INDICES}={indices} repeats an input", severity="warning")
     for index in resolved:
         tensor = node.input[index]
         code = ctx.elem_types.get(tensor, 0)
         if code and code not in _INTEGER:
             return Reason(f"shape input {index} ({tensor!r}) is {ctx.elem_type_name(tensor)}; shape inputs are "
-                          "int32/int64", fix='swap_plugin(model, signature="sizes")')
+                          "int32/int64", fix=SWAP_SIZES)
         floats = float_shape_inputs(ctx, tensor)
         if floats:
             return Reason(f"shape input {index} ({tensor!r}) is fed by float graph input(s) {floats}; a network "
                           "input that is a shape tensor must be int32/int64",
-                          fix='make_dynamic_scale(model, layout="sizes") then swap_plugin(model, signature="sizes")')
+                          fix=Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES,
+                                         note="on the model before any rewrite"))
     return None
 
 

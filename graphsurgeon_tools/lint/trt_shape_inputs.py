@@ -24,13 +24,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
 
 _INTEGER = {6, 7}  # TensorProto.INT32, INT64
-FIX_INTEGER_LAYOUT = 'make_dynamic_scale(model, layout="sizes") or layout="factor" on the original model'
 
 
 def float_shape_inputs(ctx: LintContext, tensor: str) -> list[str]:
@@ -50,7 +49,7 @@ def check_integer_shape_inputs(ctx: LintContext, site: "ResizeSite") -> Optional
     return Reason(
         f"graph input {named} reaches the {slot} of this {site.op_type}; TensorRT makes it a shape "
         "tensor, and a network input that is a shape tensor must be int32/int64",
-        fix=FIX_INTEGER_LAYOUT,
+        fix=LAYOUT_SIZES,
     )
 
 

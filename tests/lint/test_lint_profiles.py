@@ -35,7 +35,8 @@ def _parse_spec(spec: str) -> dict[str, list[int]]:
 
 
 def test_a_factor_input_gets_its_values_and_the_data_input_its_shapes_in_every_spelling():
-    profile = tensorrt_profile(_factor_model(), sizes=((32, 32), (64, 48), (128, 96)), factors=(1, 2, 4), batch=(1, 2, 8))
+    profile = tensorrt_profile(_factor_model(), sizes=((32, 32), (64, 48), (128, 96)), factors=(1, 2, 4),
+                               batch=(1, 2, 8))
     flags = profile.trtexec()
     assert [f.split("=")[0] for f in flags] == ["--minShapes", "--optShapes", "--maxShapes"]
     specs = [_parse_spec(f.split("=", 1)[1]) for f in flags]

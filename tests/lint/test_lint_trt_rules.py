@@ -125,7 +125,7 @@ def test_every_finding_serialises_with_its_rule_source_node_and_fix():
     assert data["failed"] is True and data["counts"]["error"] == 1
     first = data["findings"][0]
     assert set(first) == {"rule", "target", "severity", "source", "node", "op_type", "reason", "fix"}
-    assert 'layout="sizes"' in first["fix"]
+    assert first["fix"]["call"] == "make_dynamic_scale" and first["fix"]["keywords"] == {"layout": "sizes"}
 
 
 def test_an_unknown_target_is_a_usage_error():
