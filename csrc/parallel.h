@@ -10,15 +10,14 @@
 // unstarted work the same way; this keeps the op from being slower with 2
 // threads than with 1 when the machine is loaded.
 //
-// The thread count follows torch.set_num_threads (at::get_num_threads()).
-// Helpers sleep in a futex wait (C++20 std::atomic::wait) while idle, so
-// they cost nothing between calls. Safe after fork(): the child has no
+// Torch-free: the caller passes the thread count (the PyTorch op's executor
+// in resize_cpu.cpp passes at::get_num_threads()). Helpers sleep in a futex
+// wait (C++20 std::atomic::wait) while idle, so they cost nothing between
+// calls. Safe after fork(): the child has no
 // helpers, so every posted job is revoked and the caller does all the work.
 // Concurrent callers (two Python threads) do not share helpers: whoever finds
 // the pool busy runs its job alone. Kernels run by the pool must not throw.
 #pragma once
-
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <atomic>
@@ -118,18 +117,5 @@ class RevocablePool {
   std::mutex mutex_;
   std::vector<std::unique_ptr<Slot>> slots_;
 };
-
-// Runs f over [0, n) in chunks, with torch's intra-op thread count (at most
-// max_threads).
-template <typename F>
-void parallel_chunks(int64_t n, int64_t chunk, const F& f, int64_t max_threads = INT64_MAX) {
-  if (n <= 0) return;
-  const int64_t threads = std::min<int64_t>(at::get_num_threads(), max_threads);
-  if (threads <= 1 || at::in_parallel_region()) {
-    f(0, n);
-    return;
-  }
-  RevocablePool::instance().run(n, chunk, threads, f);
-}
 
 }  // namespace onnxtool

@@ -1,0 +1,594 @@
+// ONNX Runtime custom-op library: DynamicTRTResize in the domain `trt.plugins`
+// (the domain ORT's TensorRT provider uses for plugins), computed by the same
+// kernel as the PyTorch op (../resize_kernel.h). Load it with
+// SessionOptions.register_custom_ops_library(path) (Python) or
+// Ort::SessionOptions::RegisterCustomOpsLibrary (C++).
+//
+// Signatures (every form swap-plugin writes), told apart by the second input:
+//   (X, scales)       scales: 1-D float, one entry per axis of X. Output size
+//                     floor(float32(in) * scale) and coordinates as ONNX
+//                     Runtime's own Resize computes them (see axis_scales).
+//   (X, size_tensor)  MMDeploy's: rank >= 2, any element type; only the shape
+//                     is read: its last two dims are the output H, W.
+//   (X, sizes)        the TensorRT V3 form: 1-D int64, one entry per axis of X
+//                     (or two: H, W), as Resize's `sizes`.
+// X: float32, float64 or float16 (computed in float32, rounded once).
+// Attributes: those of ONNX Resize (mode, coordinate_transformation_mode,
+// cubic_coeff_a, exclude_outside, nearest_mode; ONNX defaults when absent)
+// plus MMDeploy's align_corners (int), which stands for
+// coordinate_transformation_mode="align_corners" when that is absent.
+// Others (plugin_version, plugin_namespace, tensorrt_plugin_shape_input_indices)
+// are TensorRT's and ignored. Errors are ORT statuses naming the node.
+//
+// Uses only the C API reached through the OrtApiBase handed to
+// RegisterCustomOps (no link against libonnxruntime); built against
+// ORT_API_VERSION 21 headers, it loads into ONNX Runtime 1.21 and later.
+// Does NOT support antialias, axes, keep_aspect_ratio_policy or roi (the
+// plugin has none of them; swap-plugin refuses such nodes).
+#include <onnxruntime_c_api.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../resize_kernel.h"
+
+namespace {
+
+using onnxtool::Executor;
+using onnxtool::ResizeAttrs;
+using onnxtool::ResizePlan;
+
+const OrtApi* g_api = nullptr;
+constexpr const char* kDomain = "trt.plugins";
+constexpr const char* kOpName = "DynamicTRTResize";
+
+OrtStatus* error(OrtErrorCode code, const std::string& message) {
+  return g_api->CreateStatus(code, message.c_str());
+}
+
+// ---- float16 <-> float32 (IEEE 754 binary16, round to nearest even) --------
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {  // subnormal: normalise
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while ((mant & 0x400u) == 0);
+    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u)  // inf or nan (nan keeps a payload bit)
+    return sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u);
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds past 65504: inf
+  if (abs < 0x38800000u) {                        // below the smallest normal half
+    if (abs < 0x33000000u) return sign;           // under half the smallest subnormal
+    const uint32_t e = abs >> 23;
+    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;  // 14..24
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1);
+    const uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
+    return sign | static_cast<uint16_t>(h);
+  }
+  uint32_t h = ((abs >> 13) - (112u << 10));
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return sign | static_cast<uint16_t>(h);
+}
+
+// ---- threads: ORT's intra-op pool --------------------------------------------
+
+class OrtExecutor final : public Executor {
+ public:
+  explicit OrtExecutor(OrtKernelContext* context) : context_(context) {}
+
+  // ORT does not tell a kernel its pool size; this only sizes work blocks.
+  int64_t threads() const override {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int64_t>(n);
+  }
+
+  void for_chunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& f,
+                  int64_t max_threads) const override {
+    if (n <= 0) return;
+    chunk = std::max<int64_t>(1, chunk);
+    const int64_t chunks = (n + chunk - 1) / chunk;
+    if (max_threads <= 1 || chunks <= 1) {
+      f(0, n);
+      return;
+    }
+    struct Job {
+      const std::function<void(int64_t, int64_t)>* f;
+      int64_t n, chunk;
+    } job{&f, n, chunk};
+    auto body = [](void* data, size_t c) {
+      const Job* j = static_cast<const Job*>(data);
+      const int64_t begin = static_cast<int64_t>(c) * j->chunk;
+      (*j->f)(begin, std::min(j->n, begin + j->chunk));
+    };
+    // With a one-thread session ORT has no pool and runs the chunks inline.
+    OrtStatus* status = g_api->KernelContext_ParallelFor(context_, body, static_cast<size_t>(chunks), 0, &job);
+    if (status != nullptr) {  // refused before running anything (no pool here): run inline
+      g_api->ReleaseStatus(status);
+      f(0, n);
+    }
+  }
+
+ private:
+  OrtKernelContext* context_;
+};
+
+// ---- attributes --------------------------------------------------------------
+
+struct Kernel {
+  std::string where;  // "DynamicTRTResize node 'name'"
+  std::string coord;  // resolved coordinate_transformation_mode
+  ResizeAttrs attrs;
+};
+
+// Reads a string attribute: false when absent. A present attribute of another type is an error.
+OrtStatus* string_attr(const OrtKernelInfo* info, const Kernel& k, const char* name,
+                       std::string* out, bool* present) {
+  size_t size = 0;
+  OrtStatus* status = g_api->KernelInfoGetAttribute_string(info, name, nullptr, &size);
+  if (status == nullptr) {
+    std::vector<char> buf(size);
+    status = g_api->KernelInfoGetAttribute_string(info, name, buf.data(), &size);
+    if (status != nullptr) return status;
+    out->assign(buf.data());
+    *present = true;
+    return nullptr;
+  }
+  g_api->ReleaseStatus(status);
+  int64_t i = 0;
+  float f = 0;
+  OrtStatus* as_int = g_api->KernelInfoGetAttribute_int64(info, name, &i);
+  OrtStatus* as_float = g_api->KernelInfoGetAttribute_float(info, name, &f);
+  const bool other_type = as_int == nullptr || as_float == nullptr;
+  if (as_int) g_api->ReleaseStatus(as_int);
+  if (as_float) g_api->ReleaseStatus(as_float);
+  if (other_type) return error(ORT_INVALID_ARGUMENT, k.where + ": attribute " + name + " must be a string");
+  *present = false;
+  return nullptr;
+}
+
+OrtStatus* int_attr(const OrtKernelInfo* info, const Kernel& k, const char* name, int64_t* out,
+                    bool* present) {
+  OrtStatus* status = g_api->KernelInfoGetAttribute_int64(info, name, out);
+  if (status == nullptr) {
+    *present = true;
+    return nullptr;
+  }
+  g_api->ReleaseStatus(status);
+  float f = 0;
+  status = g_api->KernelInfoGetAttribute_float(info, name, &f);
+  if (status == nullptr) return error(ORT_INVALID_ARGUMENT, k.where + ": attribute " + name + " must be an int");
+  g_api->ReleaseStatus(status);
+  *present = false;
+  return nullptr;
+}
+
+OrtStatus* float_attr(const OrtKernelInfo* info, const Kernel& k, const char* name, float* out,
+                      bool* present) {
+  OrtStatus* status = g_api->KernelInfoGetAttribute_float(info, name, out);
+  if (status == nullptr) {
+    *present = true;
+    return nullptr;
+  }
+  g_api->ReleaseStatus(status);
+  int64_t i = 0;
+  status = g_api->KernelInfoGetAttribute_int64(info, name, &i);
+  if (status == nullptr) return error(ORT_INVALID_ARGUMENT, k.where + ": attribute " + name + " must be a float");
+  g_api->ReleaseStatus(status);
+  *present = false;
+  return nullptr;
+}
+
+OrtStatus* read_attributes(const OrtKernelInfo* info, Kernel* k) {
+  size_t size = 0;
+  std::string node;
+  if (OrtStatus* s = g_api->KernelInfo_GetNodeName(info, nullptr, &size)) {
+    g_api->ReleaseStatus(s);
+  } else {
+    std::vector<char> buf(size + 1, '\0');
+    if (OrtStatus* s2 = g_api->KernelInfo_GetNodeName(info, buf.data(), &size)) g_api->ReleaseStatus(s2);
+    node = buf.data();
+  }
+  k->where = std::string(kOpName) + " node '" + node + "'";
+
+  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  float cubic = -0.75f;
+  int64_t exclude = 0, align_corners = 0;
+  bool has_mode, has_coord, has_nearest, has_cubic, has_exclude, has_align;
+  if (OrtStatus* s = string_attr(info, *k, "mode", &mode, &has_mode)) return s;
+  if (OrtStatus* s = string_attr(info, *k, "coordinate_transformation_mode", &coord, &has_coord)) return s;
+  if (OrtStatus* s = string_attr(info, *k, "nearest_mode", &nearest, &has_nearest)) return s;
+  if (OrtStatus* s = float_attr(info, *k, "cubic_coeff_a", &cubic, &has_cubic)) return s;
+  if (OrtStatus* s = int_attr(info, *k, "exclude_outside", &exclude, &has_exclude)) return s;
+  if (OrtStatus* s = int_attr(info, *k, "align_corners", &align_corners, &has_align)) return s;
+  if (!has_coord && has_align && align_corners != 0) coord = "align_corners";
+  if (has_coord && has_align && (align_corners != 0) != (coord == "align_corners"))
+    return error(ORT_INVALID_ARGUMENT,
+                 k->where + ": align_corners=" + std::to_string(align_corners) +
+                     " contradicts coordinate_transformation_mode='" + coord + "'");
+  int64_t antialias = 0;
+  bool has_antialias;
+  if (OrtStatus* s = int_attr(info, *k, "antialias", &antialias, &has_antialias)) return s;
+  if (antialias != 0)
+    return error(ORT_NOT_IMPLEMENTED, k->where + ": antialias=1 is not supported by the plugin");
+  if (coord == "tf_crop_and_resize")
+    return error(ORT_NOT_IMPLEMENTED,
+                 k->where + ": coordinate_transformation_mode 'tf_crop_and_resize' needs roi, which the plugin has no input for");
+  const std::string bad = onnxtool::parse_attrs(mode, coord, nearest, cubic, exclude != 0, 0.0, false, &k->attrs);
+  if (!bad.empty()) return error(ORT_INVALID_ARGUMENT, k->where + ": " + bad);
+  k->coord = coord;
+  return nullptr;
+}
+
+// ---- compute -----------------------------------------------------------------
+
+// float64 out / in, nudged up until floor(scale * in) (the kernel's rule) is the size.
+// float64, not float32: scale * in then lands on the integer size itself.
+double scale_for_size(int64_t in, int64_t size) {
+  double s = static_cast<double>(size) / static_cast<double>(in);
+  while (std::floor(s * static_cast<double>(in)) < static_cast<double>(size))
+    s = std::nextafter(s, std::numeric_limits<double>::infinity());
+  return s;
+}
+
+// Per-axis float64 scales that make the kernel (ONNX-reference conventions)
+// reproduce ONNX Runtime's Resize for float32 `scales` and ORT's output sizes.
+// An axis keeps its own scale unless (a) the float64 floor differs from ORT's
+// float32 one, (b) align_corners and in * scale is fractional, or (c)
+// pytorch_half_pixel with an output length of 1 (ORT then maps to 0). Those
+// axes get out / in, exact for (b) and (c), ~1e-7 relative for (a).
+double axis_scale(int64_t in, float s32, int64_t out, const std::string& coord) {
+  const double product = static_cast<double>(in) * static_cast<double>(s32);
+  if (std::floor(product) != static_cast<double>(out) ||
+      (coord == "align_corners" && product != static_cast<double>(out)) ||
+      (coord == "pytorch_half_pixel" && out == 1 && product != 1.0))
+    return scale_for_size(in, out);
+  return static_cast<double>(s32);
+}
+
+std::string shape_str(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << (v.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+struct TensorView {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  const void* data = nullptr;
+};
+
+OrtStatus* view_input(OrtKernelContext* context, size_t index, TensorView* v) {
+  const OrtValue* value = nullptr;
+  if (OrtStatus* s = g_api->KernelContext_GetInput(context, index, &value)) return s;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  if (OrtStatus* s = g_api->GetTensorTypeAndShape(value, &info)) return s;
+  size_t rank = 0;
+  OrtStatus* s = g_api->GetTensorElementType(info, &v->type);
+  if (s == nullptr) s = g_api->GetDimensionsCount(info, &rank);
+  if (s == nullptr) {
+    v->shape.resize(rank);
+    s = g_api->GetDimensions(info, v->shape.data(), rank);
+  }
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  if (s != nullptr) return s;
+  for (int64_t d : v->shape) v->numel *= d;
+  // The v21 C API has no const accessor; the data is only read.
+  void* data = nullptr;
+  if (OrtStatus* s2 = g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &data)) return s2;
+  v->data = data;
+  return nullptr;
+}
+
+double element(const TensorView& v, int64_t i) {
+  switch (v.type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return static_cast<const float*>(v.data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return static_cast<const double*>(v.data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return half_to_float(static_cast<const uint16_t*>(v.data)[i]);
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return static_cast<double>(static_cast<const int64_t*>(v.data)[i]);
+    default: return 0.0;
+  }
+}
+
+bool is_float(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE ||
+         t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+}
+
+// The output sizes and the per-axis float64 scales the kernel runs with.
+OrtStatus* target(const Kernel& k, const TensorView& x, const TensorView& second,
+                  std::vector<int64_t>* sizes, std::vector<double>* scales) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (rank < 1) return error(ORT_INVALID_ARGUMENT, k.where + ": X must have at least one dimension, got a 0-D tensor");
+  sizes->assign(rank, 0);
+  scales->assign(rank, 1.0);
+  const int64_t srank = static_cast<int64_t>(second.shape.size());
+  if (srank == 1 && is_float(second.type)) {  // scales
+    if (second.numel != rank) {
+      std::ostringstream os;
+      os << k.where << ": scales must have one entry per input dimension (" << rank << "), got " << second.numel;
+      return error(ORT_INVALID_ARGUMENT, os.str());
+    }
+    std::vector<float> s32(rank);
+    for (int64_t i = 0; i < rank; ++i) {
+      s32[i] = static_cast<float>(element(second, i));
+      if (!(std::isfinite(s32[i]) && s32[i] > 0)) {
+        std::ostringstream os;
+        os << k.where << ": scales[" << i << "] must be a finite number > 0, got " << s32[i];
+        return error(ORT_INVALID_ARGUMENT, os.str());
+      }
+      // ORT's output size: the float32 product, truncated.
+      const float product = static_cast<float>(x.shape[i]) * s32[i];
+      if (!(product <= static_cast<float>(onnxtool::kMaxOutputElements))) {
+        std::ostringstream os;
+        os << k.where << ": scales[" << i << "] = " << s32[i] << " would make dimension " << i << " of size "
+           << x.shape[i] << " over the limit of 2^31 elements; check the scales";
+        return error(ORT_INVALID_ARGUMENT, os.str());
+      }
+      (*sizes)[i] = static_cast<int64_t>(std::floor(product));
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      if ((*sizes)[i] <= 0) {
+        std::ostringstream os;
+        os << k.where << ": scales [";
+        for (int64_t j = 0; j < rank; ++j) os << (j ? ", " : "") << s32[j];
+        os << "] give an empty output " << shape_str(*sizes) << " for input " << shape_str(x.shape);
+        return error(ORT_INVALID_ARGUMENT, os.str());
+      }
+      (*scales)[i] = axis_scale(x.shape[i], s32[i], (*sizes)[i], k.coord);
+    }
+    return nullptr;
+  }
+  if (srank == 1 && second.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {  // sizes (V3)
+    if (second.numel != rank && !(second.numel == 2 && rank >= 2)) {
+      std::ostringstream os;
+      os << k.where << ": sizes must have one entry per input dimension (" << rank
+         << ") or two (H, W), got " << second.numel;
+      return error(ORT_INVALID_ARGUMENT, os.str());
+    }
+    const int64_t first = rank - second.numel;
+    for (int64_t i = 0; i < rank; ++i)
+      (*sizes)[i] = i < first ? x.shape[i] : static_cast<const int64_t*>(second.data)[i - first];
+  } else if (srank >= 2 && rank >= 2) {  // MMDeploy's size tensor: only its shape counts
+    for (int64_t i = 0; i < rank; ++i) (*sizes)[i] = i < rank - 2 ? x.shape[i] : second.shape[srank - rank + i];
+  } else {
+    return error(ORT_INVALID_ARGUMENT,
+                 k.where + ": second input of shape " + shape_str(second.shape) +
+                     " is neither scales (1-D float), sizes (1-D int64) nor a size tensor (rank >= 2)");
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    if ((*sizes)[i] <= 0 || static_cast<double>((*sizes)[i]) > onnxtool::kMaxOutputElements) {
+      return error(ORT_INVALID_ARGUMENT, k.where + ": the second input asks for output " + shape_str(*sizes) +
+                                             " from input " + shape_str(x.shape) + "; every size must be in [1, 2^31]");
+    }
+    (*scales)[i] = x.shape[i] == 0 ? 1.0 : scale_for_size(x.shape[i], (*sizes)[i]);
+  }
+  return nullptr;
+}
+
+OrtStatus* compute(const Kernel& k, OrtKernelContext* context) {
+  TensorView x, second;
+  if (OrtStatus* s = view_input(context, 0, &x)) return s;
+  if (OrtStatus* s = view_input(context, 1, &second)) return s;
+  std::vector<int64_t> sizes;
+  std::vector<double> scales;
+  if (OrtStatus* s = target(k, x, second, &sizes, &scales)) return s;
+
+  ResizePlan plan;
+  const std::string bad = onnxtool::make_plan(x.shape, scales.data(), nullptr, true, k.attrs, &plan);
+  if (!bad.empty()) return error(ORT_INVALID_ARGUMENT, k.where + ": " + bad);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    // x.shape[i] == 0 keeps its 0: ORT's Resize gives an empty output there too.
+    if (plan.out_shape[i] != sizes[i] && x.shape[i] != 0)
+      return error(ORT_FAIL, k.where + ": internal error: planned output " + shape_str(plan.out_shape) +
+                                 ", expected " + shape_str(sizes));
+  }
+  OrtValue* out = nullptr;
+  if (OrtStatus* s = g_api->KernelContext_GetOutput(context, 0, plan.out_shape.data(), plan.out_shape.size(), &out)) return s;
+  void* y = nullptr;
+  if (OrtStatus* s = g_api->GetTensorMutableData(out, &y)) return s;
+  if (plan.out_numel == 0) return nullptr;
+
+  const OrtExecutor exec(context);
+  switch (x.type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      onnxtool::run_plan<float>(plan, static_cast<const float*>(x.data), static_cast<float*>(y), exec);
+      return nullptr;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      onnxtool::run_plan<double>(plan, static_cast<const double*>(x.data), static_cast<double*>(y), exec);
+      return nullptr;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: {
+      const uint16_t* xs = static_cast<const uint16_t*>(x.data);
+      std::unique_ptr<float[]> xf(new float[static_cast<size_t>(x.numel)]);
+      std::unique_ptr<float[]> yf(new float[static_cast<size_t>(plan.out_numel)]);
+      for (int64_t i = 0; i < x.numel; ++i) xf[i] = half_to_float(xs[i]);
+      onnxtool::run_plan<float>(plan, xf.get(), yf.get(), exec);
+      uint16_t* ys = static_cast<uint16_t*>(y);
+      for (int64_t i = 0; i < plan.out_numel; ++i) ys[i] = float_to_half(yf[i]);
+      return nullptr;
+    }
+    default:
+      return error(ORT_INVALID_ARGUMENT, k.where + ": X must be float32, float64 or float16");
+  }
+}
+
+// ---- shape inference: rank, leading dims and (size tensor / sizes) the sizes --
+
+// The input infos belong to the context (the C++ wrapper releases them
+// unfreed too); only the output info is ours to free.
+OrtStatus* infer_shape(const OrtCustomOp*, OrtShapeInferContext* ctx) {
+  OrtTensorTypeAndShapeInfo* xi = nullptr;
+  if (OrtStatus* s = g_api->ShapeInferContext_GetInputTypeShape(ctx, 0, &xi)) return s;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t rank = 0;
+  OrtStatus* status = g_api->GetTensorElementType(xi, &type);
+  if (status == nullptr) status = g_api->GetDimensionsCount(xi, &rank);
+  std::vector<int64_t> dims(rank, -1);
+  std::vector<const char*> symbols(rank, "");
+  if (status == nullptr) status = g_api->GetDimensions(xi, dims.data(), rank);
+  if (status == nullptr) status = g_api->GetSymbolicDimensions(xi, symbols.data(), rank);
+  std::vector<std::string> names(symbols.begin(), symbols.end());
+  if (status != nullptr) return status;
+  // A rank-0 "shape" is what an input without any shape looks like here: leave the output unknown.
+  if (rank == 0) return nullptr;
+
+  OrtTensorTypeAndShapeInfo* si = nullptr;
+  if (OrtStatus* s = g_api->ShapeInferContext_GetInputTypeShape(ctx, 1, &si)) return s;
+  size_t srank = 0;
+  ONNXTensorElementDataType stype = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  status = g_api->GetTensorElementType(si, &stype);
+  if (status == nullptr) status = g_api->GetDimensionsCount(si, &srank);
+  std::vector<int64_t> sdims(srank, -1);
+  if (status == nullptr) status = g_api->GetDimensions(si, sdims.data(), srank);
+  if (status != nullptr) return status;
+
+  std::vector<int64_t> out(rank, -1);
+  std::vector<std::string> out_names(rank);
+  const bool size_tensor = srank >= 2 && rank >= 2;
+  const bool sizes_or_size_tensor = size_tensor || stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+  for (size_t i = 0; i < rank; ++i) {
+    if (sizes_or_size_tensor && i + 2 < rank) {  // kept: the leading dims pass through
+      out[i] = dims[i];
+      out_names[i] = names[i];
+    } else if (size_tensor && i + 2 >= rank) {
+      out[i] = sdims[srank - rank + i];
+    }
+  }
+  // An unknown dim needs a name: ORT stores a nameless -1 as the value -1 and
+  // then warns on every run. Fresh names promise nothing about equality.
+  static std::atomic<uint64_t> counter{0};
+  for (size_t i = 0; i < rank; ++i)
+    if (out[i] < 0 && out_names[i].empty())
+      out_names[i] = "DynamicTRTResize_dim_" + std::to_string(counter.fetch_add(1));
+  std::vector<const char*> out_symbols;
+  for (const std::string& n : out_names) out_symbols.push_back(n.c_str());
+  OrtTensorTypeAndShapeInfo* oi = nullptr;
+  if (OrtStatus* s = g_api->CreateTensorTypeAndShapeInfo(&oi)) return s;
+  status = g_api->SetTensorElementType(oi, type);
+  if (status == nullptr) status = g_api->SetDimensions(oi, out.data(), rank);
+  if (status == nullptr) status = g_api->SetSymbolicDimensions(oi, out_symbols.data(), rank);
+  if (status == nullptr) status = g_api->ShapeInferContext_SetOutputTypeShape(ctx, 0, oi);
+  g_api->ReleaseTensorTypeAndShapeInfo(oi);
+  return status;
+}
+
+// ---- the op, one instance per (X, second input) element-type pair -----------
+
+struct ResizeOp : OrtCustomOp {
+  ONNXTensorElementDataType x_type, second_type;
+
+  ResizeOp(ONNXTensorElementDataType x, ONNXTensorElementDataType second)
+      : OrtCustomOp{}, x_type(x), second_type(second) {
+    version = ORT_API_VERSION;
+    GetName = [](const OrtCustomOp*) { return kOpName; };
+    GetExecutionProviderType = [](const OrtCustomOp*) -> const char* { return nullptr; };
+    GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 2; };
+    GetInputType = [](const OrtCustomOp* op, size_t i) {
+      const ResizeOp* self = static_cast<const ResizeOp*>(op);
+      return i == 0 ? self->x_type : self->second_type;
+    };
+    GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
+    GetOutputType = [](const OrtCustomOp* op, size_t) { return static_cast<const ResizeOp*>(op)->x_type; };
+    GetInputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+    GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+    GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+    GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 1; };
+    CreateKernelV2 = [](const OrtCustomOp*, const OrtApi*, const OrtKernelInfo* info, void** kernel) -> OrtStatus* {
+      std::unique_ptr<Kernel> k(new Kernel);
+      if (OrtStatus* s = read_attributes(info, k.get())) return s;
+      *kernel = k.release();
+      return nullptr;
+    };
+    KernelComputeV2 = [](void* kernel, OrtKernelContext* context) -> OrtStatus* {
+      return compute(*static_cast<const Kernel*>(kernel), context);
+    };
+    KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
+    InferOutputShapeFn = infer_shape;
+    GetStartVersion = [](const OrtCustomOp*) { return 1; };
+    GetEndVersion = [](const OrtCustomOp*) { return std::numeric_limits<int>::max(); };
+  }
+};
+
+const std::vector<std::unique_ptr<ResizeOp>>& ops() {
+  static const auto* all = [] {
+    auto* v = new std::vector<std::unique_ptr<ResizeOp>>;
+    const ONNXTensorElementDataType xs[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
+                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16};
+    const ONNXTensorElementDataType seconds[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
+                                                 ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64};
+    for (auto x : xs)
+      for (auto s : seconds) v->emplace_back(new ResizeOp(x, s));
+    return v;
+  }();  // leaked on purpose: sessions may outlive static destruction
+  return *all;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Called by ONNX Runtime for every SessionOptions the library is registered
+// with. Each call makes its own domain object: ORT requires a domain to
+// outlive the sessions that use it, so they are kept (a few bytes each).
+__attribute__((visibility("default"))) OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
+  const OrtApi* api = base->GetApi(ORT_API_VERSION);
+  if (api == nullptr) {
+    const OrtApi* any = base->GetApi(1);
+    std::string message = std::string("the onnxtool DynamicTRTResize library needs ONNX Runtime 1.") +
+                          std::to_string(ORT_API_VERSION) + " or later; this one is " + base->GetVersionString();
+    return any->CreateStatus(ORT_FAIL, message.c_str());
+  }
+  static std::mutex mutex;
+  static std::vector<OrtCustomOpDomain*>* domains = new std::vector<OrtCustomOpDomain*>;
+  std::lock_guard<std::mutex> lock(mutex);
+  g_api = api;
+  OrtCustomOpDomain* domain = nullptr;
+  if (OrtStatus* s = api->CreateCustomOpDomain(kDomain, &domain)) return s;
+  domains->push_back(domain);
+  for (const auto& op : ops())
+    if (OrtStatus* s = api->CustomOpDomain_Add(domain, op.get())) return s;
+  return api->AddCustomOpDomain(options, domain);
+}
+
+}  // extern "C"
