@@ -307,3 +307,45 @@ def _freeze(model: "ModelProto", name: str, elem_type: int, dims: list[int], val
     del model.graph.input[:]
     model.graph.input.extend(kept)
     model.graph.initializer.append(helper.make_tensor(name, elem_type, dims, values))
+
+
+def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """``"32x32,256x256,512x384:1,2,4"`` -> (sizes, factors), each (min, opt, max).
+
+    A size is ``HxW`` or one int (square); a factor one int or ``HxW`` (per axis). The
+    factors part may be left out (``"32,256,512"``: factors 1, 2, 4 are NOT assumed; a
+    model with factor or sizes inputs then needs them and raises UsageError).
+    """
+    from graphsurgeon_tools.errors import UsageError
+
+    def items(part: str, what: str) -> tuple[Any, Any, Any]:
+        values = [v.strip() for v in part.split(",") if v.strip()]
+        if len(values) != 3:
+            raise UsageError(f"profile={text!r}: {what} need three entries (min,opt,max), got {len(values)}")
+        out = []
+        for value in values:
+            try:
+                dims = tuple(int(d) for d in value.lower().split("x"))
+            except ValueError:
+                raise UsageError(f"profile={text!r}: {value!r} is not an int or HxW") from None
+            if len(dims) > 2 or any(d < 1 for d in dims):
+                raise UsageError(f"profile={text!r}: {value!r} must be one or two positive ints")
+            out.append(dims if len(dims) == 2 else dims[0])
+        return tuple(out)  # type: ignore[return-value]
+
+    sizes_part, _, factors_part = text.partition(":")
+    sizes = items(sizes_part, "sizes")
+    factors = items(factors_part, "factors") if factors_part else (None, None, None)
+    return sizes, factors  # type: ignore[return-value]
+
+
+def profile_report(model: Union["ModelProto", str, Any], text: str) -> dict[str, Any]:
+    """The ``profile`` entry of a model-writing command's report, from ``profile="SIZES:FACTORS"``."""
+    from graphsurgeon_tools.errors import UsageError
+
+    sizes, factors = parse_profile(text)
+    profile = tensorrt_profile(model, sizes=sizes, factors=factors if factors[0] is not None else (1, 1, 1))
+    if factors[0] is None and any(i.role != "data" for i in profile.inputs):
+        raise UsageError(f"profile={text!r}: the model has factor/sizes inputs; give factors as SIZES:FACTORS "
+                         "(e.g. 32,256,512:1,2,4)")
+    return profile.to_dict()

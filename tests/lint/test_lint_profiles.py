@@ -91,3 +91,17 @@ def test_static_inputs_need_no_entry():
 def test_ranges_out_of_order_or_malformed_are_usage_errors(kwargs):
     with pytest.raises(UsageError):
         tensorrt_profile(_factor_model(), **kwargs)
+
+
+def test_the_profile_text_of_the_cli_parses_into_sizes_and_factors():
+    from graphsurgeon_tools.profiles import parse_profile, profile_report
+
+    assert parse_profile("32x24,64,128x96:1,2x3,4") == (((32, 24), 64, (128, 96)), (1, (2, 3), 4))
+    report = profile_report(_factor_model(), "32,64,128:1,2,4")
+    assert report["trtexec"].startswith("--minShapes=X:1x3x32x32,f:1x1 ")
+    assert set(report["onnxruntime"]) == {"trt_profile_min_shapes", "trt_profile_opt_shapes", "trt_profile_max_shapes"}
+    for bad in ("32,64", "32,64,x:1,2,4", "32,64,128:0,1,2"):
+        with pytest.raises(UsageError, match="profile="):
+            parse_profile(bad)
+    with pytest.raises(UsageError, match="factor/sizes inputs"):
+        profile_report(_factor_model(), "32,64,128")
