@@ -190,6 +190,8 @@ def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
             scales_source = trace.source
             scales_nodes = names(trace)
             if trace.value is not None:
+                if trace.value.size and trace.value.dtype.kind != "f":
+                    problems.append(f"scales must be a float tensor, got {trace.value.dtype}")
                 if trace.value.ndim != 1 and trace.value.size:
                     problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
                 flat = trace.value.reshape(-1)
@@ -202,6 +204,9 @@ def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
                 size_trace = tracer.trace(sizes_tensor)
                 sizes_source = size_trace.source
                 sizes_nodes = names(size_trace)
+                sized = size_trace.value
+                if sized is not None and sized.size and sized.dtype.kind not in "iu":
+                    problems.append(f"sizes must be an int64 tensor, got {size_trace.value.dtype}")
                 if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
                     problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
                 if size_trace.value is not None and size_trace.value.size:

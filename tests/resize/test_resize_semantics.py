@@ -70,3 +70,14 @@ def test_the_gate_and_its_refusal() -> None:
     assert site.scope == MAIN_GRAPH and site.to_dict()["scope"] == MAIN_GRAPH
     with pytest.raises(InvalidScalesError, match=r"^m\.onnx: node .*not a positive finite number"):
         raise_if_nonsense(site, "m.onnx")
+
+
+def test_scales_of_a_non_float_type_are_nonsense() -> None:
+    from onnx import numpy_helper
+
+    model = golden.resize_model(13)
+    for tensor in model.graph.initializer:
+        if tensor.data_type == onnx.TensorProto.FLOAT and len(tensor.dims) == 1 and tensor.dims[0] == 4:
+            tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype("int64"), tensor.name))
+    (site,) = find_resize_sites(model)
+    assert site.problems == ("scales must be a float tensor, got int64",)
