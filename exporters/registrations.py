@@ -3,6 +3,7 @@
 ``register()`` fills :mod:`graphsurgeon_tools.extensions` with:
 
 * the reference ``torch:srcnn`` (the built-in SRCNN resizing with the C++ op, shipped weights);
+* the runner of PyTorch modules (``python:MODULE:CALLABLE`` and ``nn.Module`` references);
 * the fast plugin-node kernel ``"cpp"`` (the C++ resize op, ONNX Resize semantics);
 * the implementations of ``onnxtool export srcnn`` (``"export-srcnn"``) and ``onnxtool demo``
   (``"demo"``).
@@ -25,6 +26,7 @@ def register() -> None:
     from graphsurgeon_tools import extensions
 
     extensions.register_reference("torch:srcnn", torch_srcnn)
+    extensions.register_module_runner(TorchModuleRunner())
     extensions.register_kernel("cpp", load_cpp_kernel)
     extensions.register_command("export-srcnn", export_srcnn)
     extensions.register_command("demo", demo)
@@ -43,6 +45,30 @@ def torch_srcnn() -> Any:
     except ImportError as exc:
         raise OnnxToolError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
     return srcnn(variant="cxx-op", pretrained=True)
+
+
+class TorchModuleRunner:
+    """Runs a PyTorch module on numpy arrays (the calling convention of graphsurgeon_tools.validation.references)."""
+
+    def run(self, module: Any, arrays: Sequence[np.ndarray], scales: Optional[np.ndarray]) -> list[np.ndarray]:
+        import torch
+
+        args = [torch.from_numpy(array) for array in arrays]
+        if scales is not None:
+            args.append(torch.from_numpy(np.asarray(scales, dtype=np.float32)))
+        with torch.no_grad():
+            result = module(*args)
+        if isinstance(result, dict):
+            result = list(result.values())
+        if not isinstance(result, (list, tuple)):
+            result = [result]
+        return [value.detach().cpu().numpy() for value in result]
+
+    def parameters(self, module: Any) -> dict[str, np.ndarray]:
+        state = getattr(module, "state_dict", None)
+        if state is None:
+            return {}
+        return {name: value.detach().cpu().numpy() for name, value in state().items()}
 
 
 def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]:

@@ -14,6 +14,9 @@ What can be registered:
 * fast kernels behind plugin nodes (``register_kernel("cpp", loader)``; ``loader()`` returns
   ``fn(x, scales, sizes, attrs) -> np.ndarray`` or raises ImportError/OSError/RuntimeError when
   unavailable, see :mod:`graphsurgeon_tools.runtime.kernels`);
+* the runner of PyTorch modules (``register_module_runner(runner)``; ``runner.run(module,
+  arrays, scales) -> list[np.ndarray]`` calls the module under ``no_grad`` on numpy inputs,
+  ``runner.parameters(module) -> dict[str, np.ndarray]`` reads its weights);
 * command implementations the CLI offers only with the PyTorch side
   (``register_command("export-srcnn", fn)``, ``register_command("demo", fn)``).
 
@@ -37,10 +40,12 @@ __all__ = [
     "command",
     "kernel_loaders",
     "load_extensions",
+    "module_runner",
     "reference_factory",
     "reference_names",
     "register_command",
     "register_kernel",
+    "register_module_runner",
     "register_reference",
 ]
 
@@ -50,6 +55,7 @@ TORCH_HINT = "pip install 'onnxtool[torch]'"
 _references: dict[str, Callable[[], Any]] = {}
 _kernels: dict[str, Callable[[], Any]] = {}
 _commands: dict[str, Callable[..., Any]] = {}
+_module_runners: list[Any] = []
 _failures: list[str] = []  # "entry point: ErrorType: message" of extensions that did not load
 _loaded = False
 _lock = threading.RLock()
@@ -68,6 +74,11 @@ def register_kernel(name: str, loader: Callable[[], Any]) -> None:
 def register_command(name: str, implementation: Callable[..., Any]) -> None:
     """Offer a command implementation (``"export-srcnn"``, ``"demo"``) to the CLI."""
     _commands[name] = implementation
+
+
+def register_module_runner(runner: Any) -> None:
+    """Offer the runner of PyTorch modules (``run`` and ``parameters``, see above); the last one wins."""
+    _module_runners.append(runner)
 
 
 def load_extensions() -> None:
@@ -112,6 +123,14 @@ def kernel_loaders() -> dict[str, Callable[[], Any]]:
     """The registered fast kernel backends, in registration order (may be empty)."""
     load_extensions()
     return dict(_kernels)
+
+
+def module_runner() -> Any:
+    """The registered runner of PyTorch modules; OnnxToolError (one line) when none is."""
+    load_extensions()
+    if not _module_runners:
+        raise _missing("a PyTorch reference")
+    return _module_runners[-1]
 
 
 def command(name: str) -> Callable[..., Any]:

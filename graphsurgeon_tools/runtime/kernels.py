@@ -127,10 +127,11 @@ def _reference_evaluator(slot: str, attrs: tuple[tuple[str, Any], ...]) -> Any:
 def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray:
     """Run DynamicTRTResize on numpy arrays: the function ORT calls for the plugin node.
 
-    ``second`` is told apart by shape: a 1-D float tensor with one entry per axis of ``x``
-    is ``scales``; any tensor of rank >= 2 is MMDeploy's ``size_tensor``, whose LAST TWO DIMS
-    are the output H, W (its values are ignored) and which resizes with ONNX ``sizes``
-    semantics (scale = out / in).
+    ``second`` is told apart by shape and type: a 1-D float tensor with one entry per axis of
+    ``x`` is ``scales``; a 1-D integer tensor is TensorRT V3's ``sizes`` (2 entries: the output
+    H, W; rank(x) entries: the whole output shape); any tensor of rank >= 2 is MMDeploy's
+    ``size_tensor``, whose LAST TWO DIMS are the output H, W (its values are ignored). Both
+    size forms resize with ONNX ``sizes`` semantics (scale = out / in).
 
     With ``scales`` the result is what ONNX Runtime's own Resize gives, which is where ORT
     (and PyTorch, and MMDeploy's plugin) differ from the ONNX reference: the output size is
@@ -145,9 +146,18 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     # ORT may hand over non-contiguous or read-only views; the kernels want plain arrays.
     x = np.ascontiguousarray(x)
     in_shape = np.array(x.shape, dtype=np.int64)
-    if second.ndim == 1:
+    if second.ndim == 1 and second.dtype.kind in "iu":  # TensorRT V3 form: output sizes as values
+        if second.shape[0] not in (2, x.ndim) or x.ndim < 2:
+            raise ValueError(f"DynamicTRTResize: sizes must have 2 or rank(X) = {x.ndim} entries, got {second.shape[0]}")
+        tail = [int(v) for v in second]
+        sizes = np.array(list(x.shape[: x.ndim - len(tail)]) + tail, dtype=np.int64)
+        if np.any(sizes <= 0):
+            raise ValueError(f"DynamicTRTResize: sizes {tail} ask for an empty output")
+        scales = _scales_for_sizes(in_shape, sizes)
+        reference_sizes = sizes
+    elif second.ndim == 1:
         if second.dtype.kind != "f":
-            raise ValueError(f"DynamicTRTResize: a 1-D second input is scales and must be float, got {second.dtype}")
+            raise ValueError(f"DynamicTRTResize: a 1-D second input is scales (float) or sizes (int), got {second.dtype}")
         if second.shape[0] != x.ndim:
             raise ValueError(
                 f"DynamicTRTResize: scales must have one entry per input dimension ({x.ndim}), got {second.shape[0]}"

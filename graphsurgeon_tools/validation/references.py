@@ -22,8 +22,8 @@ tuple/list of tensors, matched to the candidate's outputs by position.
 Requires: the loaded candidate (for ``onnx-reference``). Ensures: an unusable spec is an
 :class:`OnnxToolError` (exit 3) with one line; a reference that raises while running one
 sweep point is a :class:`RunFailed` (recorded in the report).
-Does NOT write files or print; never imports ``exporters``. torch is imported only inside
-:meth:`TorchReference.run` (a user's module already brought it in).
+Does NOT write files or print; never imports ``exporters`` or torch: a PyTorch module is
+run by the module runner the PyTorch side registers (:mod:`graphsurgeon_tools.extensions`).
 """
 
 from __future__ import annotations
@@ -141,35 +141,30 @@ class TorchReference(Reference):
 
     def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
-        import torch
+        from graphsurgeon_tools.extensions import module_runner
 
+        runner = module_runner()  # the PyTorch side's; one line naming what to install without it
         if factor is None and self.takes_scales:
             raise RunFailed(f"{self.label} takes scales, but the candidate has no single factor to give it "
                             "(it bakes different factors per node, or has no resize)")
-        tensors = [torch.from_numpy(np.ascontiguousarray(value)) for _, value in data]
-        args: list[Any] = list(tensors)
+        arrays = [np.ascontiguousarray(value) for _, value in data]
+        scales = None
         if self.takes_scales:
-            rank = tensors[0].dim() if tensors else 4
+            rank = arrays[0].ndim if arrays else 4
             spatial = max(rank - 2, 1)
-            args.append(torch.tensor([1.0] * (rank - spatial) + [float(factor)] * spatial, dtype=torch.float32))
+            scales = np.asarray([1.0] * (rank - spatial) + [float(factor)] * spatial, dtype=np.float32)
         try:
-            with torch.no_grad():
-                result = self.module(*args)
+            result = runner.run(self.module, arrays, scales)
         except Exception as exc:  # the user's module: whatever it raises is reported as theirs, by type
             raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
-        if isinstance(result, dict):
-            result = list(result.values())
-        if not isinstance(result, (list, tuple)):
-            result = [result]
-        return [(f"output_{i}", value.detach().cpu().numpy()) for i, value in enumerate(result)]
+        return [(f"output_{i}", value) for i, value in enumerate(result)]
 
     def parameters(self) -> dict[str, np.ndarray]:
-        state = getattr(self.module, "state_dict", None)
-        if state is None:
-            return {}
+        from graphsurgeon_tools.extensions import module_runner
+
         try:
-            return {name: value.detach().cpu().numpy() for name, value in state().items()}
-        except Exception:  # the user's module: weights are a diagnostic nicety, never the report's end
+            return module_runner().parameters(self.module)
+        except Exception:  # the user's module (or no PyTorch side): weights are a nicety, never the report's end
             return {}
 
 
