@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable, Generic, Iterable, Optional, Sequence, TypeVar
 
 import onnx
@@ -49,11 +49,17 @@ class Skip:
 
 
 def _plain(item: Any) -> Any:
+    """A report entry as JSON-ready data. Flat dataclasses only (dataclasses.asdict deep-copies
+    every value, which costs more than the whole rewrite on a graph with thousands of sites)."""
     if hasattr(item, "to_dict"):
         return item.to_dict()
     if is_dataclass(item):
-        return asdict(item)
+        return {f.name: _copy_value(getattr(item, f.name)) for f in fields(item)}
     return item
+
+
+def _copy_value(value: Any) -> Any:
+    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 @dataclass

@@ -163,10 +163,11 @@ def rewrite(
         node.input.extend(inputs)
     _splice(graph, {k: v for k, v in before.items() if v})
 
-    # The one cleanup step: every freed constant at once.
+    # The one cleanup step: every freed constant at once. The tensor names it removed are
+    # free again: nothing reads, produces or declares them now (no second walk over every
+    # name of the graph, which is the cost on a big graph).
     removed = core_graph.remove_unused(graph, old_tensors)
-
-    taken = core_graph.all_tensor_names(graph)
+    taken -= set(removed)
     names: list[str] = []
     for wanted in _final_names(base, count):
         if wanted in taken:

@@ -1,0 +1,125 @@
+"""Passes scale linearly: make-dynamic-scale on many sites and on many nodes, side by side
+with a bare ``onnx.load`` + ``onnx.save`` of the same file.
+
+1. A 2,000-Resize-site graph (a chain of Resize nodes, each with its own constant scales):
+   ``onnxtool make-dynamic-scale M -o OUT --no-check`` (2,000 new graph inputs) against
+   ``python -c "onnx.load(M); onnx.save(m, OUT)"``. Goal: at most 3x, whole process.
+2. A 50,000-node graph (a chain of Relu nodes and one Resize):
+   the same two commands. Goal: at most 2x, whole process.
+
+Before issue 9 the first took 82x: ``remove_unused`` rebuilt the consumer map once per
+site, and the passes ran the full checker several times. Every command runs in its own
+process under a small runner reporting the child's wall time, CPU time (user+sys) and
+peak RSS; runs alternate, medians and best-of-N are printed. On a shared machine the CPU
+ratio is the steadiest figure. Files go to a temp dir that is deleted at the end.
+
+Usage: ``python benchmarks/bench_pass_scaling.py [--runs N] [--sites N] [--nodes N] [--dir D]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+RUNNER = r"""
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+wall = time.perf_counter() - start
+if done.returncode != 0:
+    sys.stderr.write(done.stderr.decode()[-2000:])
+    sys.exit(done.returncode)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}))
+"""
+
+BUILD = r"""
+import sys, onnx
+from onnx import helper, TensorProto
+kind, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+nodes, inits = [], []
+previous = "x"
+if kind == "sites":  # `count` Resize sites in a chain, each with its own scales initializer
+    inits.append(helper.make_tensor("roi", TensorProto.FLOAT, [0], []))
+    for i in range(count):
+        inits.append(helper.make_tensor(f"s{i}", TensorProto.FLOAT, [4], [1, 1, 1, 1]))
+        nodes.append(helper.make_node("Resize", [previous, "roi", f"s{i}"], [f"r{i}"], name=f"resize_{i}"))
+        previous = f"r{i}"
+    out_shape = [1, 3, 8, 8]
+else:  # `count` nodes: a chain of Relu and one Resize at the end
+    for i in range(count - 1):
+        nodes.append(helper.make_node("Relu", [previous], [f"a{i}"], name=f"relu_{i}"))
+        previous = f"a{i}"
+    inits.append(helper.make_tensor("s", TensorProto.FLOAT, [4], [1, 1, 2, 2]))
+    nodes.append(helper.make_node("Resize", [previous, "", "s"], ["r"], name="resize"))
+    previous = "r"
+    out_shape = [1, 3, 16, 16]
+graph = helper.make_graph(nodes, kind, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info(previous, TensorProto.FLOAT, out_shape)], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(model, path)
+"""
+
+
+def measure(command: list[str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", RUNNER, *command], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(command)}\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def ratio_line(label: str, ours: list[dict], theirs: list[dict], goal: float) -> str:
+    t_ours, t_theirs = (statistics.median(r["wall"] for r in runs) for runs in (ours, theirs))
+    b_ours, b_theirs = (min(r["wall"] for r in runs) for runs in (ours, theirs))
+    c_ours, c_theirs = (statistics.median(r["cpu"] for r in runs) for runs in (ours, theirs))
+    m_ours, m_theirs = (statistics.median(r["rss_mib"] for r in runs) for runs in (ours, theirs))
+    return (f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
+            f"best {b_ours:6.2f}s vs {b_theirs:6.2f}s = {b_ours / b_theirs:.2f}x (goal <= {goal}x)\n"
+            f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
+            f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB = {m_ours / m_theirs:.2f}x")
+
+
+def compare(label: str, model: Path, out: Path, runs: int, goal: float) -> str:
+    python = sys.executable
+    ours_cmd = [python, "-c", "from graphsurgeon_tools.cli import main; main()",
+                "make-dynamic-scale", str(model), "-o", str(out / "ours.onnx"), "--no-check"]
+    bare = [python, "-c", "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
+            str(model), str(out / "bare.onnx")]
+    measure(bare)  # warm the page cache and the interpreter's imports for both
+    ours, theirs = [], []
+    for index in range(runs):
+        pair = [(ours, ours_cmd), (theirs, bare)]
+        for results, command in (pair if index % 2 else pair[::-1]):  # alternate who goes first
+            results.append(measure(command))
+    return ratio_line(label, ours, theirs, goal)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sites", type=int, default=2000)
+    parser.add_argument("--nodes", type=int, default=50000)
+    parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench_scaling_", dir=args.dir))
+    try:
+        sites, nodes = folder / "sites.onnx", folder / "nodes.onnx"
+        subprocess.run([sys.executable, "-c", BUILD, "sites", str(sites), str(args.sites)], check=True)
+        subprocess.run([sys.executable, "-c", BUILD, "nodes", str(nodes), str(args.nodes)], check=True)
+        print(compare(f"{args.sites} Resize sites (make-dynamic-scale --no-check vs onnx.load+onnx.save)",
+                      sites, folder, args.runs, 3.0), flush=True)
+        print(compare(f"{args.nodes} nodes (make-dynamic-scale --no-check vs onnx.load+onnx.save)",
+                      nodes, folder, args.runs, 2.0), flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
