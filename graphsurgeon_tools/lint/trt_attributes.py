@@ -5,6 +5,7 @@
     coordinate_transformation_mode in {tf_crop_and_resize, half_pixel_symmetric}   refused
     opset < 11: anything but asymmetric with scales (ctm/nearest_mode/sizes/cubic)  ignored -> differs
     opset outside 9..20                           outside the parser's documented range
+    Upsample-9 with constant scales not float32   refused (Upsample importer)
     tensor scales: output = floor(in * scale), then resized by out/in   (differs from ORT
                    wherever in * scale is not whole)
 
@@ -13,7 +14,8 @@ policy: stretch", "Antialiasing is not supported"; header: "TensorRT 10.0 suppor
 operators in the inclusive range of opset 9 to opset 20"); onnxOpImporters.cpp,
 ``DEFINE_BUILTIN_OP_IMPORTER(Resize)``: "Unsupported coordinate transformation mode"
 (half_pixel_symmetric and tf_crop_and_resize are not mapped), and "For opset 10 resize,
-the only supported mode is asymmetric resize with scales"; importerUtils.cpp
+the only supported mode is asymmetric resize with scales"; ``DEFINE_BUILTIN_OP_IMPORTER(
+Upsample)``: "This version of TensorRT only supports FLOAT scales input"; importerUtils.cpp
 ``resizeShapeTensor`` (Floor, then the layer's shape input). The parser snapshot read
 is onnx-tensorrt 96e78110 (2024-06-17, TensorRT 10.1).
 
@@ -87,6 +89,18 @@ def check_opset_range(ctx: LintContext, model: "ModelProto") -> Optional[Reason]
                   "here documents (a newer TensorRT may accept it)", severity="warning")
 
 
+def check_upsample_scales_float(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
+    from graphsurgeon_tools.resize import ValueSource
+
+    if site.op_type != "Upsample" or site.scales_source not in (ValueSource.INITIALIZER, ValueSource.CONSTANT):
+        return None
+    code = ctx.elem_types.get(site.scales_tensor, 0)
+    if not code or code == 1:  # TensorProto.FLOAT
+        return None
+    return Reason(f"Upsample scales {site.scales_tensor!r} are {ctx.elem_type_name(site.scales_tensor)}; TensorRT's "
+                  "Upsample importer takes constant scales as float32 only")
+
+
 def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if not geo.scales_are_tensor(site):
         return None
@@ -114,6 +128,8 @@ RULES = (
          "below opset 11 only asymmetric resizes with scales", check_opset10),
     Rule("trt-opset-range", "tensorrt", "model", "onnx/onnx-tensorrt docs/operators.md (header)",
          "default-domain opset within the parser's range", check_opset_range),
+    Rule("trt-upsample-scales-float", "tensorrt", "resize", "onnx/onnx-tensorrt onnxOpImporters.cpp (Upsample importer)",
+         "Upsample's constant scales are float32", check_upsample_scales_float),
     Rule("trt-scale-arithmetic", "tensorrt", "resize",
          "onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
          "tensor scales: TensorRT's out/in arithmetic vs ONNX Runtime's scale", check_scale_arithmetic),

@@ -50,6 +50,14 @@ CASES = {
         m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="cubic"', opset=10, body_inputs="X, s", check=False),
         m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear"', opset=10, body_inputs="X, s"),
     ),
+    "trt-upsample-scales-float": (
+        m.parse("""
+<ir_version: 8, opset_import: ["" : 9]>
+g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <double[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Upsample (X, s) }""", check=False),
+        m.parse("""
+<ir_version: 8, opset_import: ["" : 9]>
+g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Upsample (X, s) }"""),
+    ),
     "trt-plugin-lookup-attributes": (
         m.plugin('plugin_version=1, plugin_namespace=""', second="float[4] s", body_inputs="X, s"),
         m.plugin('plugin_version="1", plugin_namespace=""', second="float[4] s", body_inputs="X, s"),
