@@ -189,6 +189,14 @@ def main() -> int:
         print(ratio_line("3 GiB external, output in another folder (vs cp)", results["other"], results["cp"], 1.2, 400))
         print(ratio_line("3 GiB external, output in the same folder (vs cp)", results["same"], results["cp"], 1.2, 400))
         print(ratio_line("3 GiB external, same folder with --share-data (vs cp)", results["shared"], results["cp"], 1.2, 400))
+        # The goal proper: the copy at cp's speed, plus the start-up and graph work that
+        # --share-data measures alone (same process, nothing copied).
+        cp = statistics.median(r["wall"] for r in results["cp"])
+        shared = statistics.median(r["wall"] for r in results["shared"])
+        for key, where in (("other", "another folder"), ("same", "the same folder")):
+            ours = statistics.median(r["wall"] for r in results[key])
+            print(f"3 GiB external, output in {where}: {ours:.2f}s vs cp + start-up {cp:.2f}s + {shared:.2f}s "
+                  f"= {ours / (cp + shared):.2f}x (goal <= 1.2x)")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

@@ -5,6 +5,10 @@ exceptions to exit codes: a user error (:class:`OnnxToolError`, or a bad command
 line) prints one line on stderr, its API keywords spelled as flags
 (:func:`graphsurgeon_tools.cli.vocabulary.to_flags`: ``shared=True`` -> ``--shared``);
 anything else is a bug, exit code 4, with the traceback only when ``ONNXTOOL_DEBUG=1``.
+
+Requires: typer only at import (commands import heavy libraries inside their bodies).
+Ensures: exactly one line on stderr per failure; the exit code of the error class.
+Does NOT catch bugs as user errors: an unexpected exception is reported as internal (exit 4).
 """
 
 from __future__ import annotations

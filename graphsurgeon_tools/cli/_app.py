@@ -2,7 +2,13 @@
 
 Command modules register themselves on :data:`app`. They stay thin: parse options,
 make one call into the library, hand the result's ``to_dict()`` to :func:`emit`.
-Nothing here imports onnx, onnxruntime or torch, so ``onnxtool --help`` is fast.
+
+Requires: typer and the standard library at import time.
+Ensures: options shared by several commands are declared once (their spelling never drifts);
+reports go to stdout (JSON or human), remarks to stderr; output paths are refused (exit 2)
+before any work when unusable or when they are the input or one of its data files.
+Does NOT import onnx, onnxruntime or torch at module level, so ``onnxtool --help`` is fast;
+does not map exceptions to exit codes (that is :func:`graphsurgeon_tools.cli.main`).
 """
 
 from __future__ import annotations
@@ -106,6 +112,12 @@ def resolve_output(
     model: Path, output: Optional[Path], in_place: bool, default: Callable[[Path], Path]
 ) -> Path:
     """Where a model-writing command writes, refused (exit 2) before any work if unusable.
+
+    Args:
+        model: the input model path.
+        output: ``-o``, or None.
+        in_place: ``--in-place`` (excludes ``-o``).
+        default: names the output from the input when neither is given.
 
     ``default(model)`` names the output when neither ``-o`` nor ``--in-place`` is given. The
     input is never the target unless ``--in-place``; an output that is one of the input's
