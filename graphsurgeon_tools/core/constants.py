@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto, TensorProto
 
 __all__ = [
+    "DEFAULT_FOLD_BYTES",
     "MAX_FOLD_NODES",
     "ConstantTracer",
     "ValueSource",
@@ -41,6 +42,9 @@ __all__ = [
 
 #: A constant subgraph bigger than this is not folded (reported as runtime).
 MAX_FOLD_NODES = 64
+#: Most bytes a fold may read or make by default: a scales/sizes/shape vector needs a few bytes;
+#: 16 MiB leaves room for the odd constant table without letting a hostile model allocate much.
+DEFAULT_FOLD_BYTES = 16 << 20
 #: Ops whose output size is decided by an input's VALUE; sized before they are folded.
 _EXPANDING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range"})
 #: Ops whose output size cannot be bounded cheaply before running them: never folded.
@@ -74,11 +78,12 @@ class ValueTrace:
 
 
 def fold_byte_budget(max_bytes: Optional[int] = None) -> Optional[int]:
-    """The byte bound of folding: ``max_bytes``, else graphsurgeon_tools.check.limits' per-tensor
-    limit (``ONNXTOOL_MAX_OUTPUT_BYTES``, default 1 GiB). None: no bound."""
-    from graphsurgeon_tools.check.limits import max_output_bytes
-
-    return max_output_bytes(max_bytes)
+    """The byte bound of folding: ``max_bytes`` when given (0: no bound), else
+    :data:`DEFAULT_FOLD_BYTES`. Callers above core (the passes, the checks) pass the user's
+    limit (``graphsurgeon_tools.check.limits.max_output_bytes()``); core cannot import check."""
+    if max_bytes is None:
+        return DEFAULT_FOLD_BYTES
+    return max_bytes or None
 
 
 def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None) -> "np.ndarray":
@@ -170,7 +175,8 @@ class ConstantTracer:
     Args:
         model: the model to read (never changed).
         max_nodes: most nodes one folded subgraph may have.
-        max_bytes: most bytes a folded subgraph may read or make (see :func:`fold_byte_budget`).
+        max_bytes: most bytes a folded subgraph may read or make (None: :data:`DEFAULT_FOLD_BYTES`;
+            0: no bound; see :func:`fold_byte_budget`).
     """
 
     def __init__(self, model: "ModelProto", *, max_nodes: int = MAX_FOLD_NODES,

@@ -97,25 +97,30 @@ def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any]) -> dict[st
     return merged
 
 
-def find_resize_sites(model: Union["ModelProto", Any]) -> list[ResizeSite]:
+def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Optional[int] = None) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order.
 
-    ``model`` is a ModelProto or a path (loaded with :func:`graphsurgeon_tools.io.load_model`,
-    weights left on disk). Constant scales/sizes are resolved through Constant nodes,
-    Identity chains and small constant subgraphs (folded with ONNX's reference evaluator,
-    at most :data:`MAX_FOLD_NODES` nodes). Reads the model; never changes it.
+    Args:
+        model: a ModelProto, a path (loaded with :func:`graphsurgeon_tools.io.load_model`,
+            weights left on disk) or an ``onnx_graphsurgeon.Graph``.
+        max_fold_bytes: byte bound of constant folding (None: the tracer's default; 0: none).
+
+    Constant scales/sizes are resolved through Constant nodes, Identity chains and small
+    constant subgraphs (folded with ONNX's reference evaluator, at most
+    :data:`MAX_FOLD_NODES` nodes). Reads the model; never changes it.
 
     Resize-10 and Upsample have no coordinate_transformation_mode/nearest_mode attributes;
     they are reported with the behaviour the spec gives them (asymmetric, floor).
     """
-    from onnx import ModelProto
+    import os
 
+    from graphsurgeon_tools.core.graphs import as_model
     from graphsurgeon_tools.errors import OnnxToolError
-    from graphsurgeon_tools.io import load_model
 
-    label = None if isinstance(model, ModelProto) else str(model)
+    label = str(model) if isinstance(model, (str, os.PathLike)) else None
     try:
-        return _find_resize_sites(load_model(model))
+        proto, _ = as_model(model)
+        return _find_resize_sites(proto, max_fold_bytes)
     except OnnxToolError as exc:
         # Errors name the file when there is one (io's own messages already do).
         if label is None or label in str(exc):
@@ -127,14 +132,14 @@ def _text(value: Any, default: str) -> str:
     return default if value is None else str(value)
 
 
-def _find_resize_sites(model: "ModelProto") -> list[ResizeSite]:
+def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None) -> list[ResizeSite]:
     from graphsurgeon_tools.core.attributes import attributes
     from graphsurgeon_tools.core.checker import static_shape, value_info_map
     from graphsurgeon_tools.errors import InvalidModelError
     from graphsurgeon_tools.resize import semantics
     from graphsurgeon_tools.resize.sanity import scales_problems
 
-    tracer = ConstantTracer(model)
+    tracer = ConstantTracer(model, max_bytes=max_fold_bytes)
     opset = tracer.opset
     infos = value_info_map(model.graph)
     declared = set(infos)

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource, trace_value
+from graphsurgeon_tools.core.constants import DEFAULT_FOLD_BYTES, ConstantTracer, ValueSource, trace_value
 
 
 def _model(nodes, inits=(), inputs=(), opset=13) -> onnx.ModelProto:
@@ -72,11 +72,11 @@ def test_an_expanding_op_within_the_bound_folds() -> None:
     assert trace.source is ValueSource.FOLDED and float(trace.value) == 6.0
 
 
-def test_the_default_byte_bound_follows_the_output_limit(monkeypatch) -> None:
-    monkeypatch.setenv("ONNXTOOL_MAX_OUTPUT_BYTES", "2K")
+def test_the_default_byte_bound_and_no_bound() -> None:
     model = _model([helper.make_node("Neg", ["a"], ["out"])], [numpy_helper.from_array(np.ones(1024, np.float32), "a")])
-    assert ConstantTracer(model).max_bytes == 2048
-    assert ConstantTracer(model).trace("out").source is ValueSource.RUNTIME
+    assert ConstantTracer(model).max_bytes == DEFAULT_FOLD_BYTES
+    assert ConstantTracer(model, max_bytes=0).max_bytes is None
+    assert ConstantTracer(model, max_bytes=0).trace("out").source is ValueSource.FOLDED
 
 
 def test_runtime_and_graph_input_sources() -> None:

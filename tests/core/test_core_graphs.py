@@ -34,6 +34,7 @@ def test_a_gs_graph_comes_back_as_a_gs_graph() -> None:
     proto, give_back = as_model(graph)
     assert isinstance(proto, onnx.ModelProto)
     (site,) = find_resize_sites(proto)
+    assert find_resize_sites(graph) == [site]  # the public API takes the Graph itself
     back = give_back(proto)
     assert isinstance(back, gs.Graph)
     assert [n.op for n in back.nodes] == [n.op for n in graph.nodes]
