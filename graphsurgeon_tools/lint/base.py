@@ -96,7 +96,7 @@ class Rule:
     subject: str  # "resize" | "plugin" | "model"
     source: str  # repository + file, or the issue, the rule is read from
     summary: str
-    check: Callable[["LintContext", Any], Optional[Reason]]
+    check: Callable[["LintContext", Subject], Optional[Reason]]
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
