@@ -8,8 +8,9 @@ static = srcnn("static", factor=3)
 export(static, static.example_inputs(), "srcnn_x3.onnx", input_names=["input"], output_names=["output"])
 
 # 2. The rewrite: a ModelProto (or path) in, a ModelProto plus a report out. No file I/O
-#    happens until save_model, which writes atomically.
-result = make_dynamic_scale("srcnn_x3.onnx")
+#    happens until save_model, which writes atomically. The built-in ORT check's verdict is
+#    in result.check; raise_if_failed() turns a difference into CheckFailedError (exit 1).
+result = make_dynamic_scale("srcnn_x3.onnx").raise_if_failed()
 for site in result.rewritten:
     print(f"rewrote {site.node}: {site.mode} resize, scales {site.original_scales} now from input {site.new_input!r}")
 save_model(result.model, "srcnn_dynamic_api.onnx")

@@ -7,7 +7,7 @@ from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, swa
 
 model = srcnn("static", factor=3)
 export(model, model.example_inputs(), "srcnn_x3.onnx", input_names=["input"], output_names=["output"])
-dynamic = make_dynamic_scale("srcnn_x3.onnx").model
+dynamic = make_dynamic_scale("srcnn_x3.onnx").raise_if_failed().model
 
 result = swap_plugin(dynamic)  # the built-in DynamicTRTResize spec, (X, scales) signature
 for swapped in result.swapped:

@@ -50,7 +50,8 @@ def run(out: Path, junit: Path | None, what: str) -> int:
     # Build: the model as the training code exports it, then the graph rewrite.
     model = srcnn("static", factor=3)
     export(model, model.example_inputs(), out / "srcnn_x3.onnx", input_names=["input"], output_names=["output"])
-    rewrite = make_dynamic_scale(out / "srcnn_x3.onnx")  # its own ORT check raises on a changed result
+    # Its own ORT check compares before and after; raise_if_failed() fails the build on a difference.
+    rewrite = make_dynamic_scale(out / "srcnn_x3.onnx").raise_if_failed()
     candidate = sabotage(rewrite.model, what) if what != "none" else rewrite.model
     save_model(candidate, out / "srcnn_dynamic.onnx")
 

@@ -2,7 +2,7 @@
 
 ::
 
-    ResizeSite --check--> reason (skip)  |  Plan(value = full scales, fed = what the input holds)
+    ResizeSite -(check)-> reason (skip)  |  Plan(value = full scales, fed = what the input holds)
 
 One rule per site (pattern: a selected Resize/Upsample; check: the reason it refuses),
 the sizes -> scales conversion (exact float32 scales only), the Upsample-7 opset-9 gate,

@@ -5,7 +5,7 @@ Does NOT compute anything: the rewrites fill these.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from graphsurgeon_tools.passes.base import PassResult, Skip

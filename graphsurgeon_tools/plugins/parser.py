@@ -1,0 +1,316 @@
+"""Plugin specs from TOML: read, validate every key and type, build a :class:`~.model.PluginSpec`.
+
+Every problem is one :class:`~.model.InvalidSpecError` line naming the file and the key.
+Does NOT apply a spec to a model.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, Union
+
+from graphsurgeon_tools.core import dtypes
+from graphsurgeon_tools.plugins.model import (
+    BUILTIN_SPECS,
+    AttributeRules,
+    ExtraInput,
+    InputRef,
+    InvalidSpecError,
+    MatchRule,
+    OutputRule,
+    PluginSpec,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["builtin_spec", "load_spec", "parse_spec"]
+
+_HANDLERS = ("generic", "resize")
+# numpy/ONNX element type names a spec may use: the one dtype table's.
+_DTYPES = dtypes.names()
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
+
+
+def load_spec(path: Union[str, Path]) -> PluginSpec:
+    """Read and validate a TOML plugin spec. Raises :class:`InvalidSpecError` naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidSpecError(f"plugin spec not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidSpecError(f"cannot read plugin spec {path}: {exc}") from None
+    return parse_spec(text, source=str(path))
+
+
+def builtin_spec(name: str = "DynamicTRTResize") -> PluginSpec:
+    """The spec shipped with onnxtool for ``name`` (today only ``DynamicTRTResize``)."""
+    if name not in BUILTIN_SPECS:
+        raise InvalidSpecError(
+            f"no built-in plugin spec named {name!r} (built in: {', '.join(BUILTIN_SPECS)}); "
+            "pass spec=PATH for your own"
+        )
+    return load_spec(BUILTIN_SPECS[name])
+
+
+def parse_spec(text: str, *, source: str = "<memory>") -> PluginSpec:
+    """Parse TOML text into a :class:`PluginSpec`; every problem is one line naming ``source``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidSpecError(f"plugin spec {source} is not valid TOML: {exc}") from None
+    return _Parser(source).spec(data)
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, problem: str) -> InvalidSpecError:
+        return InvalidSpecError(f"plugin spec {self.source}: {where}: {problem}")
+
+    def table(self, data: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise self.fail(where, f"expected a table, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise self.fail(where, f"unknown key(s) {', '.join(unknown)} (allowed: {', '.join(allowed)})")
+        return data
+
+    def string(self, value: Any, where: str, *, ident: bool = False, empty: bool = False) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, got {value!r}")
+        if not value and not empty:
+            raise self.fail(where, "must not be empty")
+        if ident and value and not _IDENT.match(value):
+            raise self.fail(where, f"{value!r} is not a valid name")
+        return value
+
+    def strings(self, value: Any, where: str) -> tuple[str, ...]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not items:
+            raise self.fail(where, "expected a string or a non-empty list of strings")
+        return tuple(self.string(item, where) for item in items)
+
+    def scalar(self, value: Any, where: str) -> Any:
+        if isinstance(value, (bool, int, float, str)):
+            return int(value) if isinstance(value, bool) else value
+        if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            return list(value)
+        raise self.fail(where, f"attribute values must be int, float, string or a list of numbers, got {value!r}")
+
+    def dtype(self, value: Any, where: str) -> str:
+        if value not in _DTYPES:
+            raise self.fail(where, f"unknown dtype {value!r} (known: {', '.join(_DTYPES)})")
+        return value
+
+    def ref(self, value: Any, where: str) -> InputRef:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.fail(where, f"an input is named by index or schema name, got {value!r}")
+        if isinstance(value, int) and value < 0:
+            raise self.fail(where, f"input index must be >= 0, got {value}")
+        if isinstance(value, str):
+            if value.isdigit():
+                return int(value)
+            self.string(value, where, ident=True)
+        return value
+
+    def dims(self, value: Any, where: str) -> tuple[Union[int, str], ...]:
+        if not isinstance(value, list) or not all(
+            (isinstance(d, int) and not isinstance(d, bool) and d >= 0) or (isinstance(d, str) and d)
+            for d in value
+        ):
+            raise self.fail(where, f"a shape is a list of non-negative ints or dim names, got {value!r}")
+        return tuple(value)
+
+    def spec(self, data: dict[str, Any]) -> PluginSpec:
+        self.table(data, "top level", ("plugin", "match", "inputs", "attributes", "outputs"))
+        for required in ("plugin", "match"):
+            if required not in data:
+                raise self.fail("top level", f"missing the [{required}] table")
+        plugin = self.table(
+            data["plugin"], "[plugin]",
+            ("op_type", "domain", "plugin_version", "plugin_namespace", "handler"),
+        )
+        if "op_type" not in plugin:
+            raise self.fail("[plugin]", "missing op_type (the plugin's name)")
+        op_type = self.string(plugin["op_type"], "[plugin].op_type", ident=True)
+        domain = self.string(plugin.get("domain", "trt.plugins"), "[plugin].domain", ident=True)
+        if domain in ("ai.onnx", "ai.onnx.ml"):
+            raise self.fail("[plugin].domain", f"{domain!r} is a standard ONNX domain; a plugin needs its own")
+        handler = self.string(plugin.get("handler", "generic"), "[plugin].handler")
+        if handler not in _HANDLERS:
+            raise self.fail("[plugin].handler", f"unknown handler {handler!r} (known: {', '.join(_HANDLERS)})")
+        version = self.string(plugin.get("plugin_version", "1"), "[plugin].plugin_version")
+        namespace = self.string(plugin.get("plugin_namespace", ""), "[plugin].plugin_namespace", empty=True)
+
+        match = self.table(data["match"], "[match]", ("op_type", "name", "attributes"))
+        if "op_type" not in match:
+            raise self.fail("[match]", "missing op_type (which ONNX op to replace)")
+        conditions = {}
+        for name, allowed in self.table(match.get("attributes", {}), "[match.attributes]", tuple(match.get("attributes", {}))).items():
+            values = allowed if isinstance(allowed, list) else [allowed]
+            if not values:
+                raise self.fail(f"[match.attributes].{name}", "an empty list matches nothing")
+            conditions[name] = tuple(self.scalar(v, f"[match.attributes].{name}") for v in values)
+        match_rule = MatchRule(
+            op_types=self.strings(match["op_type"], "[match].op_type"),
+            name_patterns=self.strings(match["name"], "[match].name") if "name" in match else (),
+            attributes=conditions,
+        )
+
+        inputs_table = self.table(data.get("inputs", {}), "[inputs]", ("order", "to_attributes", "extra"))
+        if handler == "resize" and inputs_table:
+            raise self.fail("[inputs]", "the resize handler builds its own inputs (X, scales | size_tensor)")
+        order = None
+        if "order" in inputs_table:
+            if not isinstance(inputs_table["order"], list) or not inputs_table["order"]:
+                raise self.fail("[inputs].order", "expected a non-empty list of input indices or names")
+            order = tuple(self.ref(item, "[inputs].order") for item in inputs_table["order"])
+        to_attrs_raw = inputs_table.get("to_attributes", {})
+        if not isinstance(to_attrs_raw, dict):
+            raise self.fail("[inputs].to_attributes", "expected a table input = attribute_name")
+        to_attrs = {
+            self.ref(key, "[inputs].to_attributes"): self.string(value, f"[inputs].to_attributes.{key}", ident=True)
+            for key, value in to_attrs_raw.items()
+        }
+        extras = []
+        raw_extras = inputs_table.get("extra", [])
+        if not isinstance(raw_extras, list):
+            raise self.fail("[[inputs.extra]]", "expected an array of tables")
+        for i, raw in enumerate(raw_extras):
+            where = f"[[inputs.extra]] #{i + 1}"
+            item = self.table(raw, where, ("name", "kind", "dtype", "value", "shape"))
+            kind = item.get("kind", "constant")
+            if kind not in ("constant", "graph_input"):
+                raise self.fail(where, f"kind must be 'constant' or 'graph_input', got {kind!r}")
+            if "name" not in item or "dtype" not in item:
+                raise self.fail(where, "needs name and dtype")
+            value = item.get("value")
+            if kind == "constant":
+                if value is None:
+                    raise self.fail(where, "a constant extra input needs a value")
+                flat = value if isinstance(value, list) else [value]
+                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
+                    raise self.fail(where, f"value must be a number or a flat list of numbers, got {value!r}")
+                value = tuple(flat)
+            elif value is not None:
+                raise self.fail(where, "a graph_input extra input takes no value")
+            shape = self.dims(item["shape"], f"{where}.shape") if "shape" in item else None
+            if kind == "constant" and shape is not None and any(isinstance(d, str) for d in shape):
+                raise self.fail(where, "a constant's shape must be all ints")
+            extras.append(
+                ExtraInput(
+                    name=self.string(item["name"], f"{where}.name", ident=True),
+                    kind=kind,
+                    dtype=self.dtype(item["dtype"], f"{where}.dtype"),
+                    value=value,
+                    shape=shape,
+                )
+            )
+
+        attributes = self.attributes(data.get("attributes", {}))
+        outputs = []
+        raw_outputs = data.get("outputs", [])
+        if not isinstance(raw_outputs, list):
+            raise self.fail("[[outputs]]", "expected an array of tables")
+        for i, raw in enumerate(raw_outputs):
+            where = f"[[outputs]] #{i + 1}"
+            item = self.table(raw, where, ("type", "dtype", "rank", "shape"))
+            if ("type" in item) == ("dtype" in item):
+                raise self.fail(where, "give exactly one of type = \"same_as_input:N\" or dtype")
+            same = None
+            if "type" in item:
+                m = re.fullmatch(r"same_as_input:(\d+)", str(item["type"]))
+                if not m:
+                    raise self.fail(where, f"type must look like 'same_as_input:0', got {item['type']!r}")
+                same = int(m.group(1))
+            rank = item.get("rank")
+            if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+                raise self.fail(where, f"rank must be a non-negative int, got {rank!r}")
+            shape = self.dims(item["shape"], f"{where}.shape") if "shape" in item else None
+            if shape is not None and rank is not None and len(shape) != rank:
+                raise self.fail(where, f"shape has {len(shape)} dims but rank is {rank}")
+            outputs.append(
+                OutputRule(
+                    same_as_input=same,
+                    dtype=self.dtype(item["dtype"], f"{where}.dtype") if "dtype" in item else None,
+                    rank=rank if rank is not None else (len(shape) if shape is not None else None),
+                    shape=shape,
+                )
+            )
+        return PluginSpec(
+            op_type=op_type,
+            domain=domain,
+            plugin_version=version,
+            plugin_namespace=namespace,
+            handler=handler,
+            match=match_rule,
+            inputs=order,
+            input_attributes=to_attrs,
+            extra_inputs=tuple(extras),
+            attributes=attributes,
+            outputs=tuple(outputs),
+            source=self.source,
+        )
+
+    def attributes(self, raw: Any) -> AttributeRules:
+        keys = ("copy", "schema_defaults", "keep", "drop", "values", "derive", "rename", "defaults", "set")
+        table = self.table(raw, "[attributes]", keys)
+        for flag in ("copy", "schema_defaults"):
+            if flag in table and not isinstance(table[flag], bool):
+                raise self.fail(f"[attributes].{flag}", f"expected true or false, got {table[flag]!r}")
+        reserved = {"plugin_version", "plugin_namespace"}
+
+        def names(key: str) -> tuple[str, ...]:
+            return tuple(self.string(v, f"[attributes].{key}", ident=True) for v in self.listish(table[key], key))
+
+        def mapping(key: str) -> dict[str, Any]:
+            value = table.get(key, {})
+            if not isinstance(value, dict):
+                raise self.fail(f"[attributes.{key}]", "expected a table")
+            return value
+
+        values = {}
+        for name, table_map in mapping("values").items():
+            if not isinstance(table_map, dict) or not table_map:
+                raise self.fail(f"[attributes.values].{name}", "expected a non-empty table value = replacement")
+            values[name] = {str(k): self.scalar(v, f"[attributes.values.{name}].{k}") for k, v in table_map.items()}
+        derive = {}
+        for name, rule in mapping("derive").items():
+            rule = self.table(rule, f"[attributes.derive.{name}]", ("from", "equals"))
+            if "from" not in rule or "equals" not in rule:
+                raise self.fail(f"[attributes.derive.{name}]", "needs from and equals")
+            derive[self.string(name, "[attributes.derive]", ident=True)] = (
+                self.string(rule["from"], f"[attributes.derive.{name}].from", ident=True),
+                self.scalar(rule["equals"], f"[attributes.derive.{name}].equals"),
+            )
+        rename = {
+            k: self.string(v, f"[attributes.rename].{k}", ident=True) for k, v in mapping("rename").items()
+        }
+        defaults = {k: self.scalar(v, f"[attributes.defaults].{k}") for k, v in mapping("defaults").items()}
+        forced = {k: self.scalar(v, f"[attributes.set].{k}") for k, v in mapping("set").items()}
+        clash = reserved & (set(rename.values()) | set(defaults) | set(forced) | set(derive))
+        if clash:
+            raise self.fail("[attributes]", f"{', '.join(sorted(clash))} come from [plugin], not [attributes]")
+        return AttributeRules(
+            copy=table.get("copy", True),
+            schema_defaults=table.get("schema_defaults", True),
+            keep=names("keep") if "keep" in table else None,
+            drop=names("drop") if "drop" in table else (),
+            values=values,
+            derive=derive,
+            rename=rename,
+            defaults=defaults,
+            set=forced,
+        )
+
+    def listish(self, value: Any, key: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(f"[attributes].{key}", f"expected a list of attribute names, got {value!r}")
+        return value
