@@ -43,7 +43,7 @@ import golden
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
 
-SPECS = Path(__file__).resolve().parent.parent / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
 
 # TensorRT's nvinfer1::PluginFieldType values (NvInferRuntimePlugin.h).
 kFLOAT32, kINT32, kCHAR = 1, 5, 6

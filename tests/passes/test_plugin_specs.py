@@ -25,7 +25,7 @@ from graphsurgeon_tools.plugins import (
     parse_spec,
 )
 
-SPECS = Path(__file__).resolve().parent.parent / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
 
 
 def _parse(text: str) -> onnx.ModelProto:
