@@ -10,7 +10,7 @@ rewrites every weight), and does NOT touch weights it keeps.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,13 +117,31 @@ def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
     return tainted
 
 
-def _consumer_counts(graph: "GraphProto") -> dict[str, int]:
-    """Tensor name -> number of nodes reading it (see :func:`consumers`)."""
-    counts: dict[str, int] = defaultdict(int)
-    for node in graph.node:
-        for name in node_reads(node):
-            counts[name] += 1
-    return counts
+def _reads(node: "NodeProto") -> list[str]:
+    """What a node reads, one entry per input slot (repeats kept), plus its subgraphs' captures.
+    The count map and its decrements both use this, so they always agree."""
+    reads = list(node.input)
+    if len(node.attribute):
+        for sub in subgraphs(node):
+            reads.extend(outer_reads(sub))
+    return reads
+
+
+def _scan(graph: "GraphProto") -> tuple[Counter, dict[str, int]]:
+    """One pass over the nodes: reads per tensor (as :func:`_reads` counts them) and
+    tensor -> producer index. Inputs are gathered into one list and counted once: per-node
+    Counter updates cost twice as much on upb protos."""
+    reads: list[str] = []
+    made: dict[str, int] = {}
+    for index, node in enumerate(graph.node):
+        reads.extend(node.input)
+        if len(node.attribute):
+            for sub in subgraphs(node):
+                reads.extend(outer_reads(sub))
+        for out in node.output:
+            made[out] = index
+    made.pop("", None)
+    return Counter(reads), made
 
 
 def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
@@ -139,8 +157,7 @@ def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
     """
     outputs = {o.name for o in graph.output}
     inputs = {i.name for i in graph.input}
-    counts = _consumer_counts(graph)
-    prod = producers(graph)
+    counts, prod = _scan(graph)
     init_index = {init.name: index for index, init in enumerate(graph.initializer)}
     dead_nodes: set[int] = set()
     dead_inits: set[int] = set()
@@ -159,9 +176,9 @@ def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
                 continue
             dead_nodes.add(index)
             removed.extend(out for out in node.output if out)
-            for read in node_reads(node):
+            for read in _reads(node):
                 counts[read] -= 1
-                if counts[read] == 0:
+                if counts[read] == 0 and read:
                     pending.append(read)
             continue
         position = init_index.get(name)
