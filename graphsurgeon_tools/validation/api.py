@@ -96,6 +96,17 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
                atol: float, rtol: float, max_output_bytes: Optional[int]
                ) -> tuple[FactorResult, Optional[dict[str, Any]]]:
+    """Run both sides at one sweep point and compare every output.
+
+    Args:
+        factor: the sweep point (None: as baked).
+        candidate: the candidate's runner; reference: what it is compared against.
+        data: the data inputs, in the candidate's order; fixed: scale inputs the user fixed.
+        atol, rtol: the tolerance; max_output_bytes: the size limit checked before running.
+
+    Returns the result and, when both sides ran, the arrays (feeds, expected, actual) the
+    diagnosis needs. Raises ResourceLimitError before running above the size limit.
+    """
     started = time.perf_counter()
     result = FactorResult(factor=factor, status="error")
     # Sizes fixed by the graph itself (baked scales, static shapes): shape inference finds them.
@@ -158,17 +169,25 @@ def validate(
 ) -> ValidationReport:
     """Run ``candidate`` in ONNX Runtime against ``reference`` at each factor and compare.
 
-    ``reference``: a path to an ONNX model, a ModelProto, ``"torch:srcnn"``,
-    ``"python:MODULE:CALLABLE"``, ``"onnx-reference"``, or an ``nn.Module`` (see
-    :mod:`graphsurgeon_tools.validation.references` for the PyTorch calling convention).
-    ``factors``: the sweep; ``None`` picks the static side's baked factor, else 2, 3, 4.
-    Every scale input of the candidate gets the same factor; for a model whose Resize nodes
-    had different factors, compare against its static original instead (each input is then
-    fed its own node's original scales, matched by node name).
-    ``inputs``: name -> array or ``.npy`` path; other data inputs get seeded uniform [0, 1)
-    data with symbolic dims set to 1 (first axis) or ``input_size``. Giving a scale input
-    fixes it (the sweep then no longer drives it).
-    ``progress(step, done, total)`` is called as the sweep advances.
+    Args:
+        candidate: the ONNX model to check (path or ModelProto; never modified).
+        reference: a path to an ONNX model, a ModelProto, ``"python:MODULE:CALLABLE"``,
+            ``"onnx-reference"``, a registered name (``"torch:srcnn"``) or an ``nn.Module``
+            (see :mod:`graphsurgeon_tools.validation.references` for the calling convention).
+        factors: the sweep (numbers or strings, see :func:`.sweep.parse_factors`); ``None``
+            picks the static side's baked factor, else 2, 3, 4. Every scale input of the
+            candidate gets the same factor; for a model whose Resize nodes had different
+            factors, compare against its static original instead (each input is then fed its
+            own node's original scales, matched by node name).
+        inputs: name -> array or ``.npy`` path; other data inputs get seeded uniform [0, 1)
+            data with symbolic dims set to 1 (first axis) or ``input_size``. Giving a scale
+            input fixes it (the sweep then no longer drives it).
+        atol, rtol: within tolerance when ``|a - b| <= atol + rtol * |b|``.
+        seed: seed of the random inputs.
+        input_size: size of symbolic spatial dims of random inputs.
+        diagnose: on a mismatch, look for the Resize setting behind it.
+        max_output_bytes: per-tensor size limit (see :mod:`graphsurgeon_tools.check.limits`).
+        progress: ``progress(step, done, total)``, called as the sweep advances.
 
     Returns the report; a mismatch is not an exception (see ``raise_if_failed``). Raises
     :class:`OnnxToolError` subclasses (exit code 3, or 2 for usage) for unreadable models,

@@ -163,8 +163,12 @@ class TorchReference(Reference):
         from graphsurgeon_tools.extensions import module_runner
 
         try:
-            return module_runner().parameters(self.module)
-        except Exception:  # the user's module (or no PyTorch side): weights are a nicety, never the report's end
+            runner = module_runner()
+        except OnnxToolError:  # no PyTorch side: no weights to compare
+            return {}
+        try:
+            return runner.parameters(self.module)
+        except Exception:  # the user's module: weights are a diagnostic nicety, never the report's end
             return {}
 
 
