@@ -67,6 +67,22 @@ def split_csv(values: Optional[list[str]]) -> Optional[list[str]]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+def parse_factors_option(values: Optional[list[str]]) -> Optional[list[float]]:
+    """``--factors 2,3 --factors x4`` -> ``[2.0, 3.0, 4.0]``; None when not given.
+
+    The one factor parser is the library's (validation.sweep.parse_factors); its errors
+    gain the flag's name here, so a user reads which option was wrong."""
+    if not values:
+        return None
+    from graphsurgeon_tools.errors import InvalidScalesError, UsageError
+    from graphsurgeon_tools.validation.sweep import parse_factors
+
+    try:
+        return parse_factors(split_csv(values) or [])
+    except (InvalidScalesError, UsageError) as exc:
+        raise type(exc)(f"--factors {','.join(values)}: {exc}") from None
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)

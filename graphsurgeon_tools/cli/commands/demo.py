@@ -1,4 +1,9 @@
-"""`onnxtool demo [--out DIR]`: export, rewrite, validate, swap in the plugin, and draw pictures."""
+"""`onnxtool demo [--out DIR]`: export, rewrite, validate, swap in the plugin, and draw pictures.
+
+The implementation is the PyTorch side's, registered as ``"demo"`` in
+:mod:`graphsurgeon_tools.extensions`; without it the command exits 3 with one line saying
+what to install.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit, split_csv
+from graphsurgeon_tools.cli._app import JsonOption, app, emit, parse_factors_option
 
 
 def _fmt_report(name: str, report: dict[str, Any]) -> str:
@@ -68,18 +73,14 @@ def demo(
 
     Exit code 0 when every validation passed, 1 otherwise.
     """
-    from exporters.demo import DEMO_FACTORS, run_demo
-
+    from graphsurgeon_tools import extensions
     from graphsurgeon_tools.errors import InvalidScalesError
 
-    sweep = DEMO_FACTORS
-    if factors:
-        try:
-            sweep = tuple(float(f.lstrip("xX")) for f in split_csv(factors) or [])
-        except ValueError:
-            raise InvalidScalesError(f"--factors {','.join(factors)}: not a list of numbers") from None
-        if not sweep or not all(f > 0 and f < 1e3 for f in sweep):
-            raise InvalidScalesError(f"--factors {','.join(factors)}: factors must be positive")
+    parsed = parse_factors_option(factors)
+    sweep = tuple(parsed) if parsed else None  # None: the demo's own sweep
+    if sweep and max(sweep) >= 1e3:  # the demo draws an image per factor
+        raise InvalidScalesError(f"--factors {','.join(factors or [])}: the demo's factors must be below 1000")
+    run_demo = extensions.command("demo")
     show = not as_json and sys.stderr.isatty()
     if show:
         from rich.console import Console

@@ -1,7 +1,8 @@
-"""`onnxtool export srcnn`: the built-in SRCNN example in each export style (:func:`exporters.export_srcnn`).
+"""`onnxtool export srcnn`: the built-in SRCNN example in each export style.
 
-Needs the PyTorch side (``pip install onnxtool[torch]``); imported inside the
-command body only, so ``onnxtool --help`` never loads torch.
+The implementation is the PyTorch side's, registered as ``"export-srcnn"`` in
+:mod:`graphsurgeon_tools.extensions` (graphsurgeon_tools never imports it). Without the
+PyTorch side (``pip install 'onnxtool[torch]'``) the command exits 3 with one line saying so.
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ def srcnn(
     that cannot work (new-interpolate with --exporter dynamo), 3 when torch
     cannot export.
     """
-    from exporters.onnx_export import export_srcnn
+    from graphsurgeon_tools import extensions
 
-    result = export_srcnn(
+    result = extensions.command("export-srcnn")(
         output,
         variant=variant.value,
         signature=signature.value,

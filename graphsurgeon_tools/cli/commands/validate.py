@@ -8,22 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit, note, split_csv
-
-
-def _parse_factors(values: Optional[list[str]]) -> Optional[list[float]]:
-    items = split_csv(values)
-    if items is None:
-        return None
-    from graphsurgeon_tools.errors import InvalidScalesError
-
-    factors = []
-    for item in items:
-        try:
-            factors.append(float(item.lstrip("xX")))
-        except ValueError:
-            raise InvalidScalesError(f"--factors: {item!r} is not a number") from None
-    return factors
+from graphsurgeon_tools.cli._app import JsonOption, app, emit, note, parse_factors_option
 
 
 def _parse_inputs(values: Optional[list[str]]) -> dict[str, Path]:
@@ -102,7 +87,7 @@ def validate(
         report = run_validate(
             candidate,
             reference,
-            factors=_parse_factors(factors),
+            factors=parse_factors_option(factors),
             inputs=_parse_inputs(inputs),
             atol=atol,
             rtol=rtol,
