@@ -40,6 +40,7 @@ FLAGS: dict[str, Flag] = {
     "factor": Flag("--factor"),
     "keep_default": Flag("--keep-default"),
     "from_sizes": Flag("--from-sizes"),
+    "layout": Flag("--layout"),
     "simplify": Flag("--simplify"),
     "check": Flag("--check", "--no-check"),
     "check_dims": Flag("--check-dims"),
@@ -68,6 +69,9 @@ FLAGS: dict[str, Flag] = {
     "in_place": Flag("--in-place"),
     # demo
     "out": Flag("--out"),
+    # lint, and the TensorRT profile of the model-writing commands
+    "target": Flag("--target"),
+    "profile": Flag("--profile"),
 }
 
 #: Skip/refusal reason code -> the flag that would change the outcome. Passes may attach a
@@ -86,7 +90,7 @@ _KEYWORD = re.compile(
 )
 #: Keywords whose values are a fixed set of words: written bare (``--signature size-tensor``);
 #: other string values keep quotes, since they are names or patterns a reader must see exactly.
-_CHOICES = {"signature"}
+_CHOICES = {"signature", "layout", "target"}
 _QUOTED_ITEM = re.compile(r"""'([^']*)'|"([^"]*)\"""")
 
 
