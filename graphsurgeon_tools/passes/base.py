@@ -7,16 +7,22 @@
 After onnx-ir's ``PassBase``: a pass declares ``in_place`` (does ``call`` change the proto
 it is handed?), ``requires`` failures become :class:`PreconditionError` (the user's model,
 exit 3) and ``ensures`` failures :class:`PostconditionError` (our bug, exit 4). After
-onnxscript's rewrite rules: a :class:`Rule` is pattern / check / rewrite, and ``check``
-returns the *reason* it refused a match; that string is the skip reason in the report.
+onnxscript's rewrite rules: a rule is pattern (:func:`select` plus the op types a pass
+matches) / check / rewrite, and the check returns the *reason* it refused a match (None:
+it applies); that string becomes a :class:`Skip` in the report. The checks are
+``make_dynamic_scale.plan.check_site`` and the functions of ``swap_plugin.refusals``.
 
 Failure policy: a pass whose built-in check finds a difference RETURNS its result;
 :meth:`PassResult.raise_if_failed` raises :class:`CheckFailedError` (exit 1). Usage errors,
 invalid models and nonsense scales still raise at once (nothing is there to return).
 
+The full ONNX checker runs ONCE per pass (:class:`ModelCheck`: structural check of the
+input before, full check of the output after; the input is fully checked only to tell
+whose fault a failing output is, or when nothing changed).
+
 Requires: nothing beyond ``onnx``. Ensures: every pass result has the same fields and the
-same JSON keys (``to_dict``). Does NOT load files itself (a path is handed to
-``graphsurgeon_tools.io.load_model``) and does NOT save anything.
+same JSON keys (``to_dict``). Does NOT load files itself (a path or an onnx_graphsurgeon
+Graph goes through ``graphsurgeon_tools.core.graphs.as_model``) and does NOT save anything.
 """
 
 from __future__ import annotations
@@ -24,14 +30,14 @@ from __future__ import annotations
 import fnmatch
 import time
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Callable, Generic, Iterable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.errors import CheckFailedError, PostconditionError, PreconditionError, UsageError
 
-__all__ = ["ModelCheck", "Pass", "PassResult", "Rule", "Skip", "Timer", "select"]
+__all__ = ["ModelCheck", "Pass", "PassResult", "Skip", "Timer", "select"]
 
 T = TypeVar("T")
 
@@ -160,18 +166,6 @@ def select(
             raise UsageError(f"nodes=[{pattern!r}] matches no {what} node (candidates: {shown}{more})")
         chosen.update(hits)
     return [c for i, (c, _) in enumerate(keyed) if i in chosen]
-
-
-class Rule(Generic[T]):
-    """pattern / check / rewrite. ``check`` returns why the rule refuses a site, or None."""
-
-    name = "rule"
-
-    def pattern(self, site: T) -> bool:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def check(self, site: T) -> Optional[str]:  # pragma: no cover - interface
-        raise NotImplementedError
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
