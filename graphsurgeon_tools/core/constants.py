@@ -8,7 +8,9 @@ Requires: a ModelProto whose main graph is topologically sorted. Ensures: iterat
 Identity chain of any length needs no recursion), memoised across calls on one tracer,
 and bounded: a folded subgraph has at most ``max_nodes`` nodes, reads at most
 ``max_bytes`` of constants, and an op that can expand (ConstantOfShape, Expand, Tile,
-Range) is folded only when its output fits ``max_bytes``, checked BEFORE it runs.
+Range) or broadcasts (Mul of a column and a row) is folded only when its output fits
+``max_bytes``, checked BEFORE it runs: by ONNX shape inference on the folded subgraph,
+or, where that leaves a shape unknown, node by node from the values computed so far.
 Anything over a bound, or that the evaluator refuses, is reported as
 ``ValueSource.RUNTIME`` with a reason. Does NOT change the model, and does NOT look into
 If/Loop bodies or model functions.
@@ -47,6 +49,11 @@ MAX_FOLD_NODES = 64
 DEFAULT_FOLD_BYTES = 16 << 20
 #: Ops whose output size is decided by an input's VALUE; sized before they are folded.
 _EXPANDING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range"})
+#: Elementwise ops whose output takes the broadcast of their inputs' shapes (an outer product of
+#: two small vectors is big); sized before they are folded when shape inference could not.
+_BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where",
+                           "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
+                           "BitShift", "PRelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
 #: Ops whose output size cannot be bounded cheaply before running them: never folded.
 _UNBOUNDED = frozenset({"Resize", "Upsample", "Pad", "OneHot", "CenterCropPad", "Col2Im", "NonZero",
                         "Compress", "Unique", "StringSplit", "Multinomial"})
@@ -151,11 +158,10 @@ def evaluate_subgraph(
     return _run_nodes(nodes, constants, [output], opset, opset_imports)[output]
 
 
-def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
-               opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> dict[str, "np.ndarray"]:
+def _fold_model(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
+                opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> "ModelProto":
     import numpy as np
     import onnx
-    from onnx.reference import ReferenceEvaluator
 
     from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
@@ -164,9 +170,49 @@ def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs:
         list(nodes), "fold", [], [onnx.helper.make_empty_tensor_value_info(o) for o in outputs], inits
     )
     imports = [op for op in opset_imports if op.domain not in DEFAULT_DOMAINS]
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset), *imports])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset), *imports])
+
+
+def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
+               opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> dict[str, "np.ndarray"]:
+    return _run_model(_fold_model(nodes, constants, outputs, opset, opset_imports), outputs)
+
+
+def _run_model(model: "ModelProto", outputs: list[str]) -> dict[str, "np.ndarray"]:
+    import numpy as np
+    from onnx.reference import ReferenceEvaluator
+
     values = ReferenceEvaluator(model).run(outputs, {})
     return {name: np.asarray(value) for name, value in zip(outputs, values)}
+
+
+def _static_sizes_fit(model: "ModelProto", max_bytes: int) -> Optional[bool]:
+    """Whether every tensor the fold model makes fits ``max_bytes``, from ONNX shape inference
+    (C++, no data made): True / False, or None when some output's shape is not static."""
+    import onnx
+
+    from graphsurgeon_tools.core.checker import static_shape
+    from graphsurgeon_tools.core.dtypes import itemsize
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+        return None
+    infos = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    for node in model.graph.node:
+        for out in node.output:
+            if not out:
+                continue
+            info = infos.get(out)
+            shape = static_shape(info)
+            if shape is None or not all(isinstance(d, int) for d in shape):
+                return None
+            count = 1
+            for dim in shape:
+                count *= dim
+            if count * itemsize(info.type.tensor_type.elem_type) > max_bytes:
+                return False
+    return True
 
 
 class ConstantTracer:
@@ -297,12 +343,16 @@ class ConstantTracer:
             stack.extend(node.input)
         order = sorted(subgraph)
         constants = {t: tensor_to_array(self.initializers[t], self.model) for t in constant_names}
+        nodes = [self.graph.node[i] for i in order]
         try:
-            nodes = [self.graph.node[i] for i in order]
-            if any(n.op_type in _EXPANDING for n in nodes):
+            fold = _fold_model(nodes, constants, [name], self.opset, self.model.opset_import)
+            fits = True if self.max_bytes is None else _static_sizes_fit(fold, self.max_bytes)
+            if fits is False:
+                raise _TooBig(f"constant subgraph would make a tensor over {self.max_bytes} bytes")
+            if fits is None:  # shapes not all static: size each expanding/broadcasting op as it comes
                 value = self._fold_stepwise(nodes, constants, name)
             else:
-                value = evaluate_subgraph(nodes, constants, name, self.opset, self.model.opset_import)
+                value = _run_model(fold, [name])[name]
         except _TooBig as exc:
             return ValueTrace(ValueSource.RUNTIME, reason=str(exc))
         except _EVALUATOR_REFUSALS as exc:  # the reference evaluator refused: report, do not guess
@@ -315,13 +365,16 @@ class ConstantTracer:
         """Run node by node, sizing every expanding op from its (known) inputs before it runs."""
         values = dict(constants)
         for node in nodes:
-            if node.op_type in _EXPANDING and self.max_bytes is not None:
+            if self.max_bytes is not None and node.op_type in _EXPANDING | _BROADCASTING | {"MatMul", "Gemm"}:
                 nbytes = _expanded_nbytes(node, values)
                 if nbytes is None or nbytes > self.max_bytes:
                     raise _TooBig(f"{node.op_type} would make over {self.max_bytes} bytes while folding")
             reads = {k: values[k] for k in node.input if k in values}
             outputs = [o for o in node.output if o]
-            values.update(_run_nodes([node], reads, outputs, self.opset, self.model.opset_import))
+            made = _run_nodes([node], reads, outputs, self.opset, self.model.opset_import)
+            if self.max_bytes is not None and any(v.nbytes > self.max_bytes for v in made.values()):
+                raise _TooBig(f"{node.op_type} made over {self.max_bytes} bytes while folding")
+            values.update(made)
         return values[name]
 
 
@@ -339,6 +392,22 @@ def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]
     def value(slot: int) -> Optional[np.ndarray]:
         return values.get(node.input[slot]) if slot < len(node.input) else None
 
+    known = [values.get(i) for i in node.input if i]
+    if node.op_type in _BROADCASTING or node.op_type in ("MatMul", "Gemm"):
+        if any(v is None for v in known) or not known:
+            return None
+        itemsize = max(v.itemsize for v in known)
+        if node.op_type in _BROADCASTING:
+            return int(np.prod(np.broadcast_shapes(*(v.shape for v in known)), dtype=np.float64)) * itemsize
+        a, b = known[0], known[1]
+        rows = a.shape[-2] if a.ndim >= 2 else 1
+        cols = b.shape[-1] if b.ndim >= 2 else 1
+        if node.op_type == "Gemm":
+            rows = a.shape[-1] if get_attr(node, "transA", 0) else rows
+            cols = b.shape[0] if get_attr(node, "transB", 0) else cols
+            return int(rows) * int(cols) * itemsize
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        return int(np.prod(batch, dtype=np.float64) * rows * cols) * itemsize
     if node.op_type == "ConstantOfShape":
         shape = value(0)
         fill = get_attr(node, "value")
