@@ -1,0 +1,315 @@
+"""The compiled ONNX Runtime custom-op library for DynamicTRTResize: find it, build it, cache it.
+
+``library_path(allow_build=True) -> Path | None`` and ``unavailable_reason() -> str``;
+``python -m graphsurgeon_tools.runtime.ort_library build`` (``make setup`` runs it).
+
+The library (sources ``<repo>/csrc/ort/`` + the shared kernel ``csrc/resize_kernel.h``)
+registers DynamicTRTResize in the domain ``trt.plugins``; load it with
+``SessionOptions.register_custom_ops_library(str(path))``. It is built with the
+system ``g++`` into ``<repo>/.build/ort_ops/`` and reused while a stamp beside it
+matches a hash of the sources, the flags, the headers' version and the compiler.
+
+ONNX Runtime's C API header comes from, in order:
+
+1. ``$ONNXRUNTIME_INCLUDE_DIR`` (a folder holding ``onnxruntime_c_api.h``, or its
+   ``onnxruntime/`` subfolder);
+2. ``<repo>/.build/ort_headers/`` (an earlier fetch);
+3. a fetch of Debian's ``libonnxruntime-dev`` from the suite after bookworm
+   (``trixie``: ORT_API_VERSION 21), with apt run on a PRIVATE state, cache and
+   source list under ``.build/ort_headers/apt`` naming the Debian mirror the machine
+   already uses; the system's apt configuration and package database are not touched.
+   Only ``fetch=True`` (the ``build`` command) goes to the network.
+
+Requires: an editable install (the sources are found beside the package), g++.
+Ensures: a returned path is a library built from the current sources.
+Does NOT: load the library into a session (runtime.session does), copy headers into
+the repository, or fail when it cannot build: ``library_path`` then returns None and
+``unavailable_reason()`` says why in one line (the onnxruntime-extensions path stays).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+__all__ = ["DOMAIN", "LIBRARY_NAME", "build", "header_dir", "library_path", "unavailable_reason"]
+
+DOMAIN = "trt.plugins"
+LIBRARY_NAME = "libonnxtool_ort_ops.so"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CSRC_DIR = REPO_ROOT / "csrc"
+BUILD_DIR = REPO_ROOT / ".build" / "ort_ops"
+HEADERS_DIR = REPO_ROOT / ".build" / "ort_headers"
+# The suite after bookworm: its libonnxruntime-dev (1.21) carries the C API header
+# and the C++ wrappers at ORT_API_VERSION 21; the installed onnxruntime (>= 1.21)
+# still serves that API version.
+DEBIAN_SUITE = "trixie"
+DEBIAN_PACKAGE = "libonnxruntime-dev"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+# -O3 and baseline x86-64 (no -march): the cached build stays valid on another CPU.
+# -fopenmp-simd only for the `omp simd` loops: threads are ORT's own pool.
+CXXFLAGS = ["-std=c++17", "-O3", "-fopenmp-simd", "-DNDEBUG", "-fPIC", "-fvisibility=hidden", "-Wall"]
+
+_reason: list[str] = [""]
+
+
+def _sources() -> list[Path]:
+    return sorted([*(CSRC_DIR / "ort").glob("*.cpp"), *(CSRC_DIR / "ort").glob("*.map"),
+                   CSRC_DIR / "resize_kernel.h", CSRC_DIR / "resize_plan.h"])
+
+
+def _header_dir_in(root: Path) -> Optional[Path]:
+    for candidate in (root, root / "onnxruntime", root / "usr" / "include" / "onnxruntime"):
+        if (candidate / "onnxruntime_c_api.h").is_file():
+            return candidate
+    return None
+
+
+def _api_version(include: Path) -> str:
+    text = (include / "onnxruntime_c_api.h").read_text(errors="replace")
+    found = re.search(r"#define\s+ORT_API_VERSION\s+(\d+)", text)
+    return found.group(1) if found else "?"
+
+
+def _compiler() -> Optional[str]:
+    return os.environ.get("CXX") or shutil.which("g++")
+
+
+def _build_key(include: Path, compiler: str) -> str:
+    digest = hashlib.sha256()
+    for path in _sources():
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    try:
+        version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = compiler
+    digest.update(repr((CXXFLAGS, _api_version(include), version.splitlines()[:1])).encode())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    """Serialise fetch-build-stamp across processes (pytest workers, parallel sessions)."""
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    with open(BUILD_DIR / "build.lock", "w") as handle:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: builds are not serialised
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _debian_mirror() -> str:
+    """The Debian archive URI the machine's own apt sources name (deb822 or one-line form)."""
+    files = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*.sources")),
+             *sorted(Path("/etc/apt/sources.list.d").glob("*.list"))]
+    for path in files:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        uris = re.findall(r"^\s*URIs:\s*(\S+)", text, re.MULTILINE)
+        uris += re.findall(r"^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)", text, re.MULTILINE)
+        for uri in uris:
+            if re.search(r"/debian/?$", uri):
+                return uri.rstrip("/")
+    return DEFAULT_MIRROR
+
+
+def _fetch_headers() -> Optional[Path]:
+    """Download and unpack libonnxruntime-dev into HEADERS_DIR with apt on a private state."""
+    apt_get, dpkg_deb = shutil.which("apt-get"), shutil.which("dpkg-deb")
+    if apt_get is None or dpkg_deb is None:
+        _reason[0] = "no ONNX Runtime headers: set ONNXRUNTIME_INCLUDE_DIR (apt-get/dpkg-deb are not here to fetch libonnxruntime-dev)"
+        return None
+    state = HEADERS_DIR / "apt"
+    for sub in ("state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    (state / "etc" / "sources.list").write_text("")
+    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+    signed = f"Signed-By: {keyring}\n" if Path(keyring).is_file() else ""
+    (state / "etc" / "sources.list.d" / "onnxtool.sources").write_text(
+        f"Types: deb\nURIs: {_debian_mirror()}\nSuites: {DEBIAN_SUITE}\nComponents: main\n{signed}"
+    )
+    user = "root" if os.geteuid() == 0 else None
+    options = [
+        "-o", f"Dir::State={state / 'state'}",
+        "-o", f"Dir::Cache={state / 'cache'}",
+        "-o", f"Dir::Etc::SourceList={state / 'etc' / 'sources.list'}",
+        "-o", f"Dir::Etc::SourceParts={state / 'etc' / 'sources.list.d'}",
+        "-o", f"Dir::Etc::Preferences={state / 'etc' / 'preferences'}",
+        "-o", f"Dir::Etc::PreferencesParts={state / 'etc' / 'preferences.d'}",
+        "-o", "Debug::NoLocking=1",
+        "-qq",
+    ]
+    if user:  # root would hand downloads to the _apt user, who cannot write into .build
+        options += ["-o", f"APT::Sandbox::User={user}"]
+    with tempfile.TemporaryDirectory(prefix="onnxtool-ort-headers-") as tmp:
+        steps = [
+            [apt_get, *options, "update"],
+            [apt_get, *options, "download", DEBIAN_PACKAGE],
+        ]
+        for step in steps:
+            try:
+                done = subprocess.run(step, cwd=tmp, capture_output=True, text=True, timeout=300)
+            except (OSError, subprocess.SubprocessError) as exc:
+                _reason[0] = f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) failed: {exc}"
+                return None
+            if done.returncode != 0:
+                last = (done.stderr or done.stdout).strip().splitlines()
+                _reason[0] = f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) with apt failed: {last[-1] if last else done.returncode}"
+                return None
+        debs = sorted(Path(tmp).glob(f"{DEBIAN_PACKAGE}_*.deb"))
+        if not debs:
+            _reason[0] = f"apt downloaded no {DEBIAN_PACKAGE} package from {DEBIAN_SUITE}"
+            return None
+        unpacked = Path(tmp) / "x"
+        done = subprocess.run([dpkg_deb, "-x", str(debs[0]), str(unpacked)], capture_output=True, text=True)
+        include = _header_dir_in(unpacked)
+        if done.returncode != 0 or include is None:
+            _reason[0] = f"{debs[0].name} holds no onnxruntime_c_api.h"
+            return None
+        target = HEADERS_DIR / "include"
+        staging = HEADERS_DIR / f"include.{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(include, staging)
+        (staging / "SOURCE").write_text(f"{debs[0].name} from {_debian_mirror()} {DEBIAN_SUITE}\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    shutil.rmtree(state, ignore_errors=True)  # ~10 MB of package lists, useless once unpacked
+    return target
+
+
+def _headers(fetch: bool) -> Optional[Path]:
+    env = os.environ.get("ONNXRUNTIME_INCLUDE_DIR")
+    if env:
+        found = _header_dir_in(Path(env).expanduser())
+        if found is None:
+            _reason[0] = f"ONNXRUNTIME_INCLUDE_DIR={env} holds no onnxruntime_c_api.h"
+        return found
+    cached = _header_dir_in(HEADERS_DIR / "include")
+    if cached is not None or not fetch:
+        if cached is None:
+            _reason[0] = "ONNX Runtime headers not fetched yet: run `make setup` (or set ONNXRUNTIME_INCLUDE_DIR)"
+        return cached
+    return _fetch_headers()
+
+
+def header_dir() -> Optional[Path]:
+    """The folder holding ``onnxruntime_c_api.h`` (and the C++ wrappers) that builds use; never fetches."""
+    return _headers(fetch=False)
+
+
+def _stamp() -> Path:
+    return BUILD_DIR / "build.stamp"
+
+
+def _compile(include: Path, compiler: str, key: str) -> Optional[Path]:
+    out = BUILD_DIR / LIBRARY_NAME
+    tmp = BUILD_DIR / f"{LIBRARY_NAME}.{os.getpid()}"
+    command = [
+        compiler, *CXXFLAGS, "-shared", f"-I{include}", str(CSRC_DIR / "ort" / "dynamic_trt_resize.cpp"),
+        "-o", str(tmp), f"-Wl,--version-script={CSRC_DIR / 'ort' / 'exports.map'}",
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as exc:
+        _reason[0] = f"compiling the ONNX Runtime library failed: {exc}"
+        return None
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines() or ["?"]
+        _reason[0] = f"compiling the ONNX Runtime library failed: {errors[0][:200]}"
+        tmp.unlink(missing_ok=True)
+        return None
+    # Replace, never overwrite: a process that has the old file mapped keeps it.
+    os.replace(tmp, out)
+    stamp_tmp = _stamp().with_suffix(f".{os.getpid()}")
+    stamp_tmp.write_text(key)
+    os.replace(stamp_tmp, _stamp())
+    return out
+
+
+def build(*, fetch: bool = True) -> Optional[Path]:
+    """Build the library unless the cached one is current; None (see unavailable_reason) if it cannot.
+
+    ``fetch=True`` may download the headers (network); ``fetch=False`` only uses
+    headers already here.
+    """
+    _reason[0] = ""
+    if not (CSRC_DIR / "ort" / "dynamic_trt_resize.cpp").is_file():
+        _reason[0] = f"the library's sources are not in {CSRC_DIR / 'ort'} (onnxtool must be an editable install)"
+        return None
+    compiler = _compiler()
+    if compiler is None:
+        _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library"
+        return None
+    with _lock():
+        include = _headers(fetch)
+        if include is None:
+            return None
+        key = _build_key(include, compiler)
+        out = BUILD_DIR / LIBRARY_NAME
+        if out.is_file() and _stamp().is_file() and _stamp().read_text() == key:
+            return out
+        return _compile(include, compiler, key)
+
+
+_cached: dict[str, Optional[Path]] = {}
+
+
+def library_path(*, allow_build: bool = True) -> Optional[Path]:
+    """The current library's path, building it from headers already here when stale or missing.
+
+    Looked up once per process (the answer is cached; a build takes ~10 s). Never goes to
+    the network; ``allow_build=False`` only looks. Returns None when the library cannot be had (see :func:`unavailable_reason`).
+    """
+    if "path" not in _cached:
+        if allow_build:
+            _cached["path"] = build(fetch=False)
+        else:
+            out = BUILD_DIR / LIBRARY_NAME
+            _cached["path"] = out if out.is_file() else None
+            if _cached["path"] is None:
+                _reason[0] = "the ONNX Runtime library is not built: run `make setup`"
+    return _cached["path"]
+
+
+def unavailable_reason() -> str:
+    """Why :func:`library_path` returned None, in one line ("" when it did not)."""
+    return _reason[0]
+
+
+def _main(argv: list[str]) -> int:
+    if argv != ["build"]:
+        print("usage: python -m graphsurgeon_tools.runtime.ort_library build", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    path = build(fetch=True)
+    if path is None:
+        # Not an error for `make setup`: plugin models keep running through onnxruntime-extensions.
+        print(f"onnxtool ORT library not built: {unavailable_reason()} (plugin models run through onnxruntime-extensions)")
+        return 0
+    source = HEADERS_DIR / "include" / "SOURCE"
+    via = os.environ.get("ONNXRUNTIME_INCLUDE_DIR") or (source.read_text().strip() if source.is_file() else "?")
+    print(f"onnxtool ORT library ready: {path} ({time.perf_counter() - start:.2f} s; headers: {via})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

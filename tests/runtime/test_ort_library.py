@@ -1,0 +1,493 @@
+"""The compiled ONNX Runtime custom-op library (graphsurgeon_tools.runtime.ort_library, csrc/ort/).
+
+Every numeric check runs the library inside a plain ``onnxruntime.InferenceSession`` and
+compares with (a) the original model (standard Resize) in ONNX Runtime, at the acceptance
+tolerance, and (b) the onnxruntime-extensions path (``make_session`` with the library
+switched off), which the library must reproduce bit for bit: both run the same kernel
+source with the same scale arithmetic. Skipped as a whole, with the reason, where the
+library cannot be built here (no headers, no compiler).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from graphsurgeon_tools.runtime import ort_library
+
+RTOL, ATOL = 1e-4, 1e-5
+OPSET = 19
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def library() -> Path:
+    path = ort_library.library_path()
+    if path is None:
+        pytest.skip(f"ONNX Runtime library not available: {ort_library.unavailable_reason()}")
+    return path
+
+
+def _lib_session(model: onnx.ModelProto, library: Path, threads: int = 1) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.register_custom_ops_library(str(library))
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _extensions_session(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> ort.InferenceSession:
+    """make_session on the onnxruntime-extensions fallback (the library switched off)."""
+    from graphsurgeon_tools.runtime import make_session
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ort_library, "library_path", lambda **_: None)
+        return make_session(model)
+
+
+def _run(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return _run(ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]), feeds)
+
+
+def _plugin_model(second_shape, *, x_type=TensorProto.FLOAT, second_type=TensorProto.FLOAT, name="plugin", **attrs):
+    node = helper.make_node("DynamicTRTResize", ["X", "S"], ["Y"], name=name, domain="trt.plugins",
+                            plugin_version="1", plugin_namespace="", **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("X", x_type, ["N", "C", "H", "W"]),
+         helper.make_tensor_value_info("S", second_type, second_shape)],
+        [helper.make_tensor_value_info("Y", x_type, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("trt.plugins", 1)])
+
+
+# --------------------------------------------------------------------------- the op against the Python kernel
+
+
+ATTRS = [
+    dict(mode="nearest"),
+    dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="ceil"),
+    dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+    dict(mode="linear"),
+    dict(mode="linear", coordinate_transformation_mode="align_corners"),
+    dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+    dict(mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
+    dict(mode="cubic"),
+    dict(mode="cubic", coordinate_transformation_mode="align_corners", align_corners=1),
+    dict(mode="cubic", coordinate_transformation_mode="pytorch_half_pixel", cubic_coeff_a=-0.5, exclude_outside=1),
+    dict(mode="cubic", coordinate_transformation_mode="asymmetric"),
+]
+SCALES = [(1, 1, 2, 2), (1, 1, 3, 3), (1, 1, 0.5, 0.5), (1, 1, 1.7, 2.3), (1, 1, 0.6, 1.5), (2, 1, 1, 1.5), (1, 1, 0.7, 0.7)]
+
+
+@pytest.mark.parametrize("attrs", ATTRS, ids=lambda a: "-".join(str(v) for v in a.values()))
+def test_scales_signature_is_the_python_kernel_bit_for_bit_and_ort_within_tolerance(library, attrs):
+    from graphsurgeon_tools.runtime import resize_kernel
+
+    session = _lib_session(_plugin_model([4], **attrs), library)
+    rng = np.random.default_rng(0)
+    for shape in [(2, 3, 6, 8), (1, 1, 10, 10), (1, 2, 2, 4)]:
+        x = rng.random(shape, dtype=np.float32)
+        for scales in SCALES:
+            s = np.array(scales, np.float32)
+            got = session.run(None, {"X": x, "S": s})[0]
+            want = resize_kernel(x, s, **{k: v for k, v in attrs.items() if k != "align_corners"})
+            assert got.shape == want.shape, (shape, scales)
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {scales}")
+
+
+@pytest.mark.parametrize("attrs", ATTRS[4:10], ids=lambda a: "-".join(str(v) for v in a.values()))
+@pytest.mark.parametrize("out_hw", [(18, 24), (7, 5), (13, 29)])
+def test_size_tensor_signature_resizes_to_its_last_two_dims_like_ort(library, attrs, out_hw):
+    rng = np.random.default_rng(1)
+    x = rng.random((1, 3, 6, 8), dtype=np.float32)
+    size_tensor = np.full((1, 1, *out_hw), 7.0, dtype=np.float32)  # values never read
+    session = _lib_session(_plugin_model([1, 1, "OH", "OW"], **attrs), library)
+    got = session.run(None, {"X": x, "S": size_tensor})[0]
+    resize_attrs = {k: v for k, v in attrs.items() if k != "align_corners"}
+    node = helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], **resize_attrs)
+    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+                                            helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    want = _ort(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]),
+                {"X": x, "sizes": np.array([1, 3, *out_hw], np.int64)})[0]
+    assert got.shape == (1, 3, *out_hw)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_v3_sizes_form_takes_int64_sizes_of_every_axis_or_of_h_w(library):
+    from graphsurgeon_tools.runtime import resize_kernel
+
+    x = np.random.default_rng(2).random((1, 2, 5, 7), dtype=np.float32)
+    model = _plugin_model([4], second_type=TensorProto.INT64, mode="linear", tensorrt_plugin_shape_input_indices=[1])
+    got = _lib_session(model, library).run(None, {"X": x, "S": np.array([1, 2, 11, 9], np.int64)})[0]
+    want = resize_kernel(x, np.zeros((1, 1, 11, 9), np.float32), mode="linear")  # the size-tensor path: same sizes
+    np.testing.assert_array_equal(got, want)
+    model2 = _plugin_model([2], second_type=TensorProto.INT64, mode="linear")
+    got2 = _lib_session(model2, library).run(None, {"X": x, "S": np.array([11, 9], np.int64)})[0]
+    np.testing.assert_array_equal(got2, want)
+
+
+@pytest.mark.parametrize(("x_type", "np_type", "s_type"), [
+    (TensorProto.DOUBLE, np.float64, TensorProto.FLOAT),
+    (TensorProto.DOUBLE, np.float64, TensorProto.DOUBLE),
+])
+def test_float64_input_is_the_extensions_path_bit_for_bit(library, x_type, np_type, s_type, monkeypatch):
+    x = np.random.default_rng(3).random((1, 2, 5, 6)).astype(np_type)
+    s = np.array([1, 1, 1.5, 2], dtype=helper.tensor_dtype_to_np_dtype(s_type))
+    model = _plugin_model([4], x_type=x_type, second_type=s_type, mode="cubic")
+    got = _lib_session(model, library).run(None, {"X": x, "S": s})[0]
+    want = _extensions_session(model, monkeypatch).run(None, {"X": x, "S": s})[0]
+    assert got.dtype == np_type and got.shape == want.shape == (1, 2, 7, 12)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("s_type", [TensorProto.FLOAT, TensorProto.FLOAT16])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_float16_is_computed_in_float32_and_rounded_once(library, s_type, mode):
+    # (onnxruntime-extensions' Python ops cannot take float16 at all: they abort the process)
+    x = (np.random.default_rng(3).random((1, 2, 5, 6)) * 100).astype(np.float16)
+    s = np.array([1, 1, 1.5, 2.5], dtype=helper.tensor_dtype_to_np_dtype(s_type))
+    got = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, second_type=s_type, mode=mode), library).run(
+        None, {"X": x, "S": s})[0]
+    in_float = _lib_session(_plugin_model([4], mode=mode), library).run(
+        None, {"X": x.astype(np.float32), "S": s.astype(np.float32)})[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, in_float.astype(np.float16))
+
+
+def test_float16_conversion_rounds_like_numpy(library):
+    # every finite float16 through an identity resize, and halfway/overflow/subnormal float32 values
+    all_halves = np.arange(65536, dtype=np.uint16).view(np.float16)
+    x = all_halves[np.isfinite(all_halves)].reshape(1, 1, 1, -1)
+    got = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, mode="nearest"), library).run(
+        None, {"X": x, "S": np.ones(4, np.float32)})[0]
+    np.testing.assert_array_equal(got.view(np.uint16), x.view(np.uint16))
+    up = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, mode="linear"), library).run(
+        None, {"X": x[..., :4096], "S": np.array([1, 1, 1, 1.5], np.float32)})[0]
+    in_float = _lib_session(_plugin_model([4], mode="linear"), library).run(
+        None, {"X": x[..., :4096].astype(np.float32), "S": np.array([1, 1, 1, 1.5], np.float32)})[0]
+    np.testing.assert_array_equal(up.view(np.uint16), in_float.astype(np.float16).view(np.uint16))
+
+
+def test_threads_do_not_change_a_single_bit(library):
+    x = np.random.default_rng(4).random((2, 8, 37, 53), dtype=np.float32)
+    for attrs in (dict(mode="nearest"), dict(mode="linear"), dict(mode="cubic")):
+        for scales in ((1, 1, 2.5, 0.75), (1, 1, 3, 3), (1, 2, 1.5, 1)):
+            s = np.array(scales, np.float32)
+            one = _lib_session(_plugin_model([4], **attrs), library, threads=1).run(None, {"X": x, "S": s})[0]
+            two = _lib_session(_plugin_model([4], **attrs), library, threads=2).run(None, {"X": x, "S": s})[0]
+            np.testing.assert_array_equal(one, two)
+
+
+def test_output_shape_is_inferred_where_the_inputs_tell_it(library):
+    sized = _lib_session(_plugin_model([1, 1, 12, 16], mode="linear"), library)
+    assert sized.get_outputs()[0].shape == ["N", "C", 12, 16]
+    scaled = _lib_session(_plugin_model([4], mode="linear"), library)
+    shape = scaled.get_outputs()[0].shape
+    assert len(shape) == 4 and all(isinstance(d, str) for d in shape)  # rank known, sizes depend on values
+
+
+# --------------------------------------------------------------------------- errors name the node
+
+
+@pytest.mark.parametrize(("attrs", "message"), [
+    (dict(mode="bilinear"), "node 'bad': mode must be one of 'nearest', 'linear', 'cubic', got 'bilinear'"),
+    (dict(coordinate_transformation_mode="tf_crop_and_resize"), "node 'bad': coordinate_transformation_mode 'tf_crop_and_resize' needs roi"),
+    (dict(coordinate_transformation_mode="half_pixel", align_corners=1), "node 'bad': align_corners=1 contradicts"),
+    (dict(mode=3), "node 'bad': attribute mode must be a string"),
+    (dict(antialias=1, mode="linear"), "node 'bad': antialias=1 is not supported"),
+])
+def test_bad_attributes_fail_the_session_naming_the_node(library, attrs, message):
+    with pytest.raises((ort.capi.onnxruntime_pybind11_state.Fail,
+                        ort.capi.onnxruntime_pybind11_state.RuntimeException,
+                        ort.capi.onnxruntime_pybind11_state.NotImplemented,
+                        ort.capi.onnxruntime_pybind11_state.InvalidArgument), match=message):
+        _lib_session(_plugin_model([4], name="bad", **attrs), library)
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    (np.array([1, 1, 2], np.float32), r"node 'p': scales must have one entry per input dimension \(4\), got 3"),
+    (np.array([1, 1, 0, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got 0"),
+    (np.array([1, 1, np.nan, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got nan"),
+    (np.array([1, 1, 0.1, 2], np.float32), r"node 'p': scales \[1, 1, 0.1, 2\] give an empty output"),
+    (np.array([1, 1, 1e10, 1], np.float32), r"node 'p': scales\[2\] .* over the limit of 2\^31"),
+])
+def test_bad_scales_fail_the_run_naming_the_node(library, second, message):
+    session = _lib_session(_plugin_model([None], name="p", mode="linear"), library)
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match=message):
+        session.run(None, {"X": x, "S": second})
+
+
+# --------------------------------------------------------------------------- ONNX spec cases and SRCNN, end to end
+
+
+def _case_methods(op: str) -> list[str]:
+    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
+    return sorted(m for m in dir(getattr(module, op)) if m.startswith("export"))
+
+
+@lru_cache(maxsize=None)
+def _spec_case(op: str, method: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """One case of onnx.backend.test.case.node.<op>, built with onnx's registry saved and restored."""
+    import onnx.backend.test.case.node as registry
+
+    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
+    saved_cases, saved_names = list(registry._NodeTestCases), dict(registry._existing_names)
+    registry._NodeTestCases.clear()
+    registry._existing_names.clear()
+    try:
+        getattr(getattr(module, op), method)()
+        (case,) = registry._NodeTestCases
+    finally:
+        registry._NodeTestCases[:] = saved_cases
+        registry._existing_names.clear()
+        registry._existing_names.update(saved_names)
+    inputs, _ = case.data_sets[0]
+    return case.model, dict(zip([i.name for i in case.model.graph.input], inputs))
+
+
+SPEC_CASES = [("Resize", m) for m in _case_methods("Resize")] + [("Upsample", m) for m in _case_methods("Upsample")]
+
+
+def _new_input_feeds(result, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    feeds = dict(feeds)
+    for item in result.new_inputs:
+        feeds[item["name"]] = np.asarray(item["value"], dtype=np.float32)
+    return feeds
+
+
+def _sized_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Scales-driven case as a size tensor where in*scale is fractional: ORT's Resize at floor(in*scale)."""
+    node = model.graph.node[0]
+    if node.op_type != "Resize" or len(node.input) < 3 or not node.input[2]:
+        return None
+    x, scales = feeds[node.input[0]], feeds[node.input[2]]
+    products = np.float32(x.shape) * scales.astype(np.float32)
+    if np.all(products == np.floor(products)):
+        return None
+    sized = onnx.ModelProto()
+    sized.CopyFrom(model)
+    del sized.graph.node[0].input[:]
+    sized.graph.node[0].input.extend([node.input[0], "", "", "sizes"])
+    del sized.graph.input[1:]
+    sized.graph.input.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [len(products)]))
+    return _ort(sized, {node.input[0]: x, "sizes": np.floor(products).astype(np.int64)})[0]
+
+
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+@pytest.mark.parametrize(("op", "method"), SPEC_CASES, ids=[f"{op}.{m}" for op, m in SPEC_CASES])
+def test_onnx_spec_cases_through_the_library(library, op, method, signature, monkeypatch):
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+    model, feeds = _spec_case(op, method)
+    result = swap_plugin(model, signature=signature)
+    if not result.swapped:
+        pytest.skip(f"the plugin cannot express this case: {result.skipped[0].reason if result.skipped else '?'}")
+    feeds = _new_input_feeds(result, feeds)
+    got = _run(_lib_session(result.model, library), feeds)[0]
+    bridge = _run(_extensions_session(result.model, monkeypatch), feeds)[0]
+    np.testing.assert_array_equal(got, bridge)
+    reference = _ort(model, feeds)[0]
+    if signature == "size-tensor":
+        sized = _sized_reference(model, feeds)
+        reference = reference if sized is None else sized
+    assert got.shape == reference.shape
+    np.testing.assert_allclose(got, reference, rtol=RTOL, atol=ATOL)
+
+
+def test_spec_cases_through_the_library_are_not_mostly_skips():
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+    swapped = {sig: sum(bool(swap_plugin(_spec_case(op, m)[0], signature=sig).swapped) for op, m in SPEC_CASES)
+               for sig in ("scales", "size-tensor")}
+    assert swapped["scales"] >= 15 and swapped["size-tensor"] >= 20, swapped
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+@pytest.mark.parametrize("export", ["torchscript-11", "torchscript-13", "torchscript-17", "dynamo"])
+def test_srcnn_family_through_the_library(library, srcnn_exports, export, signature, monkeypatch):
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+    model = onnx.load(srcnn_exports[export])
+    # odd sizes where the export left H, W dynamic; the export's own size where it did not
+    dims = [d.dim_value or None for d in model.graph.input[0].type.tensor_type.shape.dim]
+    n, h, w = dims[0] or 1, dims[2] or 5, dims[3] or 7
+    x = np.random.default_rng(0).random((n, 3, h, w), dtype=np.float32)
+    feeds = {model.graph.input[0].name: x}
+    original = _ort(model, feeds)[0]
+    result = swap_plugin(model, signature=signature)
+    assert result.swapped
+    feeds = _new_input_feeds(result, feeds)
+    for threads in (1, 2):
+        got = _run(_lib_session(result.model, library, threads), feeds)[0]
+        assert got.shape == original.shape == (n, 3, 3 * h, 3 * w)
+        np.testing.assert_allclose(got, original, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(got, _run(_extensions_session(result.model, monkeypatch), feeds)[0])
+
+
+# --------------------------------------------------------------------------- the build itself
+
+
+def test_library_exports_only_its_entry_point_and_needs_no_torch(library):
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm")
+    symbols = subprocess.run([nm, "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True).stdout
+    assert [line.split()[-1] for line in symbols.splitlines() if line.strip()] == ["RegisterCustomOps"]
+    needed = subprocess.run(["ldd", str(library)], capture_output=True, text=True).stdout
+    assert "torch" not in needed and "onnxruntime" not in needed
+
+
+def test_rebuild_is_a_cache_hit(library):
+    before = library.stat().st_mtime_ns
+    assert ort_library.build(fetch=False) == library
+    assert library.stat().st_mtime_ns == before
+
+
+def test_include_dir_from_the_environment_must_hold_the_header(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONNXRUNTIME_INCLUDE_DIR", str(tmp_path))
+    assert ort_library.build(fetch=False) is None
+    assert "holds no onnxruntime_c_api.h" in ort_library.unavailable_reason()
+
+
+# --------------------------------------------------------------------------- users' own libraries
+
+
+USER_OP = textwrap.dedent("""
+    // A user's op library: Twice(X) = 2 * X (float32), domain user.ops.
+    #include <onnxruntime_c_api.h>
+    #include <cstdint>
+    #include <vector>
+    static const OrtApi* api;
+    struct Twice : OrtCustomOp {
+      Twice() : OrtCustomOp{} {
+        version = 17;
+        CreateKernel = [](const OrtCustomOp*, const OrtApi*, const OrtKernelInfo*) -> void* { return new int(0); };
+        GetName = [](const OrtCustomOp*) { return "Twice"; };
+        GetExecutionProviderType = [](const OrtCustomOp*) -> const char* { return nullptr; };
+        GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
+        GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
+        GetOutputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
+        GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
+        GetInputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+        GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+        GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+        GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+        GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 1; };
+        GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+        GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 1; };
+        KernelCompute = [](void*, OrtKernelContext* ctx) {
+          const OrtValue* in; OrtValue* out; OrtTensorTypeAndShapeInfo* info; size_t n, rank;
+          api->KernelContext_GetInput(ctx, 0, &in);
+          api->GetTensorTypeAndShape(in, &info);
+          api->GetTensorShapeElementCount(info, &n);
+          api->GetDimensionsCount(info, &rank);
+          std::vector<int64_t> dims(rank);
+          api->GetDimensions(info, dims.data(), rank);
+          api->ReleaseTensorTypeAndShapeInfo(info);
+          api->KernelContext_GetOutput(ctx, 0, dims.data(), rank, &out);
+          float *x, *y;
+          api->GetTensorMutableData(const_cast<OrtValue*>(in), (void**)&x);
+          api->GetTensorMutableData(out, (void**)&y);
+          for (size_t i = 0; i < n; ++i) y[i] = 2 * x[i];
+        };
+        KernelDestroy = [](void* k) { delete static_cast<int*>(k); };
+      }
+    };
+    extern "C" __attribute__((visibility("default")))
+    OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
+      static Twice op;
+      api = base->GetApi(17);
+      OrtCustomOpDomain* domain;
+      if (OrtStatus* s = api->CreateCustomOpDomain("user.ops", &domain)) return s;
+      if (OrtStatus* s = api->CustomOpDomain_Add(domain, &op)) return s;
+      return api->AddCustomOpDomain(options, domain);
+    }
+""")
+
+
+@pytest.fixture(scope="module")
+def user_library(tmp_path_factory: pytest.TempPathFactory, library: Path) -> Path:
+    """A tiny user op library (Twice in user.ops), compiled here against the same headers."""
+    folder = tmp_path_factory.mktemp("user_lib")
+    source = folder / "twice.cpp"
+    source.write_text(USER_OP)
+    out = folder / "libtwice.so"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{ort_library.header_dir()}", str(source),
+                    "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+def _user_model() -> onnx.ModelProto:
+    twice = helper.make_node("Twice", ["X"], ["T"], domain="user.ops", name="twice")
+    resize = helper.make_node("DynamicTRTResize", ["T", "S"], ["Y"], domain="trt.plugins", name="up", mode="linear")
+    graph = helper.make_graph(
+        [twice, resize], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 3, 3]),
+         helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("user.ops", 1),
+                                                   helper.make_opsetid("trt.plugins", 1)])
+
+
+def test_a_user_library_runs_next_to_the_plugin_library(library, user_library):
+    options = ort.SessionOptions()
+    options.register_custom_ops_library(str(user_library))
+    options.register_custom_ops_library(str(library))
+    session = ort.InferenceSession(_user_model().SerializeToString(), options, providers=["CPUExecutionProvider"])
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    y = session.run(None, {"X": x, "S": np.array([1, 1, 2, 2], np.float32)})[0]
+    want = _lib_session(_plugin_model([4], mode="linear"), library).run(None, {"X": 2 * x, "S": np.array([1, 1, 2, 2], np.float32)})[0]
+    np.testing.assert_array_equal(y, want)
+
+
+# --------------------------------------------------------------------------- the C++ example
+
+
+@pytest.mark.slow
+def test_cxx_example_runs_a_plugin_model_identically_to_python(library, tmp_path):
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+    if shutil.which("g++") is None:
+        pytest.skip("no g++")
+    conv = helper.make_node("Conv", ["input", "w"], ["c"], pads=[1, 1, 1, 1])
+    resize = helper.make_node("Resize", ["c", "", "scales"], ["output"], mode="cubic")
+    graph = helper.make_graph(
+        [conv, resize], "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, "H", "W"]),
+                              helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 3, "OH", "OW"])],
+        initializer=[onnx.numpy_helper.from_array(np.random.default_rng(5).random((3, 3, 3, 3), dtype=np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    result = swap_plugin(model)
+    assert result.swapped
+    onnx.save(result.model, tmp_path / "plugin.onnx")
+    script = ROOT / "examples" / "08_ort_cxx_runner" / "run_cxx.py"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for threads in ("1", "2"):
+        done = subprocess.run([sys.executable, str(script), "plugin.onnx", "--threads", threads], cwd=tmp_path,
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "output output float32 1x3x48x48" in done.stdout
+        assert "identical" in done.stdout, done.stdout
