@@ -10,7 +10,7 @@ TORCH_PIN := torch==2.13.0
 
 .PHONY: setup demo test bench clean
 
-setup: $(STAMP) .build/ops.stamp
+setup: $(STAMP) .build/ops.stamp .build/ort_ops.stamp
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ $(STAMP): pyproject.toml
 # Compile the C++ op once; exporters.ops reuses the build on every later import.
 .build/ops.stamp: $(STAMP) $(wildcard csrc/*.cpp csrc/*.h)
 	$(PY) -m exporters.ops build
+	@mkdir -p .build && touch $@
+
+# The ONNX Runtime custom-op library (DynamicTRTResize, csrc/ort/); ONNX Runtime's headers are
+# fetched once into .build/ (Debian's libonnxruntime-dev, private apt state). Where that cannot
+# be done it prints why and builds nothing: plugin models then run through onnxruntime-extensions.
+.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/resize_kernel.h csrc/resize_plan.h)
+	$(PY) -m graphsurgeon_tools.runtime.ort_library build
 	@mkdir -p .build && touch $@
 
 demo: setup
