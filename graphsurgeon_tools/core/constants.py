@@ -9,8 +9,7 @@ Identity chain of any length needs no recursion), memoised across calls on one t
 and bounded: a folded subgraph has at most ``max_nodes`` nodes, reads at most
 ``max_bytes`` of constants, and an op that can expand (ConstantOfShape, Expand, Tile,
 Range) or broadcasts (Mul of a column and a row) is folded only when its output fits
-``max_bytes``, checked BEFORE it runs: by ONNX shape inference on the folded subgraph,
-or, where that leaves a shape unknown, node by node from the values computed so far.
+``max_bytes``, checked BEFORE it runs (see :mod:`graphsurgeon_tools.core.folding`).
 Anything over a bound, or that the evaluator refuses, is reported as
 ``ValueSource.RUNTIME`` with a reason. Does NOT change the model, and does NOT look into
 If/Loop bodies or model functions.
@@ -20,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from graphsurgeon_tools.core.folding import EVALUATOR_REFUSALS, UNBOUNDED_OPS, FoldTooBig, evaluate_subgraph, fold
 from graphsurgeon_tools.errors import InvalidModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
-    import onnx
     from onnx import ModelProto, NodeProto, TensorProto
 
 __all__ = [
@@ -47,18 +46,6 @@ MAX_FOLD_NODES = 64
 #: Most bytes a fold may read or make by default: a scales/sizes/shape vector needs a few bytes;
 #: 16 MiB leaves room for the odd constant table without letting a hostile model allocate much.
 DEFAULT_FOLD_BYTES = 16 << 20
-#: Ops whose output size is decided by an input's VALUE; sized before they are folded.
-_EXPANDING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range"})
-#: Elementwise ops whose output takes the broadcast of their inputs' shapes (an outer product of
-#: two small vectors is big); sized before they are folded when shape inference could not.
-_BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where",
-                           "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-                           "BitShift", "PRelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
-#: Ops whose output size cannot be bounded cheaply before running them: never folded.
-_UNBOUNDED = frozenset({"Resize", "Upsample", "Pad", "OneHot", "CenterCropPad", "Col2Im", "NonZero",
-                        "Compress", "Unique", "StringSplit", "Multinomial"})
-# What ONNX's reference evaluator raises for an op or input it cannot run.
-_EVALUATOR_REFUSALS = (RuntimeError, ValueError, TypeError, IndexError, KeyError, ArithmeticError)
 
 
 class ValueSource(str, Enum):
@@ -140,79 +127,6 @@ def constant_node_value(node: "NodeProto", model: Optional["ModelProto"] = None)
         if attr.name == "value_ints":
             return np.array(list(attr.ints), dtype=np.int64)
     return None
-
-
-def evaluate_subgraph(
-    nodes: Iterable["NodeProto"],
-    constants: dict[str, "np.ndarray"],
-    output: str,
-    opset: int,
-    opset_imports: Iterable["onnx.OperatorSetIdProto"] = (),
-) -> "np.ndarray":
-    """Run a small constant subgraph with ONNX's reference evaluator and return ``output``.
-
-    ``constants`` feeds every tensor the nodes read that they do not produce. Does NOT
-    guard against big tensors (:class:`ConstantTracer` does, before calling it). Raises
-    whatever the evaluator raises for an op it cannot run.
-    """
-    return _run_nodes(nodes, constants, [output], opset, opset_imports)[output]
-
-
-def _fold_model(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
-                opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> "ModelProto":
-    import numpy as np
-    import onnx
-
-    from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
-    inits = [onnx.numpy_helper.from_array(np.asarray(value), name) for name, value in constants.items()]
-    graph = onnx.helper.make_graph(
-        list(nodes), "fold", [], [onnx.helper.make_empty_tensor_value_info(o) for o in outputs], inits
-    )
-    imports = [op for op in opset_imports if op.domain not in DEFAULT_DOMAINS]
-    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset), *imports])
-
-
-def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
-               opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> dict[str, "np.ndarray"]:
-    return _run_model(_fold_model(nodes, constants, outputs, opset, opset_imports), outputs)
-
-
-def _run_model(model: "ModelProto", outputs: list[str]) -> dict[str, "np.ndarray"]:
-    import numpy as np
-    from onnx.reference import ReferenceEvaluator
-
-    values = ReferenceEvaluator(model).run(outputs, {})
-    return {name: np.asarray(value) for name, value in zip(outputs, values)}
-
-
-def _static_sizes_fit(model: "ModelProto", max_bytes: int) -> Optional[bool]:
-    """Whether every tensor the fold model makes fits ``max_bytes``, from ONNX shape inference
-    (C++, no data made): True / False, or None when some output's shape is not static."""
-    import onnx
-
-    from graphsurgeon_tools.core.checker import static_shape
-    from graphsurgeon_tools.core.dtypes import itemsize
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
-        return None
-    infos = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
-    for node in model.graph.node:
-        for out in node.output:
-            if not out:
-                continue
-            info = infos.get(out)
-            shape = static_shape(info)
-            if shape is None or not all(isinstance(d, int) for d in shape):
-                return None
-            count = 1
-            for dim in shape:
-                count *= dim
-            if count * itemsize(info.type.tensor_type.elem_type) > max_bytes:
-                return False
-    return True
 
 
 class ConstantTracer:
@@ -334,7 +248,7 @@ class ConstantTracer:
                 return ValueTrace(ValueSource.RUNTIME, reason=f"computed by random op {node.op_type}")
             if any(True for _ in subgraphs(node)):
                 return ValueTrace(ValueSource.RUNTIME, reason=f"computed by control flow ({node.op_type})")
-            if node.op_type in _UNBOUNDED:
+            if node.op_type in UNBOUNDED_OPS:
                 return ValueTrace(ValueSource.RUNTIME,
                                   reason=f"computed by {node.op_type}, whose output size is not bounded before it runs")
             subgraph.add(producer)
@@ -345,94 +259,14 @@ class ConstantTracer:
         constants = {t: tensor_to_array(self.initializers[t], self.model) for t in constant_names}
         nodes = [self.graph.node[i] for i in order]
         try:
-            fold = _fold_model(nodes, constants, [name], self.opset, self.model.opset_import)
-            fits = True if self.max_bytes is None else _static_sizes_fit(fold, self.max_bytes)
-            if fits is False:
-                raise _TooBig(f"constant subgraph would make a tensor over {self.max_bytes} bytes")
-            if fits is None:  # shapes not all static: size each expanding/broadcasting op as it comes
-                value = self._fold_stepwise(nodes, constants, name)
-            else:
-                value = _run_model(fold, [name])[name]
-        except _TooBig as exc:
+            value = fold(nodes, constants, name, self.opset, self.model.opset_import, self.max_bytes)
+        except FoldTooBig as exc:
             return ValueTrace(ValueSource.RUNTIME, reason=str(exc))
-        except _EVALUATOR_REFUSALS as exc:  # the reference evaluator refused: report, do not guess
+        except EVALUATOR_REFUSALS as exc:  # the reference evaluator refused: report, do not guess
             return ValueTrace(ValueSource.RUNTIME, reason=f"constant subgraph did not fold: {type(exc).__name__}")
         if self.max_bytes is not None and value.nbytes > self.max_bytes:
             return ValueTrace(ValueSource.RUNTIME, reason=f"folded value is over {self.max_bytes} bytes")
         return ValueTrace(ValueSource.FOLDED, value, tuple(order))
-
-    def _fold_stepwise(self, nodes: list["NodeProto"], constants: dict[str, Any], name: str) -> "np.ndarray":
-        """Run node by node, sizing every expanding op from its (known) inputs before it runs."""
-        values = dict(constants)
-        for node in nodes:
-            if self.max_bytes is not None and node.op_type in _EXPANDING | _BROADCASTING | {"MatMul", "Gemm"}:
-                nbytes = _expanded_nbytes(node, values)
-                if nbytes is None or nbytes > self.max_bytes:
-                    raise _TooBig(f"{node.op_type} would make over {self.max_bytes} bytes while folding")
-            reads = {k: values[k] for k in node.input if k in values}
-            outputs = [o for o in node.output if o]
-            made = _run_nodes([node], reads, outputs, self.opset, self.model.opset_import)
-            if self.max_bytes is not None and any(v.nbytes > self.max_bytes for v in made.values()):
-                raise _TooBig(f"{node.op_type} made over {self.max_bytes} bytes while folding")
-            values.update(made)
-        return values[name]
-
-
-class _TooBig(Exception):
-    """A fold that would allocate over the byte budget (internal; becomes a RUNTIME reason)."""
-
-
-def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]:
-    """Bytes an expanding op's output will take, from its input values; None when not knowable."""
-    import numpy as np
-    import onnx
-
-    from graphsurgeon_tools.core.attributes import get_attr
-
-    def value(slot: int) -> Optional[np.ndarray]:
-        return values.get(node.input[slot]) if slot < len(node.input) else None
-
-    known = [values.get(i) for i in node.input if i]
-    if node.op_type in _BROADCASTING or node.op_type in ("MatMul", "Gemm"):
-        if any(v is None for v in known) or not known:
-            return None
-        itemsize = max(v.itemsize for v in known)
-        if node.op_type in _BROADCASTING:
-            return int(np.prod(np.broadcast_shapes(*(v.shape for v in known)), dtype=np.float64)) * itemsize
-        a, b = known[0], known[1]
-        rows = a.shape[-2] if a.ndim >= 2 else 1
-        cols = b.shape[-1] if b.ndim >= 2 else 1
-        if node.op_type == "Gemm":
-            rows = a.shape[-1] if get_attr(node, "transA", 0) else rows
-            cols = b.shape[0] if get_attr(node, "transB", 0) else cols
-            return int(rows) * int(cols) * itemsize
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        return int(np.prod(batch, dtype=np.float64) * rows * cols) * itemsize
-    if node.op_type == "ConstantOfShape":
-        shape = value(0)
-        fill = get_attr(node, "value")
-        itemsize = 4 if fill is None else onnx.helper.tensor_dtype_to_np_dtype(fill.data_type).itemsize
-        return None if shape is None else int(np.prod(shape.astype(np.int64), dtype=np.float64)) * itemsize
-    if node.op_type == "Expand":
-        data, shape = value(0), value(1)
-        if data is None or shape is None:
-            return None
-        target = np.broadcast_shapes(tuple(int(d) for d in data.shape), tuple(max(int(d), 0) for d in shape)) \
-            if all(int(d) >= 0 for d in shape) else None
-        return None if target is None else int(np.prod(target, dtype=np.float64)) * data.itemsize
-    if node.op_type == "Tile":
-        data, repeats = value(0), value(1)
-        if data is None or repeats is None:
-            return None
-        return int(data.size * np.prod(repeats.astype(np.float64))) * data.itemsize
-    if node.op_type == "Range":
-        start, limit, delta = value(0), value(1), value(2)
-        if start is None or limit is None or delta is None or float(delta) == 0:
-            return None
-        count = max(float(np.ceil((float(limit) - float(start)) / float(delta))), 0.0)
-        return int(count) * np.asarray(start).itemsize
-    return None
-
 
 def _through_identity(upstream: ValueTrace, index: int) -> ValueTrace:
     if upstream.source in (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY):
