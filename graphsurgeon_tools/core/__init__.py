@@ -7,7 +7,8 @@ CLI, ``exporters`` or torch):
 - :mod:`.opsets`     default domains, ``default_opset``, opset-import edits
 - :mod:`.dtypes`     the one dtype table (ONNX element type <-> numpy dtype <-> name)
 - :mod:`.attributes` the one node-attribute reader and maker
-- :mod:`.constants`  ``tensor_to_array`` and the one constant tracer/folder (iterative, bounded)
+- :mod:`.constants`  ``tensor_to_array`` and the one constant tracer (iterative, bounded)
+- :mod:`.folding`    the budgeted evaluator the tracer folds with (sizes tensors before making them)
 - :mod:`.checker`    the ONNX checker and shape inference on weightless copies
 - :mod:`.graphs`     accept a ModelProto, a path or an ``onnx_graphsurgeon.Graph``; give back the kind given
 
