@@ -66,7 +66,7 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
     unknown = sorted(set(given) - known)
     if unknown:
         raise OnnxToolError(
-            f"inputs=: {unknown[0]!r}: the candidate has no such input (it has {', '.join(sorted(known))})"
+            f"inputs={unknown[0]}: the candidate has no such input (it has {', '.join(sorted(known))})"
         )
     rng = np.random.default_rng(seed)
     data: list[tuple[str, np.ndarray]] = []

@@ -54,9 +54,9 @@ def parse_factors(values: Iterable[Any]) -> list[float]:
         try:
             factor = float(value.lstrip("xX") if isinstance(value, str) else value)
         except (TypeError, ValueError):
-            raise InvalidScalesError(f"factor {value!r} is not a number") from None
+            raise InvalidScalesError(f"factors={value!r}: not a number") from None
         if not math.isfinite(factor) or factor <= 0:
-            raise InvalidScalesError(f"factor {value!r} is not a positive finite number")
+            raise InvalidScalesError(f"factors={value!r}: not a positive finite number")
         out.append(factor)
     if not out:
         raise UsageError("the factor sweep is empty: give at least one factor (factors=)")
