@@ -30,7 +30,7 @@ def rules_for(target: str) -> tuple[Rule, ...]:
     from graphsurgeon_tools.errors import UsageError
 
     if target not in TARGETS:
-        raise UsageError(f"unknown lint target {target!r} (choose from: {', '.join(TARGETS)})")
+        raise UsageError(f"target={target!r} is not a lint target (choose from: {', '.join(TARGETS)})")
     return tuple(rule for rule in RULES if rule.target == target)
 
 

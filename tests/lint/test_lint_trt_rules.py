@@ -139,5 +139,5 @@ def test_every_finding_serialises_with_its_rule_source_node_and_fix():
 def test_an_unknown_target_is_a_usage_error():
     from graphsurgeon_tools.errors import UsageError
 
-    with pytest.raises(UsageError, match="unknown lint target"):
+    with pytest.raises(UsageError, match="not a lint target"):
         lint_model(m.resize(inputs="float[4] s"), "tflite")

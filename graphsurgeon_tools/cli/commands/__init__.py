@@ -11,4 +11,5 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     demo,
     swap_plugin,
     export,
+    lint,
 )
