@@ -15,9 +15,11 @@ The limit, in bytes per tensor, is, in order of precedence:
    binary suffix: ``512M``, ``2G``, ``2GiB``; ``0`` turns the limit off),
 3. :data:`DEFAULT_MAX_OUTPUT_BYTES` (1 GiB).
 
-This module only does arithmetic: it never allocates, never imports onnxruntime,
-and cannot tell how much memory is free. It checks one tensor at a time; a model
-that makes many large intermediates can still use several times the limit.
+Requires: concrete shapes (the caller substitutes the sizes it will feed for symbolic dims).
+Ensures: a tensor above the limit is refused with one line naming it, its size and the limit.
+Does NOT allocate, import onnxruntime, or know how much memory is free: it only does
+arithmetic, one tensor at a time (a model that makes many large intermediates can still use
+several times the limit).
 """
 
 from __future__ import annotations
