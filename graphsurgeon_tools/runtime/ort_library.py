@@ -37,12 +37,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, Union
 
-__all__ = ["DOMAIN", "LIBRARY_NAME", "build", "header_dir", "library_path", "unavailable_reason"]
+__all__ = [
+    "DOMAIN",
+    "LIBRARY_NAME",
+    "build",
+    "header_dir",
+    "library_path",
+    "register",
+    "unavailable_reason",
+    "user_libraries",
+]
 
 DOMAIN = "trt.plugins"
 LIBRARY_NAME = "libonnxtool_ort_ops.so"
@@ -293,6 +304,51 @@ def library_path(*, allow_build: bool = True) -> Optional[Path]:
 def unavailable_reason() -> str:
     """Why :func:`library_path` returned None, in one line ("" when it did not)."""
     return _reason[0]
+
+
+# Libraries registered per SessionOptions object: ORT refuses a second registration of the
+# same library on one options object ("Domain already set in registry" / "Conflicting with a
+# registered kernel"), and callers reuse their options across make_session calls.
+_registered: "weakref.WeakKeyDictionary[Any, set[str]]" = weakref.WeakKeyDictionary()
+_registered_lock = threading.Lock()
+
+
+def register(sess_options: Any, path: Union[str, Path]) -> None:
+    """``sess_options.register_custom_ops_library(path)`` once per options object and library.
+
+    Raises UsageError naming the library when ONNX Runtime cannot load it (not a shared
+    library, no ``RegisterCustomOps``, built for an incompatible ONNX Runtime).
+    """
+    from graphsurgeon_tools.errors import UsageError
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    key = str(Path(path).resolve())
+    with _registered_lock:
+        done = _registered.setdefault(sess_options, set())
+        if key in done:
+            return
+        try:
+            sess_options.register_custom_ops_library(key)
+        except (state.Fail, state.InvalidArgument, state.RuntimeException) as exc:
+            raise UsageError(f"custom_op_libs: ONNX Runtime cannot load {path}: {str(exc).splitlines()[0]}") from None
+        done.add(key)
+
+
+def user_libraries(paths: Optional[Iterable[Union[str, Path]]]) -> list[Path]:
+    """The users' own op libraries (``custom_op_libs=``), checked to be files; UsageError otherwise."""
+    from graphsurgeon_tools.errors import UsageError
+
+    if paths is None:
+        return []
+    if isinstance(paths, (str, Path)):  # one path, not an iterable of characters
+        paths = [paths]
+    found = []
+    for item in paths:
+        path = Path(item).expanduser()
+        if not path.is_file():
+            raise UsageError(f"custom_op_libs: {item} is not a file (a shared library with RegisterCustomOps)")
+        found.append(path)
+    return found
 
 
 def _main(argv: list[str]) -> int:
