@@ -254,6 +254,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
     opset = model_opset(model)
 
     driven: dict[str, tuple[str, list[str]]] = {}  # input -> (slot kind, nodes)
+    plugin_direct: set[str] = set()  # graph inputs that ARE a plugin node's second input
     x_rank: dict[str, int] = {}
     for index, node in enumerate(graph.node):
         if not _is_resize(node):
@@ -261,6 +262,8 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         for slot, kind in _scale_slots(node, opset):
             if slot >= len(node.input) or not node.input[slot]:
                 continue
+            if node.op_type == PLUGIN_OP_TYPE:
+                plugin_direct.add(node.input[slot])
             seen: set[str] = set()
             queue = deque([node.input[slot]])
             while queue:
@@ -296,8 +299,8 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
         if len(shape) >= 2:
             layout, length = "size-tensor", None
-        elif kind == "sizes":
-            layout = "sizes"
+        elif kind == "sizes" or (info.name in plugin_direct and np.issubdtype(dtype, np.integer)):
+            layout = "sizes"  # a Resize's sizes, or the TensorRT V3 plugin form: sizes as values
         elif len(shape) == 0:
             layout, length = "factor", None
         elif length == 1:

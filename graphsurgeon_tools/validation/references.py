@@ -40,7 +40,7 @@ import onnx
 from onnx import numpy_helper
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
-from graphsurgeon_tools.validation.ports import PLUGIN_OP_TYPE
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_DEFAULTS, normalize_mode
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
 from graphsurgeon_tools.validation.sweep import Factor
 
@@ -234,15 +234,13 @@ def _plugin_oprun(domain: str) -> type:
     from onnx.reference.ops.op_resize import Resize
 
     def _run(self: Any, X: np.ndarray, second: np.ndarray, **attrs: Any) -> tuple[np.ndarray]:
-        def text(value: Any, default: str) -> str:
-            if value is None:
-                return default
-            return value.decode() if isinstance(value, bytes) else str(value)
+        def value(name: str) -> Any:
+            given = attrs.get(name)
+            if given is None:
+                return RESIZE_DEFAULTS[name]
+            return given.decode() if isinstance(given, bytes) else given
 
-        mode = text(attrs.get("mode"), "nearest")
-        if mode in ("bilinear", "bicubic"):
-            mode = mode[2:]
-        ctm = text(attrs.get("coordinate_transformation_mode"), "half_pixel")
+        ctm = str(value("coordinate_transformation_mode"))
         if attrs.get("align_corners") is not None and attrs.get("coordinate_transformation_mode") is None:
             ctm = "align_corners" if int(attrs["align_corners"]) else "half_pixel"
         second = np.asarray(second)
@@ -251,22 +249,23 @@ def _plugin_oprun(domain: str) -> type:
             scales = second.astype(np.float32)
             if scales.size < X.ndim:
                 scales = np.concatenate([np.ones(X.ndim - scales.size, np.float32), scales])
-        elif second.ndim == 1:
-            sizes = second.astype(np.int64)
-        else:
+        elif second.ndim == 1:  # output sizes as values (TensorRT V3): the last axes, or all of them
+            tail = [int(v) for v in second]
+            sizes = np.asarray(list(X.shape[: X.ndim - len(tail)]) + tail, dtype=np.int64)
+        else:  # MMDeploy's size tensor: its shape is the output H, W
             sizes = np.asarray(list(X.shape[: X.ndim - 2]) + list(second.shape[-2:]), dtype=np.int64)
         impl = Resize.__new__(Resize)
         return impl._run(
             X, None, scales, sizes,
-            antialias=int(attrs.get("antialias") or 0),
+            antialias=int(value("antialias")),
             axes=None,
             coordinate_transformation_mode=ctm,
-            cubic_coeff_a=float(attrs.get("cubic_coeff_a", -0.75) if attrs.get("cubic_coeff_a") is not None else -0.75),
-            exclude_outside=int(attrs.get("exclude_outside") or 0),
-            extrapolation_value=float(attrs.get("extrapolation_value") or 0.0),
+            cubic_coeff_a=float(value("cubic_coeff_a")),
+            exclude_outside=int(value("exclude_outside")),
+            extrapolation_value=float(value("extrapolation_value")),
             keep_aspect_ratio_policy="stretch",
-            mode=mode,
-            nearest_mode=text(attrs.get("nearest_mode"), "round_prefer_floor"),
+            mode=normalize_mode(str(value("mode"))),
+            nearest_mode=str(value("nearest_mode")),
         )
 
     return type(PLUGIN_OP_TYPE, (OpRun,), {"op_domain": domain, "_run": _run})

@@ -40,3 +40,17 @@ def test_sizes_values_resize_like_onnx_sizes(sizes: list[int], mode: str) -> Non
 def test_sizes_of_a_wrong_length_are_refused() -> None:
     with pytest.raises(ValueError, match="sizes must have 2 or rank"):
         resize_kernel(np.zeros((1, 1, 2, 2), np.float32), np.array([4, 4, 4], np.int64))
+
+
+def test_validate_feeds_the_sizes_form_and_matches_the_onnx_reference() -> None:
+    from graphsurgeon_tools.validation import validate
+    from graphsurgeon_tools.validation.ports import model_ports
+
+    model = _plugin("linear")
+    model.graph.input[0].type.tensor_type.shape.dim.extend([helper.make_tensor_value_info("a", 1, [1, 2, 8, 8])
+                                                            .type.tensor_type.shape.dim[i] for i in range(4)])
+    scale = model_ports(model).scale_inputs[0]
+    assert scale.layout == "sizes"
+    assert scale.feed(2.0, (1, 2, 8, 8)).tolist() == [1, 2, 16, 16]
+    report = validate(model, "onnx-reference", factors=[2, 3], input_size=8)
+    assert report.passed, report.summary_line()
