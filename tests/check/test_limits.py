@@ -1,4 +1,4 @@
-"""graphsurgeon_tools.limits: the output-size guard the model-running checks call before ORT allocates."""
+"""graphsurgeon_tools.check.limits: the output-size guard the model-running checks call before ORT allocates."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto
 
 from graphsurgeon_tools.errors import ExitCode, InvalidScalesError, ResourceLimitError, UsageError
-from graphsurgeon_tools.limits import (
+from graphsurgeon_tools.check.limits import (
     DEFAULT_MAX_OUTPUT_BYTES,
     ENV_VAR,
     check_output_size,
