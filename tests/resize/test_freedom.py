@@ -1,0 +1,216 @@
+"""Factor freedom (issue 10 item 4): which sites can change their factor alone, and what pins the others."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.parser
+import pytest
+
+import golden
+from graphsurgeon_tools.resize import find_resize_sites
+from graphsurgeon_tools.resize.freedom import (
+    factor_clash,
+    not_free_message,
+    runnable_factors,
+    site_freedom,
+)
+
+_HEADER = '< ir_version: 8, opset_import: ["" : 13, "custom" : 1] >'
+
+
+def _parse(body: str) -> onnx.ModelProto:
+    model = onnx.parser.parse_model(_HEADER + body)
+    onnx.checker.check_model(model, full_check=False)
+    return model
+
+
+def _neck(join: str) -> onnx.ModelProto:
+    """coarse (1x4x8x8) -> Resize x2 -> ``join`` with a lateral at 16x16 -> Relu."""
+    return _parse(f"""
+    neck (float[1,4,8,8] coarse, float[1,4,16,16] lateral) => (float[1,{8 if join == 'Concat' else 4},16,16] y)
+    <float[4] scales = {{1.0, 1.0, 2.0, 2.0}}, float[0] roi = {{}}>
+    {{
+        up = Resize <mode = "nearest"> (coarse, roi, scales)
+        joined = {join} {'<axis = 1>' if join == 'Concat' else ''} (up, lateral)
+        y = Relu (joined)
+    }}
+    """)
+
+
+def test_a_resize_whose_output_meets_nothing_is_free() -> None:
+    model = golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0))
+    before = model.SerializeToString()
+    (freedom,) = site_freedom(model).values()
+    assert model.SerializeToString() == before  # read-only
+    assert freedom.free is True and freedom.pinned_by is None
+    assert freedom.probe == (1, 3, 24, 24)  # x2 grown one step: x3
+    assert freedom.to_dict()["free"] is True and freedom.to_dict()["pinned_by"] is None
+
+
+@pytest.mark.parametrize("join, text", [
+    ("Concat", "Concat neck_Concat joins [1,4,24,24] with [1,4,16,16]"),
+    ("Add", "Add neck_Add cannot broadcast [1,4,24,24] with [1,4,16,16]"),
+])
+def test_an_upsample_meeting_a_lateral_connection_is_pinned_by_that_node(join: str, text: str) -> None:
+    model = _neck(join)
+    model.graph.node[1].name = f"neck_{join}"
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is False
+    assert freedom.pinned_by.node == f"neck_{join}" and freedom.pinned_by.op_type == join
+    assert freedom.pinned_by.shapes == ((1, 4, 24, 24), (1, 4, 16, 16))
+    assert freedom.pinned_by.describe() == text
+    assert freedom.to_dict()["pinned_by"] == text and freedom.to_dict()["pinned_node"] == f"neck_{join}"
+
+
+def test_a_reshape_to_a_shape_baked_in_the_graph_pins_the_site() -> None:
+    model = _parse("""
+    baked (float[1,4,8,8] x) => (float[1,4,256] y)
+    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}, int64[3] shape = {1, 4, 256}>
+    {
+        up = Resize <mode = "nearest"> (x, roi, scales)
+        y = Reshape (up, shape)
+    }
+    """)
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is False and freedom.pinned_by.op_type == "Reshape"
+    assert freedom.pinned_by.describe().endswith(
+        "reshapes [1,4,24,24] (2304 elements) to the shape [1,4,256] baked in the graph")
+
+
+def test_a_reshape_whose_shape_is_computed_from_shape_follows_the_factor() -> None:
+    # What the TorchScript exporter writes for x.flatten(2): Shape -> Slice -> Concat -> Reshape.
+    model = _parse("""
+    computed (float[1,4,8,8] x) => (float[1,4,?] y)
+    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}, int64[1] zero = {0}, int64[1] two = {2},
+     int64[1] minus_one = {-1}>
+    {
+        up = Resize <mode = "nearest"> (x, roi, scales)
+        shape = Shape (up)
+        head = Slice (shape, zero, two)
+        target = Concat <axis = 0> (head, minus_one)
+        y = Reshape (up, target)
+    }
+    """)
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is True
+
+
+def test_a_site_sized_from_the_lateral_is_pinned_where_it_meets_it() -> None:
+    # interpolate(x, size=lateral.shape[2:]): sizes computed at run time from the lateral's Shape.
+    model = _parse("""
+    sized (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
+    <int64[1] two = {2}, int64[1] four = {4}, int64[2] nc = {1, 4}>
+    {
+        shape = Shape (lateral)
+        hw = Slice (shape, two, four)
+        sizes = Concat <axis = 0> (nc, hw)
+        up = Resize <mode = "nearest"> (x, , , sizes)
+        y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+    (site,) = find_resize_sites(model)
+    freedom = site_freedom(model)[site.node_name or site.output_name]
+    assert freedom.free is False and freedom.pinned_by.op_type == "Concat"
+    assert freedom.pinned_by.shapes == ((1, 4, 24, 24), (1, 4, 16, 16))  # x2 -> x3
+
+
+def test_fpn_sites_are_each_pinned_by_their_own_add() -> None:
+    model = golden.fpn_model(13)
+    freedom = site_freedom(model)
+    assert [f.free for f in freedom.values()] == [False, False, False]
+    assert [f.pinned_by.node for f in freedom.values()] == ["add_0", "add_1", "add_2"]
+
+
+def test_symbolic_input_dims_are_probed_at_a_concrete_size() -> None:
+    model = golden.fpn_model(13, symbolic=True)  # batch "N"
+    assert all(f.free is False for f in site_freedom(model).values())
+    model = golden.resize_model(13, shape=(None, 3, None, None))
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is True and freedom.probe == (1, 3, 384, 384)  # 128 x3
+    (freedom,) = site_freedom(model, input_shapes={"x": (1, 3, 10, 12)}).values()
+    assert freedom.probe == (1, 3, 30, 36)
+
+
+def test_resize_18_with_axes_grows_only_its_axes() -> None:
+    model = golden.resize_model(18, scales=(2.0, 3.0), axes=(2, 3))
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is True and freedom.probe == (1, 3, 24, 32)
+
+
+def test_a_custom_op_downstream_leaves_the_site_undecided_with_the_reason() -> None:
+    model = _parse("""
+    opaque (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,4,16,16] y)
+    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
+    {
+        up = Resize <mode = "nearest"> (x, roi, scales)
+        mystery = custom.Mystery (up)
+        y = Add (mystery, lateral)
+    }
+    """)
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is None
+    assert "shapes unknown after Mystery" in freedom.reason and freedom.describe().startswith("not decided:")
+
+
+def test_scales_fed_as_graph_inputs_are_decided_when_their_values_are_given() -> None:
+    model = golden.resize_model(13, source="graph_input")
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is None and "unknown" in freedom.reason
+    scales_input = next(i.name for i in model.graph.input if i.name != "x")
+    (freedom,) = site_freedom(model, input_values={scales_input: np.array([1, 1, 2, 2], np.float32)}).values()
+    assert freedom.free is True
+
+
+def test_the_budget_bounds_the_work_and_says_so() -> None:
+    model = golden.fpn_model(13)
+    freedom = site_freedom(model, max_visits=0)
+    assert all(f.free is None and "budget" in f.reason for f in freedom.values())
+
+
+def test_many_sites_cost_one_base_pass_and_one_cone_each() -> None:
+    # 200 independent branches x -> Resize -> Add(lateral): each site's cone is one Add.
+    branches = "\n".join(f"up{i} = Resize <mode = \"nearest\"> (x, roi, scales)\n y{i} = Add (up{i}, lateral)"
+                         for i in range(200))
+    outputs = ", ".join(f"float[1,2,8,8] y{i}" for i in range(200))
+    model = _parse(f"""
+    wide (float[1,2,4,4] x, float[1,2,8,8] lateral) => ({outputs})
+    <float[4] scales = {{1.0, 1.0, 2.0, 2.0}}, float[0] roi = {{}}>
+    {{
+        {branches}
+    }}
+    """)
+    freedom = site_freedom(model, max_visits=400)  # two visits per site: its Resize, its Add
+    assert len(freedom) == 200 and all(f.free is False for f in freedom.values())
+
+
+def test_factor_clash_names_the_sweep_point_a_pinned_model_cannot_run() -> None:
+    model = _neck("Concat")
+    assert factor_clash(model, 2.0) is None  # its own factor
+    clash = factor_clash(model, 3.0)
+    assert not_free_message(3.0, clash) == "not free at x3: Concat neck_concat joins [1,4,24,24] with [1,4,16,16]" \
+        .replace("neck_concat", clash.node)
+    keep, refused = runnable_factors(model, [2.0, 3.0, 4.0])
+    assert keep == [2.0] and sorted(refused) == [3.0, 4.0]
+    assert refused[4.0].startswith("not free at x4: Concat ")
+
+
+def test_factor_clash_takes_per_site_factors_and_scales_vectors() -> None:
+    model = golden.fpn_model(13, factors=(2.0, 4.0))
+    sites = find_resize_sites(model)
+    keys = [s.node_name for s in sites]
+    assert factor_clash(model, {keys[0]: 2.0, keys[1]: 4.0}) is None
+    assert factor_clash(model, {keys[0]: [1.0, 1.0, 2.0, 2.0]}) is None
+    clash = factor_clash(model, {keys[1]: 2.0})
+    assert clash is not None and clash.node == "add_1"
+
+
+def test_a_model_whose_scales_are_inputs_is_checked_at_the_fed_factor() -> None:
+    # A make-dynamic-scale output: validate asks before it feeds x3 to every scales input.
+    model = golden.resize_model(13, source="graph_input")
+    assert factor_clash(model, 3.0) is None
+    model = _neck("Add")
+    model.graph.initializer.pop(0)  # scales -> a graph input, as make-dynamic-scale leaves it
+    model.graph.input.append(onnx.helper.make_tensor_value_info("scales", onnx.TensorProto.FLOAT, [4]))
+    assert factor_clash(model, 2.0) is None
+    assert factor_clash(model, 3.0).op_type == "Add"
