@@ -57,6 +57,14 @@ NodesOption = Annotated[
         help="Only these nodes: exact names or glob patterns (repeat or comma-separate).",
     ),
 ]
+ProfileOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--profile",
+        help="TensorRT optimisation profile SIZES:FACTORS for the written model, e.g. 32,256,512:1,2,4 "
+             "(sizes HxW or one int; min,opt,max): prints the trtexec, polygraphy and ONNX Runtime spellings.",
+    ),
+]
 ModelArgument = Annotated[Path, typer.Argument(help="The ONNX model to read (never modified).")]
 
 
@@ -81,6 +89,25 @@ def parse_factors_option(values: Optional[list[str]]) -> Optional[list[float]]:
         return parse_factors(split_csv(values) or [])
     except (InvalidScalesError, UsageError) as exc:
         raise type(exc)(f"--factors {','.join(values)}: {exc}") from None
+
+
+def check_profile_option(text: Optional[str]) -> None:
+    """Refuse (exit 2) a malformed ``--profile`` before any work is done."""
+    if text is not None:
+        from graphsurgeon_tools.profiles import parse_profile
+
+        parse_profile(text)
+
+
+def profile_lines(report: dict[str, Any]) -> list[str]:
+    """Human lines for a report's ``profile`` entry (none when ``--profile`` was not given)."""
+    profile = report.get("profile")
+    if not profile:
+        return []
+    lines = [f"trtexec    {profile['trtexec']}", f"polygraphy {profile['polygraphy']}"]
+    lines += [f"onnxruntime {key}={value}" for key, value in profile["onnxruntime"].items()]
+    lines += [f"note: {text}" for text in profile.get("notes", [])]
+    return lines
 
 
 def _json_default(value: Any) -> Any:

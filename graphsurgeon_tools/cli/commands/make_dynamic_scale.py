@@ -16,10 +16,13 @@ from graphsurgeon_tools.cli._app import (
     ModelArgument,
     NodesOption,
     OutputOption,
+    ProfileOption,
     app,
+    check_profile_option,
     emit,
     naming,
     note,
+    profile_lines,
     refuse_data_file_target,
     resolve_output,
     split_csv,
@@ -60,6 +63,7 @@ def _human(report: dict[str, Any]) -> str:
                          f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
     if report["output"]:
         lines.append(f"wrote {report['output']}")
+    lines.extend(profile_lines(report))
     return "\n".join(lines)
 
 
@@ -107,6 +111,7 @@ def make_dynamic_scale(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")
     ] = False,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Turn constant Resize/Upsample scales into graph inputs.
@@ -120,6 +125,7 @@ def make_dynamic_scale(
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
 
     target = resolve_output(model, output, in_place, default_output)
+    check_profile_option(profile)
     dims: dict[str, int] = {}
     for item in split_csv(check_dims) or []:
         name, _, value = item.partition("=")
@@ -146,6 +152,10 @@ def make_dynamic_scale(
         )
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
+    if profile is not None:
+        from graphsurgeon_tools.profiles import profile_report
+
+        report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
     if result.changed or not in_place:
         report["output"] = str(save_model(result.model, target, share_data=share_data or in_place))
     emit(report, as_json=as_json, human=_human)

@@ -13,10 +13,13 @@ from graphsurgeon_tools.cli._app import (
     ModelArgument,
     NodesOption,
     OutputOption,
+    ProfileOption,
     app,
+    check_profile_option,
     emit,
     naming,
     note,
+    profile_lines,
     refuse_data_file_target,
     resolve_output,
     split_csv,
@@ -45,6 +48,7 @@ def _human(report: dict[str, Any]) -> str:
     if not report["swapped"]:
         lines.append("nothing to " + ("restore" if report["reverse"] else "swap"))
     lines.append(f"wrote {report['output']}")
+    lines.extend(profile_lines(report))
     return "\n".join(lines)
 
 
@@ -85,6 +89,7 @@ def swap_plugin(
                                           "name (MMDeploy's layout; TensorRT-friendly) instead of computing it "
                                           "from the scales."),
     ] = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Swap Resize/Upsample nodes for DynamicTRTResize plugin nodes (or any op for any plugin, with --spec).
@@ -97,6 +102,7 @@ def swap_plugin(
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
     target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
+    check_profile_option(profile)
     if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
         raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
@@ -118,8 +124,12 @@ def swap_plugin(
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     if result.signature == "generic" and signature != "scales":
         note(f"--signature has no effect with the generic spec {result.spec_source}")
-    written = save_model(result.model, target)
     report = result.to_dict()
+    if profile is not None:
+        from graphsurgeon_tools.profiles import profile_report
+
+        report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
+    written = save_model(result.model, target)
     report["input"] = str(model)
     report["output"] = str(written)
     emit(report, as_json=as_json, human=_human)
