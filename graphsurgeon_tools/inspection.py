@@ -1,6 +1,8 @@
 """Describe a model's Resize/Upsample sites, after refusing a model that cannot be described.
 
-``inspect_model(model, nodes=...) -> InspectionReport``: what ``onnxtool inspect`` prints.
+``inspect_model(model, nodes=...) -> InspectionReport``: what ``onnxtool inspect`` prints,
+including each site's factor freedom (:mod:`graphsurgeon_tools.resize.freedom`: can its
+factor change alone, and if not, the node and shapes that pin it).
 
 Requires: a ModelProto or a path (loaded by :func:`graphsurgeon_tools.io.load_model`,
 weights left on disk).
@@ -20,7 +22,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from onnx import ModelProto
 
     from graphsurgeon_tools.resize import ResizeSite
+    from graphsurgeon_tools.resize.freedom import Freedom
 
 __all__ = ["InspectionReport", "inspect_model"]
 
@@ -38,27 +41,41 @@ class InspectionReport:
 
     ``model``: the path given, or None for a ModelProto. ``opset``: the default-domain opset.
     ``sites``: the selected :class:`~graphsurgeon_tools.resize.ResizeSite` objects, graph order.
+    ``freedom``: each selected site's :class:`~graphsurgeon_tools.resize.freedom.Freedom`, keyed by
+    node name (else output name); empty when not asked for.
     """
 
     model: Optional[str]
     opset: int
     sites: Sequence["ResizeSite"] = field(default_factory=tuple)
+    freedom: Mapping[str, "Freedom"] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able: ``{"model", "opset", "sites": [site.to_dict(), ...]}`` (the CLI's ``--json``)."""
-        return {"model": self.model, "opset": self.opset, "sites": [site.to_dict() for site in self.sites]}
+        """JSON-able: ``{"model", "opset", "sites": [site.to_dict(), ...]}`` (the CLI's ``--json``);
+        each site also carries ``free``, ``pinned_by``, ``pinned_node``, ``freedom_probe`` and
+        ``freedom_note`` when freedom was decided."""
+        sites = []
+        for site in self.sites:
+            data = site.to_dict()
+            freedom = self.freedom.get(site.node_name or site.output_name)
+            if freedom is not None:
+                data.update(freedom.to_dict())
+            sites.append(data)
+        return {"model": self.model, "opset": self.opset, "sites": sites}
 
 
 def inspect_model(
     model: Union["ModelProto", str, "os.PathLike[str]"],
     *,
     nodes: Optional[Sequence[str]] = None,
+    freedom: bool = True,
 ) -> InspectionReport:
     """Check ``model`` and list its Resize/Upsample sites.
 
     Args:
         model: a ModelProto or a path to an ONNX file.
         nodes: node or output names (exact or ``fnmatch`` globs) to keep; None keeps all.
+        freedom: decide each kept site's factor freedom (static shapes only; no ORT run).
     """
     import onnx
 
@@ -82,4 +99,9 @@ def inspect_model(
     if nodes:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
-    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites))
+    decided = {}
+    if freedom and sites:
+        from graphsurgeon_tools.resize.freedom import site_freedom
+
+        decided = site_freedom(proto, sites=sites)
+    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided)

@@ -269,7 +269,7 @@ class ShapeFlow:
                 data[name] = onnx.numpy_helper.from_array(tensor.value, name)
         try:
             result = onnx.shape_inference.infer_node_outputs(schema, node, types, data)
-        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError) as exc:
+        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError, KeyError) as exc:
             detail = " ".join(str(exc).split())
             detail = detail.replace("[ShapeInferenceError] ", "").replace("[TypeInferenceError] ", "")
             shapes = tuple(t.shape for t in inputs if t.shape is not None)

@@ -214,3 +214,19 @@ def test_a_model_whose_scales_are_inputs_is_checked_at_the_fed_factor() -> None:
     model.graph.input.append(onnx.helper.make_tensor_value_info("scales", onnx.TensorProto.FLOAT, [4]))
     assert factor_clash(model, 2.0) is None
     assert factor_clash(model, 3.0).op_type == "Add"
+
+
+def test_inspect_reports_each_site_free_or_pinned() -> None:
+    from graphsurgeon_tools.inspection import inspect_model
+
+    model = _neck("Concat")
+    model.graph.node[0].name = "up"
+    model.graph.node[1].name = "neck_concat"
+    (site,) = inspect_model(model).to_dict()["sites"]
+    assert site["free"] is False and site["pinned_node"] == "neck_concat"
+    assert site["pinned_by"] == "Concat neck_concat joins [1,4,24,24] with [1,4,16,16]"
+    assert site["freedom_probe"] == [1, 4, 24, 24]
+    (site,) = inspect_model(golden.resize_model(13)).to_dict()["sites"]
+    assert site["free"] is True and site["pinned_by"] is None
+    (site,) = inspect_model(model, freedom=False).to_dict()["sites"]
+    assert "free" not in site
