@@ -64,6 +64,7 @@ FLAGS: dict[str, Flag] = {
     "input_size": Flag("--input-size"),
     "diagnose": Flag("--diagnose", "--no-diagnose"),
     "junit": Flag("--junit"),
+    "custom_op_libs": Flag("--custom-op-lib"),
     # shared by the model-writing commands
     "output": Flag("--output"),
     "in_place": Flag("--in-place"),
@@ -114,6 +115,8 @@ def _spell(match: "re.Match[str]") -> str:
 
 def to_flags(message: str) -> str:
     """``'shared=True needs equal scales'`` -> ``'--shared needs equal scales'``."""
+    if "=" not in message:  # most report strings: skip the regex
+        return message
     return _KEYWORD.sub(_spell, message)
 
 
