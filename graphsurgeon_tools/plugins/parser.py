@@ -1,7 +1,8 @@
-"""Plugin specs from TOML: read, validate every key and type, build a :class:`~.model.PluginSpec`.
+"""Plugin specs from TOML: read, validate every key, type and range, build a :class:`~.model.PluginSpec`.
 
-Every problem is one :class:`~.model.InvalidSpecError` line naming the file and the key.
-Does NOT apply a spec to a model.
+Every problem is one :class:`~.model.InvalidSpecError` line naming the file and the key; the
+bounds themselves live in :mod:`.schema`. A spec that parses is complete: the swap never
+meets a value it cannot use. Does NOT apply a spec to a model.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from graphsurgeon_tools.core import dtypes
+from graphsurgeon_tools.plugins import schema
 from graphsurgeon_tools.plugins.model import (
     BUILTIN_SPECS,
     AttributeRules,
@@ -64,6 +66,14 @@ def parse_spec(text: str, *, source: str = "<memory>") -> PluginSpec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidSpecError(f"plugin spec {source} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays/inline tables recursively
+        raise InvalidSpecError(
+            f"plugin spec {source}: arrays or tables nest deeper than the {schema.MAX_DEPTH} levels a spec uses"
+        ) from None
+    if schema.nesting_depth(data) > schema.MAX_DEPTH:
+        raise InvalidSpecError(
+            f"plugin spec {source}: arrays or tables nest deeper than the {schema.MAX_DEPTH} levels a spec uses"
+        )
     return _Parser(source).spec(data)
 
 
@@ -87,6 +97,9 @@ class _Parser:
             raise self.fail(where, f"expected a string, got {value!r}")
         if not value and not empty:
             raise self.fail(where, "must not be empty")
+        limit = schema.MAX_NAME_LENGTH if ident else 16 * schema.MAX_NAME_LENGTH
+        if len(value) > limit:
+            raise self.fail(where, f"a string of {len(value)} characters (at most {limit})")
         if ident and value and not _IDENT.match(value):
             raise self.fail(where, f"{value!r} is not a valid name")
         return value
@@ -98,11 +111,18 @@ class _Parser:
         return tuple(self.string(item, where) for item in items)
 
     def scalar(self, value: Any, where: str) -> Any:
-        if isinstance(value, (bool, int, float, str)):
-            return int(value) if isinstance(value, bool) else value
-        if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-            return list(value)
-        raise self.fail(where, f"attribute values must be int, float, string or a list of numbers, got {value!r}")
+        problem = schema.attribute_value_problem(value)
+        if problem:
+            raise self.fail(where, problem)
+        if isinstance(value, str):
+            self.string(value, where, empty=True)
+        return int(value) if isinstance(value, bool) else (list(value) if isinstance(value, list) else value)
+
+    def keys(self, table: dict[str, Any], where: str) -> dict[str, Any]:
+        """A table whose keys are attribute (or input) names."""
+        for key in table:
+            self.string(key, where, ident=True)
+        return table
 
     def dtype(self, value: Any, where: str) -> str:
         if value not in _DTYPES:
@@ -112,20 +132,25 @@ class _Parser:
     def ref(self, value: Any, where: str) -> InputRef:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise self.fail(where, f"an input is named by index or schema name, got {value!r}")
-        if isinstance(value, int) and value < 0:
-            raise self.fail(where, f"input index must be >= 0, got {value}")
-        if isinstance(value, str):
-            if value.isdigit():
-                return int(value)
-            self.string(value, where, ident=True)
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, int):
+            problem = schema.index_problem(value)
+            if problem:
+                raise self.fail(where, problem)
+            return value
+        self.string(value, where, ident=True)
         return value
 
-    def dims(self, value: Any, where: str) -> tuple[Union[int, str], ...]:
-        if not isinstance(value, list) or not all(
-            (isinstance(d, int) and not isinstance(d, bool) and d >= 0) or (isinstance(d, str) and d)
-            for d in value
-        ):
+    def dims(self, value: Any, where: str, *, named: bool = True) -> tuple[Union[int, str], ...]:
+        if not isinstance(value, list):
             raise self.fail(where, f"a shape is a list of non-negative ints or dim names, got {value!r}")
+        if len(value) > schema.MAX_RANK:
+            raise self.fail(where, f"rank {len(value)} is above {schema.MAX_RANK}")
+        for dim in value:
+            problem = schema.dim_problem(dim, named=named)
+            if problem:
+                raise self.fail(where, problem)
         return tuple(value)
 
     def spec(self, data: dict[str, Any]) -> PluginSpec:
@@ -152,8 +177,11 @@ class _Parser:
         match = self.table(data["match"], "[match]", ("op_type", "name", "attributes"))
         if "op_type" not in match:
             raise self.fail("[match]", "missing op_type (which ONNX op to replace)")
+        raw_conditions = match.get("attributes", {})
+        if not isinstance(raw_conditions, dict):
+            raise self.fail("[match.attributes]", f"expected a table attr = value, got {raw_conditions!r}")
         conditions = {}
-        for name, allowed in self.table(match.get("attributes", {}), "[match.attributes]", tuple(match.get("attributes", {}))).items():
+        for name, allowed in self.keys(raw_conditions, "[match.attributes]").items():
             values = allowed if isinstance(allowed, list) else [allowed]
             if not values:
                 raise self.fail(f"[match.attributes].{name}", "an empty list matches nothing")
@@ -179,7 +207,7 @@ class _Parser:
             self.ref(key, "[inputs].to_attributes"): self.string(value, f"[inputs].to_attributes.{key}", ident=True)
             for key, value in to_attrs_raw.items()
         }
-        extras = []
+        extras: list[ExtraInput] = []
         raw_extras = inputs_table.get("extra", [])
         if not isinstance(raw_extras, list):
             raise self.fail("[[inputs.extra]]", "expected an array of tables")
@@ -191,28 +219,25 @@ class _Parser:
                 raise self.fail(where, f"kind must be 'constant' or 'graph_input', got {kind!r}")
             if "name" not in item or "dtype" not in item:
                 raise self.fail(where, "needs name and dtype")
+            name = self.string(item["name"], f"{where}.name", ident=True)
+            if any(extra.name == name for extra in extras):
+                raise self.fail(f"{where}.name", f"{name!r} is already the name of an earlier extra input")
+            dtype = self.dtype(item["dtype"], f"{where}.dtype")
             value = item.get("value")
+            if kind == "constant" and "shape" in item and isinstance(item["shape"], list) and any(
+                    isinstance(d, str) for d in item["shape"]):
+                raise self.fail(where, "a constant's shape must be all ints")
+            shape = self.dims(item["shape"], f"{where}.shape", named=kind == "graph_input") if "shape" in item else None
             if kind == "constant":
                 if value is None:
                     raise self.fail(where, "a constant extra input needs a value")
-                flat = value if isinstance(value, list) else [value]
-                if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
-                    raise self.fail(where, f"value must be a number or a flat list of numbers, got {value!r}")
-                value = tuple(flat)
+                problem = schema.constant_problem(value, dtype, shape)
+                if problem:
+                    raise self.fail(f"{where}.value", problem)
+                value = tuple(value if isinstance(value, list) else [value])
             elif value is not None:
                 raise self.fail(where, "a graph_input extra input takes no value")
-            shape = self.dims(item["shape"], f"{where}.shape") if "shape" in item else None
-            if kind == "constant" and shape is not None and any(isinstance(d, str) for d in shape):
-                raise self.fail(where, "a constant's shape must be all ints")
-            extras.append(
-                ExtraInput(
-                    name=self.string(item["name"], f"{where}.name", ident=True),
-                    kind=kind,
-                    dtype=self.dtype(item["dtype"], f"{where}.dtype"),
-                    value=value,
-                    shape=shape,
-                )
-            )
+            extras.append(ExtraInput(name=name, kind=kind, dtype=dtype, value=value, shape=shape))
 
         attributes = self.attributes(data.get("attributes", {}))
         outputs = []
@@ -226,13 +251,16 @@ class _Parser:
                 raise self.fail(where, "give exactly one of type = \"same_as_input:N\" or dtype")
             same = None
             if "type" in item:
-                m = re.fullmatch(r"same_as_input:(\d+)", str(item["type"]))
+                m = re.fullmatch(r"same_as_input:([0-9]{1,6})", item["type"]) if isinstance(item["type"], str) else None
                 if not m:
                     raise self.fail(where, f"type must look like 'same_as_input:0', got {item['type']!r}")
                 same = int(m.group(1))
+                problem = schema.index_problem(same)
+                if problem:
+                    raise self.fail(f"{where}.type", problem)
             rank = item.get("rank")
-            if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
-                raise self.fail(where, f"rank must be a non-negative int, got {rank!r}")
+            if rank is not None and (not schema.is_int(rank) or not 0 <= rank <= schema.MAX_RANK):
+                raise self.fail(where, f"rank must be an int in [0, {schema.MAX_RANK}], got {rank!r}")
             shape = self.dims(item["shape"], f"{where}.shape") if "shape" in item else None
             if shape is not None and rank is not None and len(shape) != rank:
                 raise self.fail(where, f"shape has {len(shape)} dims but rank is {rank}")
@@ -274,7 +302,7 @@ class _Parser:
             value = table.get(key, {})
             if not isinstance(value, dict):
                 raise self.fail(f"[attributes.{key}]", "expected a table")
-            return value
+            return self.keys(value, f"[attributes.{key}]")
 
         values = {}
         for name, table_map in mapping("values").items():
@@ -293,6 +321,10 @@ class _Parser:
         rename = {
             k: self.string(v, f"[attributes.rename].{k}", ident=True) for k, v in mapping("rename").items()
         }
+        targets = list(rename.values())
+        twice = sorted({t for t in targets if targets.count(t) > 1})
+        if twice:
+            raise self.fail("[attributes.rename]", f"several attributes renamed to {twice[0]!r}")
         defaults = {k: self.scalar(v, f"[attributes.defaults].{k}") for k, v in mapping("defaults").items()}
         forced = {k: self.scalar(v, f"[attributes.set].{k}") for k, v in mapping("set").items()}
         clash = reserved & (set(rename.values()) | set(defaults) | set(forced) | set(derive))
@@ -313,4 +345,7 @@ class _Parser:
     def listish(self, value: Any, key: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(f"[attributes].{key}", f"expected a list of attribute names, got {value!r}")
+        if not value:
+            hint = "; copy = false starts from no attributes" if key == "keep" else "; leave the key out"
+            raise self.fail(f"[attributes].{key}", "an empty list" + hint)
         return value
