@@ -4,19 +4,26 @@
   feeds (symbolic dims 1 at axis 0, :data:`DEFAULT_DIM` elsewhere; floats uniform [-1, 1)).
 * :func:`load_user_array` / :func:`conform_array` / :func:`random_input`: what ``validate``
   feeds (a user's ``.npy`` or array checked against the graph input; else uniform [0, 1)).
+* :func:`conform_scale_input`: a user's array for a scale input (``validate``'s ``inputs=``):
+  numeric, finite, positive (sizes: whole, non-negative), and the output it asks for within
+  the output size limit, like a swept factor.
 * :func:`guard_output_sizes`: refuse, before ORT allocates, tensors shape inference can pin
-  down above the output size limit (:mod:`graphsurgeon_tools.check.limits`).
+  down above the output size limit (:mod:`graphsurgeon_tools.check.limits`); fixed input
+  values (``values=``) count as constants there.
 
 Requires: a ModelProto (the shapes/feeds) or a graph input's declared shape and dtype.
 Ensures: arrays of the declared rank, static dims and dtype (floats cast, with a note), or an
 :class:`OnnxToolError` naming the input. Does NOT run any model; never unpickles (``.npy``
-files are loaded with ``allow_pickle=False``).
+files are loaded with ``allow_pickle=False``) and never opens a FIFO or device (``os.stat``
+first: a FIFO would block forever, ``/dev/zero`` never ends).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
+import stat
 import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -25,9 +32,9 @@ import numpy as np
 import onnx
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.limits import check_output_size
+from graphsurgeon_tools.check.limits import check_output_size, resized_shape
 from graphsurgeon_tools.core.dtypes import np_dtype
-from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -35,6 +42,7 @@ __all__ = [
     "InputLike",
     "concrete_input_shapes",
     "conform_array",
+    "conform_scale_input",
     "guard_output_sizes",
     "load_user_array",
     "random_feeds",
@@ -99,12 +107,14 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
 
 
 def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_bytes: Optional[int],
-                       *, what: str = "check") -> None:
+                       *, what: str = "check", values: Optional[Mapping[str, np.ndarray]] = None) -> None:
     """Refuse (ResourceLimitError) before ORT allocates a tensor above the configured limit.
 
     ``shapes``: the concrete input shapes the run will feed; every tensor shape inference can
-    then pin down is checked (``what`` starts the message: name the file there). Tensors whose
-    size depends on run-time values (scales fed as inputs) are the caller's to check.
+    then pin down is checked (``what`` starts the message: name the file there). ``values``:
+    inputs whose values are fixed for the run (a user's scales); they become constants for
+    shape inference, so the Resize sizes they decide are checked too. Tensors whose size
+    depends on other run-time values (swept scales) are the caller's to check.
     """
     from graphsurgeon_tools.core.checker import weightless_copy
 
@@ -115,6 +125,12 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
         if elem_types.get(name):
             check_output_size(shape, elem_types[name], limit=max_output_bytes, what=f"{what}: input {name!r}")
     skeleton = weightless_copy(model)
+    fixed = {name: np.asarray(value) for name, value in (values or {}).items() if np.asarray(value).size <= 64}
+    if fixed:
+        kept = [inp for inp in skeleton.graph.input if inp.name not in fixed]
+        del skeleton.graph.input[:]
+        skeleton.graph.input.extend(kept)
+        skeleton.graph.initializer.extend(onnx.numpy_helper.from_array(v, name) for name, v in fixed.items())
     for inp in skeleton.graph.input:
         if inp.name in shapes:
             inp.type.tensor_type.ClearField("shape")
@@ -143,6 +159,7 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     if isinstance(value, np.ndarray):
         return value, "array"
     path = Path(value)
+    _refuse_special_file(name, path)
     try:
         array = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -157,6 +174,84 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     if not isinstance(array, np.ndarray):
         raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
     return array, str(path)
+
+
+def _refuse_special_file(name: str, path: Path) -> None:
+    """A .npy argument must be a regular file: np.load on a FIFO blocks, on /dev/zero never ends."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
+    except OSError as exc:  # ELOOP, ENAMETOOLONG, EACCES on a folder above
+        raise OnnxToolError(f"input {name!r}: cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise OnnxToolError(f"input {name!r}: {path} is a directory, not a .npy file")
+    if not stat.S_ISREG(info.st_mode):
+        raise OnnxToolError(f"input {name!r}: {path} is not a regular file (a FIFO, device or socket)")
+
+
+# Scale-input layouts (validation.ports.ScaleInput.layout) whose values are resize factors.
+_FACTOR_LAYOUTS = ("scales", "pair", "factor")
+
+
+def conform_scale_input(port: Any, array: np.ndarray, source: str, data_shapes: Sequence[Sequence[int]],
+                        *, limit: Optional[int] = None, what: str = "validate") -> np.ndarray:
+    """A user's array for a scale input, checked as a swept factor is, cast to the input's dtype.
+
+    Args:
+        port: the scale input (``.name``, ``.layout``, ``.dtype``; see validation.ports.ScaleInput).
+        array: the user's array; source: where it came from (a path, for messages).
+        data_shapes: the shapes of the data inputs the run feeds (what the scales resize).
+        limit: the output size limit (see :mod:`graphsurgeon_tools.check.limits`); what: message prefix.
+
+    Raises :class:`InvalidScalesError` (exit 3) for non-numeric arrays (strings, objects, bools),
+    NaN, infinite, zero or negative factors, and sizes that are not whole non-negative numbers;
+    :class:`ResourceLimitError` when an output they ask for is above the limit.
+    """
+    name, layout = port.name, port.layout
+    where = f"input {name!r} from {source}"
+    if array.dtype.kind not in "fiu":
+        raise InvalidScalesError(f"{where}: dtype {array.dtype} is not numeric; a scale input takes numbers")
+    if layout == "size-tensor":  # only its shape is read: that shape is the output's
+        check_output_size(array.shape, "float32", limit=limit, what=f"{what}: {where}: the output it asks for")
+        return np.zeros(array.shape, dtype=port.dtype)
+    values = array.astype(np.float64).reshape(-1)
+    bad = values[~np.isfinite(values)]
+    if bad.size:
+        raise InvalidScalesError(f"{where}: {bad[0]} in {_short(values)} is not a finite number")
+    if layout in _FACTOR_LAYOUTS and (values <= 0).any():
+        raise InvalidScalesError(f"{where}: {values[values <= 0][0]} in {_short(values)} is not a positive scale")
+    if layout == "sizes" and ((values < 0).any() or (values != np.floor(values)).any()):
+        raise InvalidScalesError(f"{where}: sizes {_short(values)} must be whole non-negative numbers")
+    for shape in data_shapes:
+        out = _output_shape(layout, list(shape), values)
+        if out is not None:
+            check_output_size(out, "float32", limit=limit, what=f"{what}: {where}: the output it asks for")
+    return np.asarray(array.astype(np.float64) if layout == "sizes" else array).astype(port.dtype)
+
+
+def _short(values: np.ndarray) -> str:
+    shown = ", ".join(f"{v:g}" for v in values[:8])
+    return f"[{shown}{', ...' if values.size > 8 else ''}]"
+
+
+def _output_shape(layout: str, shape: list[int], values: np.ndarray) -> Optional[tuple[float, ...]]:
+    """The output a data input of ``shape`` gets from these scale values, or None when they cannot apply."""
+    rank, count = len(shape), int(values.size)
+    if rank == 0 or count == 0:
+        return None
+    spatial = max(rank - 2, 1)
+    if layout == "sizes":
+        if count > rank:
+            return None
+        return tuple(shape[: rank - count]) + tuple(float(v) if v > 2**62 else int(v) for v in values)
+    if layout == "factor":
+        scales = [1.0] * (rank - spatial) + [float(values[0])] * spatial
+    elif count <= rank:
+        scales = [1.0] * (rank - count) + [float(v) for v in values]
+    else:
+        return None
+    return resized_shape(shape, scales) if all(math.isfinite(s) for s in scales) else None
 
 
 def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.dtype, source: str,
