@@ -36,10 +36,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Clash", "Freedom", "factor_clash", "not_free_message", "runnable_factors", "site_freedom", "site_key"]
 
-#: Node visits all per-site passes together may make, at least (a site's cone is re-run once).
-MIN_VISITS = 200_000
+#: Node visits all per-site passes together may make, at least (a site's cone is re-run once;
+#: ~20-50 us a visit, so the default bound is about a second plus the base pass).
+MIN_VISITS = 20_000
 #: ... or this many times the node count, whichever is larger.
-VISITS_PER_NODE = 20
+VISITS_PER_NODE = 2
 
 
 @dataclass(frozen=True)
@@ -128,9 +129,11 @@ def site_freedom(
             :data:`MIN_VISITS` and :data:`VISITS_PER_NODE` x nodes).
     """
     proto, found, flow = _prepare(model, sites, input_shapes, input_values)
-    budget = [max_visits if max_visits is not None else max(MIN_VISITS, VISITS_PER_NODE * len(proto.graph.node))]
+    limit = max_visits if max_visits is not None else max(MIN_VISITS, VISITS_PER_NODE * len(proto.graph.node))
+    budget = [limit]
     answer: dict[str, Freedom] = {}
-    for site in found:
+    # Last sites first: their cones are the smallest, so a spent budget leaves the fewest undecided.
+    for site in reversed(found):
         key = site_key(site)
         if flow.base_clash is not None:
             answer[key] = Freedom(key, None, reason="the model's own shapes clash at the probe input shape "
@@ -149,8 +152,8 @@ def site_freedom(
         try:
             clash, lost = flow.downstream({site.node_index: lambda _inputs, t=grown: t}, budget=budget)
         except BudgetSpent:
-            answer[key] = Freedom(key, None, probe=probe, reason="analysis budget spent "
-                                  f"(max_visits={budget[0] if max_visits is None else max_visits})")
+            answer[key] = Freedom(key, None, probe=probe, reason=f"analysis budget spent (max_visits={limit}; "
+                                  "raise it to decide more sites)")
             continue
         if clash is not None:
             answer[key] = Freedom(key, False, pinned_by=clash, probe=probe)
@@ -158,7 +161,7 @@ def site_freedom(
             answer[key] = Freedom(key, None, probe=probe, reason=f"shapes unknown after {lost}")
         else:
             answer[key] = Freedom(key, True, probe=probe)
-    return answer
+    return {site_key(site): answer[site_key(site)] for site in found}
 
 
 def factor_clash(

@@ -252,6 +252,9 @@ class ShapeFlow:
             except KeyError:
                 elem = 0
             return {node.output[0]: Tensor(elem, tuple(int(d) for d in value.shape), value)}
+        quick = _quick(node, inputs)
+        if quick is not None:
+            return {node.output[0]: quick}
         if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
             return {}
         schema = self._schema(node)
@@ -282,6 +285,41 @@ class ShapeFlow:
 
 class BudgetSpent(Exception):
     """The shared node-visit budget of :meth:`ShapeFlow.downstream` is spent."""
+
+
+#: Ops whose one output has their first input's shape and type (Cast: the type it casts to).
+_SAME_SHAPE = frozenset({"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
+                         "Gelu", "Erf", "Exp", "Log", "Abs", "Neg", "Sqrt", "Softplus", "Softsign", "Identity",
+                         "Clip", "Mish", "Softmax", "LogSoftmax", "Floor", "Ceil", "Round", "Sign", "Reciprocal",
+                         "Sin", "Cos", "Not", "Cast", "BatchNormalization", "InstanceNormalization"})
+_COMPARISONS = frozenset({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
+
+
+def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
+    """The output of the commonest ops without a call into ONNX (most of a cone's visits)."""
+    if node.domain not in ("", "ai.onnx") or len(node.output) != 1 or not inputs:
+        return None
+    op = node.op_type
+    if op in _SAME_SHAPE and inputs[0].static and inputs[0].elem:
+        elem = inputs[0].elem
+        if op == "Cast":
+            from graphsurgeon_tools.core.attributes import get_attr
+
+            elem = int(get_attr(node, "to", 0))
+        return Tensor(elem, inputs[0].shape) if elem else None
+    if op in BROADCASTING and op != "Where" and len(inputs) >= 2 and all(t.static and t.elem for t in inputs):
+        rank = max(len(t.shape) for t in inputs)
+        dims = [1] * rank
+        for t in inputs:
+            for i, d in enumerate(t.shape, rank - len(t.shape)):
+                if d != 1:
+                    if dims[i] not in (1, d):
+                        return None  # a clash: _clash has said so already
+                    dims[i] = d
+        from onnx import TensorProto
+
+        return Tensor(TensorProto.BOOL if op in _COMPARISONS else inputs[0].elem, tuple(dims))
+    return None
 
 
 def _from_type(type_proto: Any) -> Tensor:
