@@ -19,7 +19,8 @@ graph. Ensures: decided from the graph alone (no ONNX Runtime, no weights read b
 small initializers); one base pass, then one pass per site over its downstream cone at
 most, all within ``max_visits`` node visits (sites past it are undecided, ``free=None``).
 Does NOT change the model, and does NOT decide sites whose shapes it cannot follow (a
-custom-domain op or an If/Loop downstream makes the answer ``None`` with the reason).
+custom-domain op or an If/Loop downstream, or a site inside an If/Loop body or a function,
+makes the answer ``None`` with the reason).
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ def site_key(site: "ResizeSite") -> str:
     return site.node_name or site.output_name
 
 
+def _in_main_graph(site: "ResizeSite") -> bool:
+    from graphsurgeon_tools.resize.sites import MAIN_GRAPH
+
+    return getattr(site, "scope", MAIN_GRAPH) == MAIN_GRAPH
+
+
 def not_free_message(factor: float, clash: Clash) -> str:
     """The sweep-point wording: ``not free at x3: Concat /neck/Concat_1 joins [...] with [...]``."""
     return f"not free at x{factor:g}: {clash.describe()}"
@@ -135,6 +142,9 @@ def site_freedom(
     # Last sites first: their cones are the smallest, so a spent budget leaves the fewest undecided.
     for site in reversed(found):
         key = site_key(site)
+        if not _in_main_graph(site):
+            answer[key] = Freedom(key, None, reason=f"inside {site.scope}: decided for main-graph sites only")
+            continue
         if flow.base_clash is not None:
             answer[key] = Freedom(key, None, reason="the model's own shapes clash at the probe input shape "
                                   f"({flow.base_clash.describe()}); give input_shapes=")
@@ -190,7 +200,7 @@ def factor_clash(
     wanted = {site_key(s): factor for s in found} if not isinstance(factor, Mapping) else dict(factor)
     overrides = {}
     for site in found:
-        if site_key(site) not in wanted:
+        if site_key(site) not in wanted or not _in_main_graph(site):
             continue
         value = wanted[site_key(site)]
         out = flow.base.get(site.output_name, Tensor()).shape

@@ -230,3 +230,12 @@ def test_inspect_reports_each_site_free_or_pinned() -> None:
     assert site["free"] is True and site["pinned_by"] is None
     (site,) = inspect_model(model, freedom=False).to_dict()["sites"]
     assert "free" not in site
+
+
+def test_a_site_inside_a_body_is_left_undecided_with_where_it_lives() -> None:
+    import dataclasses
+
+    (site,) = find_resize_sites(golden.resize_model(13))
+    nested = dataclasses.replace(site, scope="If 'branch' then_branch")
+    (freedom,) = site_freedom(golden.resize_model(13), sites=[nested]).values()
+    assert freedom.free is None and "inside If 'branch' then_branch" in freedom.reason
