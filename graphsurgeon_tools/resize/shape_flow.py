@@ -106,11 +106,13 @@ class ShapeFlow:
         model: the model (read, never changed).
         input_shapes: shapes for graph inputs (by name) instead of the probe.
         input_values: values for small graph inputs (e.g. the scales a dynamic model is fed).
-        probe_dims: (batch, other) sizes given to graph-input dims that are not positive integers.
+        probe_dims: (batch, other) sizes given to graph-input dims that are not positive integers;
+            None leaves them unknown (then only what holds for every input size is computed).
     """
 
     def __init__(self, model: "ModelProto", *, input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                 input_values: Optional[Mapping[str, Any]] = None, probe_dims: tuple[int, int] = (1, 128)) -> None:
+                 input_values: Optional[Mapping[str, Any]] = None,
+                 probe_dims: Optional[tuple[int, int]] = (1, 128)) -> None:
         from graphsurgeon_tools.core.graph import consumers
         from graphsurgeon_tools.core.opsets import default_opset
 
@@ -131,7 +133,7 @@ class ShapeFlow:
         self._run_base()
 
     # -- the base pass -------------------------------------------------------------------
-    def _seed(self, input_shapes: Mapping[str, Sequence[int]], probe: tuple[int, int]) -> None:
+    def _seed(self, input_shapes: Mapping[str, Sequence[int]], probe: Optional[tuple[int, int]]) -> None:
         from graphsurgeon_tools.core.constants import tensor_to_array
         from graphsurgeon_tools.errors import InvalidModelError
 
@@ -154,7 +156,7 @@ class ShapeFlow:
                 shape: Optional[tuple] = tuple(int(d) for d in input_shapes[info.name])
             elif tensor_type.HasField("shape"):
                 shape = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0
-                              else (probe[0] if axis == 0 else probe[1])
+                              else None if probe is None else (probe[0] if axis == 0 else probe[1])
                               for axis, d in enumerate(tensor_type.shape.dim))
             else:
                 shape = None
