@@ -74,10 +74,8 @@ def remove_temps(made: Iterable[Path]) -> None:
         _ACTIVE.discard(tmp)
         try:
             tmp.unlink()
-        except FileNotFoundError:
+        except OSError:  # gone already, or not removable now: the next sweep of the folder retries
             pass
-        except OSError:
-            pass  # best effort: the next sweep of the folder removes it once we are gone
 
 
 def _pid_alive(pid: int) -> bool:
@@ -154,9 +152,10 @@ def write_temp(folder: Path, name: str, data: bytes, made: list[Path]) -> Path:
     return tmp
 
 
-# copy_file_range cannot serve these (other file system on old kernels, a file system or
-# kernel without it, special files); sendfile, then a user-space loop, can.
-_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM}
+# copy_file_range cannot serve these (EXDEV: another file system on kernels before 5.3;
+# ENOSYS/EOPNOTSUPP: a kernel or file system without it; EINVAL: special files; EPERM: container
+# seccomp filters that refuse unknown syscalls); sendfile, then a user-space loop, can.
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM}
 _CHUNK = 1 << 30
 
 
@@ -164,7 +163,7 @@ def copy_file(source: Path, dest: Path) -> None:
     """Copy ``source`` into the existing empty file ``dest`` at the kernel's speed, like ``cp``.
 
     ``os.copy_file_range`` first (in the kernel, no user-space buffer; reflinks where the file
-    system can), looped until the whole file is copied; on EXDEV/ENOSYS/EINVAL/EOPNOTSUPP
+    system can), looped until the whole file is copied; on EXDEV/ENOSYS/EINVAL/EOPNOTSUPP/EPERM
     ``os.sendfile``, then ``shutil.copyfileobj``. Constant memory. Other OSErrors (disk full,
     I/O error) propagate.
     """
