@@ -271,8 +271,18 @@ def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.
     if array.dtype != dtype:
         if np.issubdtype(array.dtype, np.floating) and np.issubdtype(dtype, np.floating):
             notes.append(f"input {name!r}: cast {array.dtype} from {source} to {dtype}")
-            array = array.astype(dtype)
+            with np.errstate(over="ignore"):  # overflow is refused below, not printed as a warning
+                cast = array.astype(dtype)
+            overflow = np.isinf(cast) & np.isfinite(array)
+            if overflow.any():
+                raise OnnxToolError(f"input {name!r} from {source}: {array[overflow].flat[0]:g} does not fit "
+                                    f"{dtype} (the model's input type)")
+            array = cast
         elif np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            if array.size and (array.min() < info.min or array.max() > info.max):
+                raise OnnxToolError(f"input {name!r} from {source}: values outside {dtype}'s range "
+                                    f"[{info.min}, {info.max}]")
             array = array.astype(dtype)
         else:
             raise OnnxToolError(f"input {name!r} from {source}: dtype {array.dtype}, the model expects {dtype}")
