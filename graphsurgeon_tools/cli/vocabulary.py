@@ -42,6 +42,8 @@ FLAGS: dict[str, Flag] = {
     "from_sizes": Flag("--from-sizes"),
     "layout": Flag("--layout"),
     "simplify": Flag("--simplify"),
+    "inline_functions": Flag("--inline-functions"),
+    "only_free": Flag("--only-free"),
     "check": Flag("--check", "--no-check"),
     "check_dims": Flag("--check-dims"),
     "share_data": Flag("--share-data"),
@@ -83,6 +85,7 @@ REASON_HINTS: dict[str, str] = {
     "no-match": "--nodes with a pattern that matches (inspect lists the sites)",
     "unequal-scales": "drop --shared (one input per site)",
     "constant-scales": "drop --keep-constant",
+    "in-function": "--inline-functions (inlines model-local functions first)",
 }
 
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""

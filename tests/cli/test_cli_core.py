@@ -267,3 +267,28 @@ def test_short_weights_are_refused(run_cli, save_model_file) -> None:
     result = run_cli("make-dynamic-scale", path)
     # (weights under 1 MiB are checked by the ONNX checker; bigger ones are not read at all)
     assert result.code == 3 and "tensor name: w) raw_data size (10 bytes) is too small" in result.err, result.err
+
+
+# ----------------------------------------------------------------------------- nested sites
+
+
+def test_inspect_says_where_a_nested_site_lives(run_cli, save_model_file) -> None:
+    from hostile import nested
+
+    path = save_model_file(nested.if_model(then_scales=(1, 1, 2, 2), else_scales=(1, 1, 3, 3)))
+    result = run_cli("inspect", path)
+    assert result.code == 0, result.err
+    assert "    in If 'branch' then_branch" in result.out and "    in If 'branch' else_branch" in result.out
+
+
+def test_inline_functions_flag_rewrites_sites_inside_functions(run_cli, save_model_file, tmp_path: Path) -> None:
+    from hostile import nested
+
+    path = save_model_file(nested.function_model())
+    plain = run_cli("make-dynamic-scale", path, "-o", tmp_path / "a.onnx", "--no-check", "--json")
+    assert plain.code == 0, plain.err
+    assert json.loads(plain.out)["rewritten"] == []
+    assert "--inline-functions" in plain.out  # the skip reason names the flag, not the keyword
+    inlined = run_cli("make-dynamic-scale", path, "-o", tmp_path / "b.onnx", "--no-check", "--inline-functions", "--json")
+    assert inlined.code == 0, inlined.err
+    assert len(json.loads(inlined.out)["rewritten"]) == 1

@@ -23,6 +23,8 @@ def _human(report: dict[str, Any]) -> str:
         name = site["node_name"] or f"#{site['node_index']} ({site['output_name']})"
         lines.append(f"  {name}: {site['op_type']}-{site['op_version']} mode={site['mode']} "
                      f"coord={site['coordinate_transformation_mode']}")
+        if site.get("scope", "main graph") != "main graph":
+            lines.append(f"    in {site['scope']}")
         details = []
         if site["mode"] == "nearest":
             details.append(f"nearest_mode={site['nearest_mode']}")

@@ -91,6 +91,11 @@ def make_dynamic_scale(
     from_sizes: Annotated[
         bool, typer.Option("--from-sizes", help="Convert sizes-driven sites when a scale reproduces the sizes exactly.")
     ] = False,
+    inline_functions: Annotated[
+        bool,
+        typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
+                                                "sites inside them are rewritten too (skipped otherwise)."),
+    ] = False,
     simplify: Annotated[
         bool, typer.Option("--simplify", help="Run onnxsim first (folds constant subgraphs; slow to import).")
     ] = False,
@@ -145,6 +150,7 @@ def make_dynamic_scale(
             factor=factor,
             keep_default=keep_default,
             from_sizes=from_sizes,
+            inline_functions=inline_functions,
             simplify=simplify,
             check=check,
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
