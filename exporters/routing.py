@@ -63,6 +63,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 __all__ = [
+    "OutputSize",
     "ResizeCall",
     "ResizeRouter",
     "RoutingError",
@@ -70,7 +71,15 @@ __all__ = [
     "route_resize",
 ]
 
-FactorLike = Union[float, Sequence[float]]
+class OutputSize(tuple):
+    """A site value that fixes the site's output spatial size instead of its factor: ``OutputSize((h, w))``.
+
+    What a size-tensor input (MMDeploy's ``DynamicTRTResize(X, size_tensor)``) gives a site: the op
+    runs at ``out / in`` (align_corners-safe), as ONNX Runtime does for a ``sizes`` input.
+    """
+
+
+FactorLike = Union[float, Sequence[float], OutputSize]
 SiteKey = Union[int, str]
 
 _INTERPOLATE = F.interpolate
@@ -121,6 +130,7 @@ class ResizeCall:
     factors: Optional[tuple[float, ...]]  # per spatial axis, as run
     size: Optional[tuple[int, ...]]  # the size= of a size-driven call
     input_shape: tuple[int, ...]
+    target_size: Optional[tuple[int, ...]] = None  # the OutputSize a site was given
     output_shape: tuple[int, ...] = ()
     routed: bool = False  # executed by torch.ops.onnxtool.resize
     reason: str = ""  # why not routed
@@ -294,11 +304,17 @@ class ResizeRouter(TorchFunctionMode):
             return func(*args, **kwargs)
         return self._interpolate(*args, **kwargs)
 
-    def _factor_for(self, site: int, scope: str, spatial: int, written: tuple[float, ...]) -> tuple[float, ...]:
-        for key in (site, scope):
+    def _factor_for(self, call: ResizeCall, spatial: int, written: tuple[float, ...]) -> tuple[float, ...]:
+        for key in (call.site, call.scope):
             if key in self.sites:
                 self._used.add(key)
-                return _spatial(self.sites[key], spatial, f"sites[{key!r}]")
+                value = self.sites[key]
+                if isinstance(value, OutputSize):
+                    if len(value) != spatial or not all(int(v) > 0 for v in value):
+                        raise RoutingError(f"sites[{key!r}] = {tuple(value)} is not a positive size per spatial axis")
+                    call.target_size = tuple(int(v) for v in value)
+                    return tuple(o / i for o, i in zip(call.target_size, call.input_shape[2:]))
+                return _spatial(value, spatial, f"sites[{key!r}]")
         if self.factor is not None:
             return _spatial(self.factor, spatial, "factor")
         return written
@@ -327,13 +343,13 @@ class ResizeRouter(TorchFunctionMode):
             return self._torch(call, x, bound, p["scale_factor"])
         call.site = sum(1 for c in self.calls if c.site is not None)
         call.original_factors = _spatial(p["scale_factor"], spatial, f"scale_factor of {call.describe()}")
-        call.factors = self._factor_for(call.site, call.scope, spatial, call.original_factors)
+        call.factors = self._factor_for(call, spatial, call.original_factors)
         reason = self._unroutable(x, call)
         if reason:
             call.reason = reason
             return self._torch(call, x, bound, call.factors)
         attrs = dict(call.attributes or {})
-        scales = self._scales(x, call.factors, attrs, recompute)
+        scales = self._scales(x, call.factors, attrs, recompute, call.target_size)
         from exporters.ops import resize
 
         y = resize(x, scales, **attrs)
@@ -352,23 +368,23 @@ class ResizeRouter(TorchFunctionMode):
 
     @staticmethod
     def _scales(x: torch.Tensor, factors: tuple[float, ...], attributes: dict[str, Any],
-                recompute: Optional[bool]) -> torch.Tensor:
+                recompute: Optional[bool], target: Optional[tuple[int, ...]] = None) -> torch.Tensor:
         """The op's scales for ``factors``, chosen so the op reproduces torch (and ONNX Runtime).
 
         The op follows ONNX's reference evaluator: float64 coordinates, and align_corners
         over the fractional output width ``in * scale``. torch and ONNX Runtime use the
         integer output length and float32 steps; these scales close both gaps:
 
-        * recompute_scale_factor=True or align_corners: ``s = out / in`` (``out = floor(in * f)``,
-          as torch), nudged up until ``floor(in * s)`` cannot fall one short;
+        * recompute_scale_factor=True, align_corners or an :class:`OutputSize`: ``s = out / in``
+          (``out = floor(in * f)`` as torch, or the size given), nudged until ``floor(in * s) == out``;
         * nearest: ``s = 1 / float32(1 / f)``, torch's own float32 step,
           and ``out / in`` where torch's legacy-nearest kernel takes a shortcut (``out`` is ``in`` or ``2 * in``);
         * otherwise ``float32(f)``, as an ONNX scales input carries it.
         """
         values = [1.0] * (x.dim() - len(factors))
-        exact = bool(recompute) or attributes["coordinate_transformation_mode"] == "align_corners"
-        for size, f in zip(x.shape[2:], factors):
-            out = math.floor(size * f)
+        exact = bool(recompute) or target is not None or attributes["coordinate_transformation_mode"] == "align_corners"
+        for axis, (size, f) in enumerate(zip(x.shape[2:], factors)):
+            out = target[axis] if target is not None else math.floor(size * f)
             if out < 1:
                 s = f  # an empty output: the op reports it as torch would
             elif exact or (attributes["coordinate_transformation_mode"] == "asymmetric" and out in (size, 2 * size)):
@@ -386,7 +402,9 @@ class ResizeRouter(TorchFunctionMode):
     def _torch(self, call: ResizeCall, x: torch.Tensor, bound: inspect.BoundArguments,
                factors: Any) -> torch.Tensor:
         p = dict(bound.arguments)
-        if call.site is not None:
+        if call.target_size is not None:
+            p["size"], p["scale_factor"], p["recompute_scale_factor"] = list(call.target_size), None, None
+        elif call.site is not None:
             p["scale_factor"] = list(factors)
         return self._finish(call, x, _INTERPOLATE(**p))
 

@@ -203,3 +203,15 @@ def test_at_another_factor_a_routed_run_equals_the_model_exported_at_that_factor
     routed = router.run(original, x).numpy()
     assert routed.shape == expected.shape
     np.testing.assert_allclose(routed, expected, rtol=0, atol=5e-5)
+
+
+def test_a_site_can_be_given_its_output_size() -> None:
+    from exporters.routing import OutputSize
+
+    x = torch.randn(1, 1, 7, 5)
+    with route_resize(sites={0: OutputSize((15, 11)), 1: OutputSize((3, 4))}) as router:
+        a = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
+        b = F.interpolate(x, scale_factor=2, mode="area")  # not routed: torch at that size
+    assert a.shape[-2:] == (15, 11) and b.shape[-2:] == (3, 4)
+    torch.testing.assert_close(a, F.interpolate(x, size=(15, 11), mode="bilinear", align_corners=True), rtol=0, atol=2e-5)
+    assert router.calls[0].target_size == (15, 11) and router.calls[0].routed

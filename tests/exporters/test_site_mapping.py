@@ -145,8 +145,6 @@ def test_a_wrapper_prefix_and_method_calls_do_not_break_scopes() -> None:
 
 # --- real models, built by their projects' code (tests/realmodels) ---------------------------
 
-from realmodels.fixtures import real_models  # noqa: E402,F401 - session fixture
-
 REAL = {  # model -> (scale-driven sites, size-driven calls)
     "swin2sr": (2, 0), "vae_decoder": (1, 0), "dpt": (5, 1), "segformer": (0, 4), "upernet": (0, 9),
 }
@@ -155,9 +153,8 @@ REAL = {  # model -> (scale-driven sites, size-driven calls)
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["torchscript-17", "dynamo-18"])
 @pytest.mark.parametrize("name", list(REAL))
-def test_every_real_model_maps_site_by_site(real_models, name: str, variant: str) -> None:  # noqa: F811
-    path: Path = real_models.path(f"{name}/{variant}")
-    model = real_models._modules[name]
+def test_every_real_model_maps_site_by_site(real_export, name: str, variant: str) -> None:
+    model, path = real_export(name, variant)
     router = ResizeRouter()
     router.run(model.module, model.example)
     mapping = map_sites(router.calls, path)

@@ -1,0 +1,235 @@
+"""An unmodified ``nn.Module`` as ``validate``'s reference: routed resizes, the candidate's per-site factors.
+
+``RoutedModuleReference(module, label, candidate)`` has the duck type of
+:class:`graphsurgeon_tools.validation.references.Reference` (``run``, ``parameters``,
+``to_dict`` and the ``kind``/``label``/``dynamic``/``baked_*`` fields), so validate
+uses it without importing torch. On its first run it runs the module at the
+factors written in its code with every resize routed
+(:mod:`exporters.routing`) and pairs the calls with the candidate's sites
+(:func:`exporters.site_mapping.map_sites`); from then on each run gives every
+site exactly what the candidate's feeds give the paired node::
+
+    scales input of the site's node   [1, 1, fh, fw] | [fh, fw] | [f]   -> factors (fh, fw)
+    sizes / size tensor               int vector | tensor of shape (.., h, w) -> OutputSize((h, w))
+    constant or computed scales                                         -> the code's factor
+
+Sites fed by a graph input are the *free* sites; the others keep their factor.
+
+Requires: data arrays in the candidate's graph-input order (as validate passes
+them); the candidate exported from this module (or a rewrite of such an export).
+Ensures: outputs are the module's, flattened in the order the exporters use
+(``torch.utils._pytree`` leaves; non-tensor leaves such as ``None`` dropped), as
+``(f"output_{i}", array)``. A candidate that disagrees with the module site by
+site raises :class:`~exporters.site_mapping.SiteMappingError` (exit 1, one line).
+Asked for a factor while no site is free, ``run`` raises ``RunFailed``: a factor
+that drives nothing passes nothing. :meth:`localise` names the first site whose
+output differs and whether its input already did.
+Does NOT: guess the old ``module(*data, scales)`` convention (that is
+``python-scales:``, handled by validate), or keep tensors between runs except
+for :meth:`localise`, which re-runs the last point recording site tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from exporters.routing import OutputSize, ResizeCall, ResizeRouter
+from exporters.site_mapping import SiteMapping, map_sites
+
+__all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "site_values"]
+
+
+def _run_failed(message: str) -> Exception:
+    from graphsurgeon_tools.validation.references import RunFailed
+
+    return RunFailed(message)
+
+
+def flatten_outputs(result: Any) -> list[Any]:
+    """The tensors of a (nested) module result, in the order the torch exporters write graph outputs."""
+    import torch
+    from torch.utils import _pytree
+
+    return [leaf for leaf in _pytree.tree_leaves(result) if isinstance(leaf, torch.Tensor)]
+
+
+def site_values(value: np.ndarray, spatial: int) -> Optional[Any]:
+    """What one scales/sizes feed gives a site: spatial factors, an :class:`OutputSize`, or None (unusable)."""
+    value = np.asarray(value)
+    if value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
+        if value.size >= spatial + 2 or value.size == spatial:
+            return tuple(float(v) for v in value[-spatial:])
+        if value.size == 1:
+            return (float(value[0]),) * spatial
+        return None
+    if value.ndim == 1 and np.issubdtype(value.dtype, np.integer) and value.size >= spatial:
+        return OutputSize(int(v) for v in value[-spatial:])
+    if value.ndim >= spatial:  # a size tensor: its shape is the output size
+        return OutputSize(int(v) for v in value.shape[-spatial:])
+    return None
+
+
+@dataclass
+class Localisation:
+    """Where a mismatch starts: the first site whose output differs from the reference's."""
+
+    site: Optional[int]
+    node: str
+    scope: str
+    max_abs: float
+    from_upstream: bool
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class RoutedModuleReference:
+    """The module as validate's reference (see the module docstring).
+
+    Args:
+        module: an ``nn.Module`` or callable taking the data tensors positionally.
+        label: how reports name it (``python:pkg.mod:build``).
+        candidate: the ONNX candidate (ModelProto or path) whose sites the runs follow.
+        atol, rtol: what :meth:`localise` counts as a differing site tensor.
+    """
+
+    kind = "torch"
+    dynamic = True
+    baked_factor: Optional[float] = None
+    baked_note = ""
+
+    def __init__(self, module: Any, label: str, candidate: Any, *, atol: float = 1e-4, rtol: float = 1e-4) -> None:
+        self.module = module
+        self.label = label
+        self.candidate = candidate
+        self.baked_scales: dict[str, tuple[float, ...]] = {}
+        self.atol, self.rtol = atol, rtol
+        self.mapping: Optional[SiteMapping] = None
+        self._last: Optional[tuple[list[np.ndarray], dict[Any, Any]]] = None
+        if hasattr(module, "eval"):
+            module.eval()
+
+    # -- the reference duck type -------------------------------------------------------
+    def run(self, factor: Optional[float], data: Sequence[tuple[str, np.ndarray]], candidate_feeds: Mapping[str, np.ndarray],
+            baked_scales: Optional[Mapping[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
+        arrays = [np.asarray(value) for _, value in data]
+        mapping = self.prepare(arrays)
+        sites = self.site_factors(candidate_feeds)
+        if factor is not None and not sites and mapping.pairs:
+            raise _run_failed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales input "
+                              f"(its {len(mapping.pairs)} site(s) keep the factors baked in)")
+        self._last = (arrays, sites)
+        result, _ = self._run(arrays, sites, record=False)
+        return [(f"output_{i}", value) for i, value in enumerate(result)]
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        state = getattr(self.module, "state_dict", None)
+        if state is None:
+            return {}
+        return {name: value.detach().cpu().numpy() for name, value in state().items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "label": self.label, "dynamic": self.dynamic,
+                                "baked_factor": self.baked_factor, "baked_note": self.baked_note}
+        if self.mapping is not None:
+            data["sites"] = self.sites()
+            data["size_driven_calls"] = len(self.mapping.size_driven_calls)
+            data["mapping_notes"] = list(self.mapping.notes)
+        return data
+
+    # -- sites -----------------------------------------------------------------------------
+    def prepare(self, arrays: Sequence[np.ndarray]) -> SiteMapping:
+        """Run once at the code's factors and pair the calls with the candidate's sites (cached)."""
+        if self.mapping is None:
+            _, calls = self._run(arrays, {}, record=False)
+            self.mapping = map_sites(calls, self.candidate, label=f"the candidate")
+        return self.mapping
+
+    def sites(self) -> list[dict[str, Any]]:
+        """One line per site: number, node, scope, mode, ctm, the code's factors, and the feed that frees it."""
+        assert self.mapping is not None, "prepare() first"
+        return [{"site": p.call.site, "node": p.site.node_name, "op_type": p.site.op_type, "scope": p.call.scope,
+                 "mode": p.site.mode, "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
+                 "factors": list(p.call.original_factors or ()), "free": bool(p.site.scales_input),
+                 "scales_input": p.site.scales_input} for p in self.mapping.pairs]
+
+    @property
+    def free_sites(self) -> list[int]:
+        return [] if self.mapping is None else [p.call.site for p in self.mapping.pairs if p.site.scales_input]
+
+    def site_factors(self, candidate_feeds: Mapping[str, np.ndarray]) -> dict[int, Any]:
+        """Site number -> what the candidate's feeds give it (factors or OutputSize); free sites only."""
+        assert self.mapping is not None, "prepare() first"
+        sites: dict[int, Any] = {}
+        for pair in self.mapping.pairs:
+            name = pair.site.scales_input
+            if not name or name not in candidate_feeds:
+                continue
+            spatial = len(pair.call.original_factors or ()) or 2
+            value = site_values(candidate_feeds[name], spatial)
+            if value is None:
+                raise _run_failed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
+                                  f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
+            sites[pair.call.site] = value  # type: ignore[index]
+        return sites
+
+    # -- running ---------------------------------------------------------------------------
+    def _run(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *, record: bool) -> tuple[list[np.ndarray], list[ResizeCall]]:
+        import torch
+
+        tensors = [torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]
+        router = ResizeRouter(sites=dict(sites), record_tensors=record,
+                              module=self.module if isinstance(self.module, torch.nn.Module) else None)
+        try:
+            result = router.run(self.module, *tensors)
+        except Exception as exc:  # the user's module: whatever it raises is theirs, reported by type
+            raise _run_failed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+        return [t.detach().cpu().numpy() for t in flatten_outputs(result)], router.calls
+
+    def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]]) -> Localisation:
+        """Name the first site (in execution order) whose output differs from the module's at the last run's point.
+
+        ``run_candidate(names)`` runs the candidate on the same feeds with the tensors ``names``
+        (each site's input and output) as extra outputs and returns them by name.
+        """
+        if self.mapping is None or self._last is None:
+            raise RuntimeError("localise() needs a run() first")
+        arrays, sites = self._last
+        _, calls = self._run(arrays, sites, record=True)
+        by_site = {c.site: c for c in calls if c.site is not None}
+        names = [n for p in self.mapping.pairs for n in (p.site.input_name, p.site.output_name)]
+        values = run_candidate(names)
+        for pair in self.mapping.pairs:
+            call = by_site.get(pair.call.site)
+            if call is None or call.output is None:
+                continue
+            out_diff = self._difference(values.get(pair.site.output_name), call.output.numpy())
+            if out_diff is None:
+                continue
+            in_diff = self._difference(values.get(pair.site.input_name), call.input.numpy() if call.input is not None else None)
+            where = f"site {call.site} ({pair.site.describe()}, module {call.scope or 'root'!r})"
+            if in_diff is not None:
+                message = (f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}); its input "
+                           f"already differs (max |diff| {in_diff:.3g}): the error comes from upstream")
+            else:
+                message = (f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}) while its "
+                           "input agrees: the error appears at this site")
+            return Localisation(call.site, pair.site.node_name, call.scope, out_diff, in_diff is not None, message)
+        return Localisation(None, "", "", 0.0, False,
+                            "every resize site's output agrees with the module's: the difference arises elsewhere")
+
+    def _difference(self, got: Optional[np.ndarray], want: Optional[np.ndarray]) -> Optional[float]:
+        """max |diff| when ``got`` and ``want`` differ beyond tolerance (inf for a shape change), else None."""
+        if got is None or want is None:
+            return None
+        got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+        if got.shape != want.shape:
+            return float("inf")
+        diff = np.abs(got - want)
+        worst = float(diff.max()) if diff.size else 0.0
+        return worst if bool((diff > self.atol + self.rtol * np.abs(want)).any()) else None
