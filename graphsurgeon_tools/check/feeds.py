@@ -223,6 +223,10 @@ def conform_scale_input(port: Any, array: np.ndarray, source: str, data_shapes: 
         raise InvalidScalesError(f"{where}: {values[values <= 0][0]} in {_short(values)} is not a positive scale")
     if layout == "sizes" and ((values < 0).any() or (values != np.floor(values)).any()):
         raise InvalidScalesError(f"{where}: sizes {_short(values)} must be whole non-negative numbers")
+    target = np.dtype(port.dtype)
+    info = np.finfo(target) if target.kind == "f" else np.iinfo(target)
+    if values.size and (values.max() > info.max or values.min() < info.min):
+        raise InvalidScalesError(f"{where}: {_short(values)} does not fit the input's type {target}")
     for shape in data_shapes:
         out = _output_shape(layout, list(shape), values)
         if out is not None:
