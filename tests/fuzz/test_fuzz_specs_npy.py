@@ -33,7 +33,7 @@ from graphsurgeon_tools.plugins import InvalidSpecError, parse_spec
 from hostile import models
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+                 suppress_health_check=[HealthCheck.too_slow])
 COUNTS: dict[str, int] = {}
 
 VALID_SPEC: dict[str, Any] = {
@@ -128,9 +128,23 @@ def test_the_valid_spec_parses() -> None:
     assert parse_spec(to_toml(VALID_SPEC)).op_type == "MyResize"
 
 
+def test_hostile_specs_are_refused_in_one_line_or_applied(request) -> None:
+    _run_counted(request, "specs", _spec_law)
+
+
+def _run_counted(request, key: str, law) -> None:
+    """Run a hypothesis law and record how many examples it ran (the fuzz_examples property)."""
+    before = COUNTS.get(key, 0)
+    law()
+    request.node.user_properties.append(("fuzz_examples", COUNTS.get(key, 0) - before))
+    for name, value in COUNTS.items():
+        if name.startswith(key + ":"):
+            request.node.user_properties.append((f"fuzz_{name.split(':', 1)[1]}", value))
+
+
 @settings(max_examples=400, **_SETTINGS)
 @given(text=hostile_specs())
-def test_hostile_specs_are_refused_in_one_line_or_applied(text: str) -> None:
+def _spec_law(text: str) -> None:
     from graphsurgeon_tools import swap_plugin
 
     COUNTS["specs"] = COUNTS.get("specs", 0) + 1
@@ -138,6 +152,7 @@ def test_hostile_specs_are_refused_in_one_line_or_applied(text: str) -> None:
         spec = parse_spec(text, source="fuzz.toml")
     except InvalidSpecError as exc:
         assert "\n" not in str(exc) and "fuzz.toml" in str(exc), str(exc)
+        COUNTS["specs:refused"] = COUNTS.get("specs:refused", 0) + 1
         return
     try:
         swap_plugin(models.resize_model(), spec=spec)
@@ -146,7 +161,7 @@ def test_hostile_specs_are_refused_in_one_line_or_applied(text: str) -> None:
     except PostconditionError as exc:  # a bug in the swap, unless it is the one reported and pending
         if _PENDING_SCALAR_INPUT not in str(exc):
             raise
-        COUNTS["pending-scalar-graph-input"] = COUNTS.get("pending-scalar-graph-input", 0) + 1
+        COUNTS["specs:pending"] = COUNTS.get("specs:pending", 0) + 1
 
 
 # H2/H9: passes/swap_plugin/generic.py:105 drops shape = [] of a graph_input extra (requests.md); remove once fixed.
@@ -174,25 +189,33 @@ def npy_models(tmp_path_factory) -> dict[str, Path]:
             "dynamic": _scales_input_model(folder)}
 
 
-@settings(max_examples=120, **_SETTINGS)
-@given(array=ARRAYS)
-def test_hostile_npy_data_inputs(array: np.ndarray, npy_models, tmp_path) -> None:
+def test_hostile_npy_data_inputs(npy_models, tmp_path, request) -> None:
     from graphsurgeon_tools import validate
 
-    COUNTS["npy-data"] = COUNTS.get("npy-data", 0) + 1
-    npy = tmp_path / "x.npy"
-    np.save(npy, array)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            validate(npy_models["static"], npy_models["static"], inputs={"x": npy}, diagnose=False)
-        except OnnxToolError as exc:
-            assert "\n" not in str(exc).strip(), str(exc)
+    @settings(max_examples=120, **_SETTINGS)
+    @given(array=ARRAYS)
+    def law(array: np.ndarray) -> None:
+        COUNTS["npy-data"] = COUNTS.get("npy-data", 0) + 1
+        npy = tmp_path / "x.npy"
+        np.save(npy, array)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                validate(npy_models["static"], npy_models["static"], inputs={"x": npy}, diagnose=False)
+            except OnnxToolError as exc:
+                assert "\n" not in str(exc).strip(), str(exc)
+                COUNTS["npy-data:refused"] = COUNTS.get("npy-data:refused", 0) + 1
+
+    _run_counted(request, "npy-data", law)
+
+
+def test_hostile_npy_scale_inputs(request) -> None:
+    _run_counted(request, "npy-scales", _scale_law)
 
 
 @settings(max_examples=200, **_SETTINGS)
 @given(array=ARRAYS, layout=st.sampled_from(["scales", "pair", "factor", "sizes", "size-tensor"]))
-def test_hostile_npy_scale_inputs(array: np.ndarray, layout: str) -> None:
+def _scale_law(array: np.ndarray, layout: str) -> None:
     from types import SimpleNamespace
 
     from graphsurgeon_tools.check.feeds import conform_scale_input
@@ -206,11 +229,8 @@ def test_hostile_npy_scale_inputs(array: np.ndarray, layout: str) -> None:
             fed = conform_scale_input(port, array, "x.npy", [(1, 3, 8, 8)])
         except OnnxToolError as exc:
             assert "\n" not in str(exc).strip(), str(exc)
+            COUNTS["npy-scales:refused"] = COUNTS.get("npy-scales:refused", 0) + 1
             return
     assert fed.dtype == dtype
     if layout != "size-tensor":
         assert np.isfinite(fed.astype(np.float64)).all()
-
-
-def test_fuzz_counts_reported(record_property) -> None:
-    record_property("fuzz_examples", json.dumps(COUNTS))
