@@ -9,7 +9,9 @@ weights left on disk).
 
 Ensures: the model passed the full ONNX checker (on a weightless copy) and no site has
 nonsense scales or sizes; the report lists every site (or those whose node or output name
-matches one of ``nodes``, exact or glob), in graph order, with the model's default opset.
+matches one of ``nodes``, exact or glob): those of the main graph in graph order, then
+those of If/Loop/Scan bodies and model-local functions, each with ``scope`` saying where it
+lives (``find_resize_sites(model, nested=True)``), with the model's default opset.
 Raises InvalidModelError for a model the checker rejects, InvalidScalesError for the first
 site with a problem (named), UnsupportedModelError for an opset newer than onnx knows.
 
@@ -92,10 +94,11 @@ def inspect_model(
         check_model_full(proto)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         raise InvalidModelError(f"fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
-    sites = find_resize_sites(proto)
+    sites = find_resize_sites(proto, nested=True)
     for site in sites:
         if site.problems:
-            raise InvalidScalesError(f"node {site.node_name or site.output_name!r}: {site.problems[0]}")
+            where = "" if site.in_main_graph else f" (inside {site.scope})"
+            raise InvalidScalesError(f"node {site.node_name or site.output_name!r}{where}: {site.problems[0]}")
     if nodes:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]

@@ -11,8 +11,15 @@ and bounded: a folded subgraph has at most ``max_nodes`` nodes, reads at most
 Range) or broadcasts (Mul of a column and a row) is folded only when its output fits
 ``max_bytes``, checked BEFORE it runs (see :mod:`graphsurgeon_tools.core.folding`).
 Anything over a bound, or that the evaluator refuses, is reported as
-``ValueSource.RUNTIME`` with a reason. Does NOT change the model, and does NOT look into
-If/Loop bodies or model functions.
+``ValueSource.RUNTIME`` with a reason.
+
+Scopes: ``ConstantTracer(model, graph=body, outer=parent_tracer)`` traces inside an
+If/Loop/Scan body (or a model-local function, ``graph=function``): the body's own inputs
+are run-time values, and a name the body does not define is asked of ``outer`` (the
+enclosing scope; constants and graph inputs of the main graph are visible in every body).
+
+Does NOT change the model, and does NOT descend into subgraphs on its own (a value
+computed by control flow is run time).
 """
 
 from __future__ import annotations
@@ -137,22 +144,44 @@ class ConstantTracer:
         max_nodes: most nodes one folded subgraph may have.
         max_bytes: most bytes a folded subgraph may read or make (None: :data:`DEFAULT_FOLD_BYTES`;
             0: no bound; see :func:`fold_byte_budget`).
+        graph: the scope to trace in: None for the main graph, else an If/Loop/Scan body
+            (GraphProto) or a model-local function (FunctionProto) of ``model``.
+        outer: the tracer of the enclosing scope (bodies only): names the body does not
+            define are traced there. ``nodes`` of such a trace are empty (they index the
+            outer graph).
     """
 
     def __init__(self, model: "ModelProto", *, max_nodes: int = MAX_FOLD_NODES,
-                 max_bytes: Optional[int] = None) -> None:
+                 max_bytes: Optional[int] = None, graph: Any = None,
+                 outer: Optional["ConstantTracer"] = None) -> None:
         from graphsurgeon_tools.core.graph import producers
-        from graphsurgeon_tools.core.opsets import default_opset
+        from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS, default_opset
 
         self.model = model
-        self.graph = model.graph
-        self.producers = producers(model.graph)
-        self.initializers = {init.name: init for init in model.graph.initializer}
-        self.inputs = {inp.name for inp in model.graph.input}
+        self.graph = model.graph if graph is None else graph
+        self.nested = graph is not None
+        self.outer = outer
+        self.producers = producers(self.graph)
+        self.initializers = {init.name: init for init in getattr(self.graph, "initializer", ())}
+        # GraphProto inputs are ValueInfoProtos, FunctionProto inputs plain names.
+        self.inputs = {getattr(inp, "name", inp) for inp in self.graph.input}
         self.opset = default_opset(model)
+        self.opset_imports = list(model.opset_import)
+        if hasattr(self.graph, "opset_import") and len(self.graph.opset_import):  # a function's own imports
+            self.opset_imports = list(self.graph.opset_import)
+            self.opset = next((o.version for o in self.graph.opset_import if o.domain in DEFAULT_DOMAINS),
+                              self.opset)
         self.max_nodes = max_nodes
-        self.max_bytes = fold_byte_budget(max_bytes)
+        # A body folds under its enclosing scope's budget unless told otherwise.
+        self.max_bytes = outer.max_bytes if outer is not None and max_bytes is None else fold_byte_budget(max_bytes)
         self.memo: dict[str, ValueTrace] = {}
+
+    def _outer_trace(self, name: str) -> Optional[ValueTrace]:
+        """``name`` traced in the enclosing scope (its node indices dropped), or None at the top."""
+        if self.outer is None:
+            return None
+        found = self.outer.trace(name)
+        return ValueTrace(found.source, found.value, (), found.reason)
 
     def trace(self, name: str) -> ValueTrace:
         """Where tensor ``name`` gets its value."""
@@ -193,6 +222,8 @@ class ConstantTracer:
 
         if not name:
             return ValueTrace(ValueSource.ABSENT)
+        if name in self.inputs and self.nested:
+            return ValueTrace(ValueSource.RUNTIME, reason=f"{name!r} is an input of the body or function")
         if name in self.inputs:
             default = self.initializers.get(name)
             value = tensor_to_array(default, self.model) if default is not None else None
@@ -201,6 +232,9 @@ class ConstantTracer:
             return ValueTrace(ValueSource.INITIALIZER, tensor_to_array(self.initializers[name], self.model))
         index = self.producers.get(name)
         if index is None:
+            outer = self._outer_trace(name)
+            if outer is not None:
+                return outer
             return ValueTrace(ValueSource.RUNTIME, reason=f"{name!r} is produced by no node (outer scope?)")
         node = self.graph.node[index]
         if node.domain in DEFAULT_DOMAINS and node.op_type == "Constant":
@@ -220,6 +254,7 @@ class ConstantTracer:
 
         subgraph: set[int] = set()
         constant_names: list[str] = []
+        captured: dict[str, Any] = {}  # constants of an enclosing scope the fold reads
         read_bytes = 0
         stack, seen = [name], set()
         while stack:
@@ -228,7 +263,8 @@ class ConstantTracer:
                 continue
             seen.add(tensor)
             if tensor in self.inputs:
-                return ValueTrace(ValueSource.RUNTIME, reason=f"computed from graph input {tensor!r}")
+                where = "an input of the body or function" if self.nested else "graph input"
+                return ValueTrace(ValueSource.RUNTIME, reason=f"computed from {where} {tensor!r}")
             if tensor in self.initializers:
                 constant_names.append(tensor)
                 read_bytes += tensor_nbytes_from_dims(self.initializers[tensor])
@@ -238,7 +274,15 @@ class ConstantTracer:
                 continue
             producer = self.producers.get(tensor)
             if producer is None:
-                return ValueTrace(ValueSource.RUNTIME, reason=f"{tensor!r} comes from an outer scope")
+                outer = self._outer_trace(tensor)
+                if outer is None or outer.value is None or outer.source not in _CONSTANT_SOURCES:
+                    return ValueTrace(ValueSource.RUNTIME, reason=f"{tensor!r} comes from an outer scope")
+                captured[tensor] = outer.value
+                read_bytes += int(outer.value.nbytes)
+                if self.max_bytes is not None and read_bytes > self.max_bytes:
+                    return ValueTrace(ValueSource.RUNTIME,
+                                      reason=f"constant subgraph reads over {self.max_bytes} bytes")
+                continue
             if producer in subgraph:
                 continue
             node = self.graph.node[producer]
@@ -257,9 +301,10 @@ class ConstantTracer:
             stack.extend(node.input)
         order = sorted(subgraph)
         constants = {t: tensor_to_array(self.initializers[t], self.model) for t in constant_names}
+        constants.update(captured)
         nodes = [self.graph.node[i] for i in order]
         try:
-            value = fold(nodes, constants, name, self.opset, self.model.opset_import, self.max_bytes)
+            value = fold(nodes, constants, name, self.opset, self.opset_imports, self.max_bytes)
         except FoldTooBig as exc:
             return ValueTrace(ValueSource.RUNTIME, reason=str(exc))
         except EVALUATOR_REFUSALS as exc:  # the reference evaluator refused: report, do not guess
@@ -267,6 +312,9 @@ class ConstantTracer:
         if self.max_bytes is not None and value.nbytes > self.max_bytes:
             return ValueTrace(ValueSource.RUNTIME, reason=f"folded value is over {self.max_bytes} bytes")
         return ValueTrace(ValueSource.FOLDED, value, tuple(order))
+
+_CONSTANT_SOURCES = (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY, ValueSource.FOLDED)
+
 
 def _through_identity(upstream: ValueTrace, index: int) -> ValueTrace:
     if upstream.source in (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY):

@@ -11,10 +11,10 @@ rewrites every weight), and does NOT touch weights it keeps.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from onnx import GraphProto, NodeProto
+    from onnx import GraphProto, ModelProto, NodeProto
 
 __all__ = [
     "NONDETERMINISTIC_OPS",
@@ -25,6 +25,8 @@ __all__ = [
     "outer_reads",
     "producers",
     "remove_unused",
+    "Scope",
+    "scopes",
     "subgraphs",
     "unique_name",
 ]
@@ -41,6 +43,57 @@ def subgraphs(node: "NodeProto") -> Iterator["GraphProto"]:
         if attr.HasField("g"):
             yield attr.g
         yield from attr.graphs
+
+
+#: The scope of the main graph (``Scope.name``; ``ResizeSite.scope``).
+MAIN_GRAPH = "main graph"
+
+
+class Scope(NamedTuple):
+    """One graph of a model: the main graph, an If/Loop/Scan body, or a model-local function.
+
+    ``name``: where it lives, e.g. ``"main graph"``, ``"If 'check' then_branch"``,
+    ``"Loop 'steps' body / If 'inner' else_branch"``, ``"function 'local.Up'"``.
+    ``graph``: the GraphProto (a FunctionProto for a function). ``parent``: the enclosing
+    scope's name (None for the main graph and functions, which see no outer names).
+    ``holder``: index, in the parent scope's graph, of the node whose attribute holds this
+    body (None for the main graph and functions). ``function``: True inside a model-local
+    function.
+    """
+
+    name: str
+    graph: Any
+    parent: Optional[str]
+    holder: Optional[int]
+    function: bool
+
+
+def scopes(model: "ModelProto", *, functions: bool = True) -> Iterator[Scope]:
+    """Every graph of ``model``: the main graph first, then bodies (depth first, node order),
+    then model-local functions and their bodies. Iterative: any nesting depth."""
+    roots: list[Scope] = [Scope(MAIN_GRAPH, model.graph, None, None, False)]
+    if functions:
+        for fn in model.functions:
+            label = f"{fn.domain}.{fn.name}" if fn.domain else fn.name
+            roots.append(Scope(f"function {label!r}", fn, None, None, True))
+    for root in roots:
+        stack = [root]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            children = []
+            for index, node in enumerate(scope.graph.node):
+                if not len(node.attribute):
+                    continue
+                label = node.name or (node.output[0] if node.output else node.op_type)
+                for attr in node.attribute:
+                    bodies = ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)
+                    for number, body in enumerate(bodies):
+                        suffix = f"[{number}]" if len(attr.graphs) else ""
+                        where = f"{node.op_type} {label!r} {attr.name}{suffix}"
+                        name = where if scope.name == MAIN_GRAPH else f"{scope.name} / {where}"
+                        children.append(Scope(name, body, scope.name, index, scope.function))
+            stack.extend(reversed(children))
 
 
 def outer_reads(graph: "GraphProto") -> set[str]:

@@ -1,7 +1,9 @@
 """Find Resize/Upsample sites and where their scales come from.
 
 ``find_resize_sites(model) -> list[ResizeSite]`` walks the main graph in node order and
-describes every Resize (op versions 10, 11, 13, 18, 19) and Upsample (7, 9): its
+describes every Resize (op versions 10, 11, 13, 18, 19) and Upsample (7, 9);
+``find_resize_sites(model, nested=True)`` adds every site of If/Loop/Scan bodies (any
+depth) and of model-local functions, each with ``scope`` saying where it lives. Per site: its
 semantics (defaults filled per op version, see :mod:`.semantics`), where its scales and
 sizes come from (:class:`~graphsurgeon_tools.core.constants.ConstantTracer`), and what
 makes them nonsense (:mod:`.sanity`).
@@ -10,9 +12,13 @@ CONTRACT (shared by every pass, the CLI and the reports; do not rename fields): 
 :class:`ResizeSite` and :class:`ValueSource`.
 
 Requires: a ModelProto or a path. Ensures: reads the model, never changes it; one
-tracer (memoised) for all sites; shape inference at most once. Does NOT look inside
-If/Loop bodies or functions (every site's ``scope`` is :data:`MAIN_GRAPH`), and does NOT
-refuse anything: the passes decide what to do with ``problems``.
+tracer (memoised) per scope, a body's tracer asking its enclosing scope's for names it
+reads from outside; shape inference at most once; graphs walked iteratively
+(:func:`graphsurgeon_tools.core.graph.scopes`). ``node_index`` indexes the node in its own
+scope's graph. Does NOT refuse anything: the passes decide what to do with ``problems``
+and with sites outside the main graph. Without ``nested=True`` (the default, kept for
+callers that index ``model.graph.node`` by ``node_index``) bodies and functions are not
+looked at: every caller that claims "every site" passes ``nested=True``.
 """
 
 from __future__ import annotations
@@ -21,15 +27,13 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
+from graphsurgeon_tools.core.graph import MAIN_GRAPH
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
 
 __all__ = ["MAIN_GRAPH", "MAX_FOLD_NODES", "ResizeSite", "ValueSource", "ValueTrace", "find_resize_sites",
-           "trace_value"]
-
-#: ``ResizeSite.scope`` of a node of the main graph.
-MAIN_GRAPH = "main graph"
+           "in_function", "trace_value"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class ResizeSite:
     scales_nodes: tuple[str, ...] = field(default=())  # nodes computing the scales (Constant, Identity, folded)
     sizes_nodes: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())  # why the constant scales/sizes make no sense (empty: fine)
-    scope: str = MAIN_GRAPH  # where the node lives: the main graph (If/Loop bodies and functions: later)
+    scope: str = MAIN_GRAPH  # where the node lives: "main graph", "If 'n' then_branch", "function 'd.f'"...
 
     @property
     def has_constant_scales(self) -> bool:
@@ -74,6 +78,10 @@ class ResizeSite:
             ValueSource.RUNTIME,
         )
 
+    @property
+    def in_main_graph(self) -> bool:
+        return self.scope == MAIN_GRAPH
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["scales_source"] = self.scales_source.value
@@ -81,29 +89,56 @@ class ResizeSite:
         return data
 
 
-def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any]) -> dict[str, Any]:
+def in_function(site: ResizeSite) -> bool:
+    """True for a site inside a model-local function (rewritable only after inlining)."""
+    return site.scope.startswith("function ")
+
+
+def _value_infos(model: "ModelProto", nested: bool) -> dict[str, Any]:
+    """Declared value infos of the main graph (and, ``nested``, of every body: names are unique
+    model-wide)."""
+    from graphsurgeon_tools.core.checker import value_info_map
+    from graphsurgeon_tools.core.graph import scopes
+
+    if not nested:
+        return value_info_map(model.graph)
+    merged: dict[str, Any] = {}
+    for scope in scopes(model, functions=False):
+        merged.update(value_info_map(scope.graph))
+    return merged
+
+
+def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bool) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched).
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
     import onnx
 
     from graphsurgeon_tools.core.checker import weightless_copy
+    from graphsurgeon_tools.core.graph import scopes
 
     try:
         inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
         return infos
     merged = {v.name: v for v in inferred.graph.value_info}
+    if nested:
+        for scope in scopes(inferred, functions=False):
+            merged.update({v.name: v for v in scope.graph.value_info})
     merged.update(infos)
     return merged
 
 
-def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Optional[int] = None) -> list[ResizeSite]:
-    """Describe every Resize/Upsample node of the main graph, in graph order.
+def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Optional[int] = None,
+                      nested: bool = False) -> list[ResizeSite]:
+    """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
+    those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
+    core.graph.scopes` for the order and the ``scope`` names).
 
     Args:
         model: a ModelProto, a path (loaded with :func:`graphsurgeon_tools.io.load_model`,
             weights left on disk) or an ``onnx_graphsurgeon.Graph``.
         max_fold_bytes: byte bound of constant folding (None: the tracer's default; 0: none).
+        nested: also report sites outside the main graph (``site.scope`` says where).
 
     Constant scales/sizes are resolved through Constant nodes, Identity chains and small
     constant subgraphs (folded with ONNX's reference evaluator, at most
@@ -120,7 +155,7 @@ def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Option
     label = str(model) if isinstance(model, (str, os.PathLike)) else None
     try:
         proto, _ = as_model(model)
-        return _find_resize_sites(proto, max_fold_bytes)
+        return _find_resize_sites(proto, max_fold_bytes, nested)
     except OnnxToolError as exc:
         # Errors name the file when there is one (io's own messages already do).
         if label is None or label in str(exc):
@@ -132,136 +167,163 @@ def _text(value: Any, default: str) -> str:
     return default if value is None else str(value)
 
 
-def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None) -> list[ResizeSite]:
-    from graphsurgeon_tools.core.attributes import attributes
-    from graphsurgeon_tools.core.checker import static_shape, value_info_map
+def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None,
+                       nested: bool = False) -> list[ResizeSite]:
+    from graphsurgeon_tools.core.checker import static_shape
+    from graphsurgeon_tools.core.graph import scopes
     from graphsurgeon_tools.errors import InvalidModelError
+    from graphsurgeon_tools.resize import semantics
+
+    main = ConstantTracer(model, max_bytes=max_fold_bytes)
+    walked = [(s, [n for n in s.graph.node if semantics.is_resize_node(n)])
+              for s in (scopes(model) if nested else [_main_scope(model)])]
+    for _, resize_nodes in walked:
+        for node in resize_nodes:
+            if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
+                label = node.name or (node.output[0] if node.output else "?")
+                raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
+    infos = _value_infos(model, nested)
+    declared = set(infos)
+    if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for n in nodes):
+        infos = _inferred_value_infos(model, infos, nested)
+
+    tracers: dict[str, ConstantTracer] = {}
+    sites: list[ResizeSite] = []
+    for scope, resize_nodes in walked:
+        if scope.parent is None and not scope.function:
+            tracer = main
+        else:
+            tracer = ConstantTracer(model, max_bytes=main.max_bytes or 0, graph=scope.graph,
+                                    outer=tracers.get(scope.parent) if scope.parent else None)
+        tracers[scope.name] = tracer
+        if not resize_nodes:
+            continue
+        versions = {op: semantics.op_version(op, tracer.opset) for op in semantics.RESIZE_OPS}
+        for index, node in enumerate(scope.graph.node):
+            if semantics.is_resize_node(node):
+                sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared))
+    return sites
+
+
+def _main_scope(model: "ModelProto") -> Any:
+    from graphsurgeon_tools.core.graph import Scope
+
+    return Scope(MAIN_GRAPH, model.graph, None, None, False)
+
+
+def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_version: int,
+              infos: dict[str, Any], declared: set[str]) -> ResizeSite:
+    """One site: semantics, where its scales and sizes come from, what is wrong with them."""
+    from graphsurgeon_tools.core.attributes import attributes
+    from graphsurgeon_tools.core.checker import static_shape
     from graphsurgeon_tools.resize import semantics
     from graphsurgeon_tools.resize.sanity import scales_problems
 
-    tracer = ConstantTracer(model, max_bytes=max_fold_bytes)
-    opset = tracer.opset
-    infos = value_info_map(model.graph)
-    declared = set(infos)
-    resize_nodes = [n for n in model.graph.node if semantics.is_resize_node(n)]
-    for node in resize_nodes:
-        if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
-            label = node.name or (node.output[0] if node.output else "?")
-            raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
-    if any(static_shape(infos.get(n.input[0])) is None for n in resize_nodes):
-        infos = _inferred_value_infos(model, infos)
-    versions = {op: semantics.op_version(op, opset) for op in semantics.RESIZE_OPS}
+    graph = tracer.graph
 
     def names(trace: ValueTrace) -> tuple[str, ...]:
-        return tuple(model.graph.node[i].name or model.graph.node[i].output[0] for i in trace.nodes)
+        return tuple(graph.node[i].name or graph.node[i].output[0] for i in trace.nodes)
 
-    sites: list[ResizeSite] = []
-    for index, node in enumerate(model.graph.node):
-        if not semantics.is_resize_node(node):
-            continue
-        op_version = versions[node.op_type]
-        attrs = attributes(node)
-        given = semantics.defaults(node.op_type, op_version)
-        notes: list[str] = []
-        mode = _text(attrs.get("mode"), given["mode"])
-        if mode == "bilinear":
-            mode = "linear"
-            notes.append("Upsample mode 'bilinear' reported as 'linear'")
-        legacy = semantics.is_legacy(node.op_type, op_version)
-        if legacy:
-            ctm, nearest_mode = given["coordinate_transformation_mode"], given["nearest_mode"]
-            notes.append(f"{node.op_type}-{op_version or '?'} has asymmetric coordinates and floor rounding by definition")
-        else:
-            ctm = _text(attrs.get("coordinate_transformation_mode"), given["coordinate_transformation_mode"])
-            nearest_mode = _text(attrs.get("nearest_mode"), given["nearest_mode"])
-        axes = tuple(int(a) for a in attrs["axes"]) if "axes" in attrs else None
-        inputs = list(node.input) + [""] * 4
-        scales_tensor = sizes_tensor = roi_tensor = ""
-        scales: Optional[tuple[float, ...]] = None
-        sizes: Optional[tuple[int, ...]] = None
-        scales_source = sizes_source = ValueSource.ABSENT
-        scales_nodes: tuple[str, ...] = ()
-        sizes_nodes: tuple[str, ...] = ()
-        problems: list[str] = []
-        if node.op_type == "Upsample" and "scales" in attrs:
-            scales = tuple(float(s) for s in attrs["scales"])
-            scales_source = ValueSource.ATTRIBUTE
-        else:
-            slots = semantics.input_slots(node.op_type, op_version)
-            scales_tensor = inputs[slots.scales] if slots.scales is not None else ""
-            roi_tensor = inputs[slots.roi] if slots.roi is not None else ""
-            sizes_tensor = inputs[slots.sizes] if slots.sizes is not None else ""
-            trace = tracer.trace(scales_tensor)
-            scales_source = trace.source
-            scales_nodes = names(trace)
-            if trace.value is not None:
-                if trace.value.size and trace.value.dtype.kind != "f":
-                    problems.append(f"scales must be a float tensor, got {trace.value.dtype}")
-                if trace.value.ndim != 1 and trace.value.size:
-                    problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
-                flat = trace.value.reshape(-1)
-                scales = tuple(float(s) for s in flat) if flat.size else None
-                if not flat.size and scales_source != ValueSource.GRAPH_INPUT:
-                    scales_source = ValueSource.ABSENT  # the empty-tensor placeholder exporters write
-            if trace.reason:
-                notes.append(f"scales: {trace.reason}")
-            if sizes_tensor:
-                size_trace = tracer.trace(sizes_tensor)
-                sizes_source = size_trace.source
-                sizes_nodes = names(size_trace)
-                sized = size_trace.value
-                if sized is not None and sized.size and sized.dtype.kind not in "iu":
-                    problems.append(f"sizes must be an int64 tensor, got {size_trace.value.dtype}")
-                if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
-                    problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
-                if size_trace.value is not None and size_trace.value.size:
-                    sizes = tuple(int(s) for s in size_trace.value.reshape(-1))
-                if size_trace.reason:
-                    notes.append(f"sizes: {size_trace.reason}")
-        x_shape = static_shape(infos.get(inputs[0]))
-        if x_shape is not None and inputs[0] not in declared:
-            # names shape inference invents (unk__12) are not stable: report them as unknown
-            x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
-        if x_shape is None and node.input[0] in tracer.initializers:
-            x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
-        rank = len(x_shape) if x_shape is not None else None
-        if rank is None and scales is not None and axes is None:
-            rank = len(scales)
-        elif rank is None and sizes is not None and axes is None:
-            rank = len(sizes)
-        problems.extend(scales_problems(scales, scales_source, sizes, sizes_source, sizes_tensor, rank, axes))
-        sites.append(
-            ResizeSite(
-                node_name=node.name,
-                node_index=index,
-                op_type=node.op_type,
-                opset=opset,
-                input_name=node.input[0],
-                output_name=node.output[0],
-                mode=mode,
-                coordinate_transformation_mode=ctm,
-                cubic_coeff_a=float(attrs.get("cubic_coeff_a", given["cubic_coeff_a"])),
-                nearest_mode=nearest_mode,
-                exclude_outside=int(attrs.get("exclude_outside", given["exclude_outside"])),
-                antialias=int(attrs.get("antialias", given["antialias"])),
-                extrapolation_value=float(attrs.get("extrapolation_value", given["extrapolation_value"])),
-                keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"),
-                                               given["keep_aspect_ratio_policy"]),
-                axes=axes,
-                scales=scales,
-                scales_source=scales_source,
-                scales_tensor=scales_tensor,
-                sizes=sizes,
-                sizes_source=sizes_source,
-                sizes_tensor=sizes_tensor,
-                roi_tensor=roi_tensor,
-                input_rank=rank,
-                input_shape=x_shape,
-                notes=tuple(notes),
-                op_version=op_version,
-                scales_nodes=scales_nodes,
-                sizes_nodes=sizes_nodes,
-                problems=tuple(problems),
-            )
-        )
-    return sites
+    attrs = attributes(node)
+    given = semantics.defaults(node.op_type, op_version)
+    notes: list[str] = []
+    mode = _text(attrs.get("mode"), given["mode"])
+    if mode == "bilinear":
+        mode = "linear"
+        notes.append("Upsample mode 'bilinear' reported as 'linear'")
+    legacy = semantics.is_legacy(node.op_type, op_version)
+    if legacy:
+        ctm, nearest_mode = given["coordinate_transformation_mode"], given["nearest_mode"]
+        notes.append(f"{node.op_type}-{op_version or '?'} has asymmetric coordinates and floor rounding by definition")
+    else:
+        ctm = _text(attrs.get("coordinate_transformation_mode"), given["coordinate_transformation_mode"])
+        nearest_mode = _text(attrs.get("nearest_mode"), given["nearest_mode"])
+    axes = tuple(int(a) for a in attrs["axes"]) if "axes" in attrs else None
+    inputs = list(node.input) + [""] * 4
+    scales_tensor = sizes_tensor = roi_tensor = ""
+    scales: Optional[tuple[float, ...]] = None
+    sizes: Optional[tuple[int, ...]] = None
+    scales_source = sizes_source = ValueSource.ABSENT
+    scales_nodes: tuple[str, ...] = ()
+    sizes_nodes: tuple[str, ...] = ()
+    problems: list[str] = []
+    if node.op_type == "Upsample" and "scales" in attrs:
+        scales = tuple(float(s) for s in attrs["scales"])
+        scales_source = ValueSource.ATTRIBUTE
+    else:
+        slots = semantics.input_slots(node.op_type, op_version)
+        scales_tensor = inputs[slots.scales] if slots.scales is not None else ""
+        roi_tensor = inputs[slots.roi] if slots.roi is not None else ""
+        sizes_tensor = inputs[slots.sizes] if slots.sizes is not None else ""
+        trace = tracer.trace(scales_tensor)
+        scales_source = trace.source
+        scales_nodes = names(trace)
+        if trace.value is not None:
+            if trace.value.size and trace.value.dtype.kind != "f":
+                problems.append(f"scales must be a float tensor, got {trace.value.dtype}")
+            if trace.value.ndim != 1 and trace.value.size:
+                problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
+            flat = trace.value.reshape(-1)
+            scales = tuple(float(s) for s in flat) if flat.size else None
+            if not flat.size and scales_source != ValueSource.GRAPH_INPUT:
+                scales_source = ValueSource.ABSENT  # the empty-tensor placeholder exporters write
+        if trace.reason:
+            notes.append(f"scales: {trace.reason}")
+        if sizes_tensor:
+            size_trace = tracer.trace(sizes_tensor)
+            sizes_source = size_trace.source
+            sizes_nodes = names(size_trace)
+            sized = size_trace.value
+            if sized is not None and sized.size and sized.dtype.kind not in "iu":
+                problems.append(f"sizes must be an int64 tensor, got {size_trace.value.dtype}")
+            if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
+                problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
+            if size_trace.value is not None and size_trace.value.size:
+                sizes = tuple(int(s) for s in size_trace.value.reshape(-1))
+            if size_trace.reason:
+                notes.append(f"sizes: {size_trace.reason}")
+    x_shape = static_shape(infos.get(inputs[0]))
+    if x_shape is not None and inputs[0] not in declared:
+        # names shape inference invents (unk__12) are not stable: report them as unknown
+        x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
+    if x_shape is None and node.input[0] in tracer.initializers:
+        x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
+    rank = len(x_shape) if x_shape is not None else None
+    if rank is None and scales is not None and axes is None:
+        rank = len(scales)
+    elif rank is None and sizes is not None and axes is None:
+        rank = len(sizes)
+    problems.extend(scales_problems(scales, scales_source, sizes, sizes_source, sizes_tensor, rank, axes))
+    return ResizeSite(
+        node_name=node.name,
+        node_index=index,
+        op_type=node.op_type,
+        opset=tracer.opset,
+        input_name=node.input[0],
+        output_name=node.output[0],
+        mode=mode,
+        coordinate_transformation_mode=ctm,
+        cubic_coeff_a=float(attrs.get("cubic_coeff_a", given["cubic_coeff_a"])),
+        nearest_mode=nearest_mode,
+        exclude_outside=int(attrs.get("exclude_outside", given["exclude_outside"])),
+        antialias=int(attrs.get("antialias", given["antialias"])),
+        extrapolation_value=float(attrs.get("extrapolation_value", given["extrapolation_value"])),
+        keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"),
+                                       given["keep_aspect_ratio_policy"]),
+        axes=axes,
+        scales=scales,
+        scales_source=scales_source,
+        scales_tensor=scales_tensor,
+        sizes=sizes,
+        sizes_source=sizes_source,
+        sizes_tensor=sizes_tensor,
+        roi_tensor=roi_tensor,
+        input_rank=rank,
+        input_shape=x_shape,
+        notes=tuple(notes),
+        op_version=op_version,
+        scales_nodes=scales_nodes,
+        sizes_nodes=sizes_nodes,
+        problems=tuple(problems),
+        scope=scope,
+    )

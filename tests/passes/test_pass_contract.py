@@ -26,9 +26,9 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         seen["checker"] += bool(full_check)
         return check_model(model, full_check, *args, **kwargs)
 
-    def counting_find(model):
+    def counting_find(model, **kwargs):
         seen["discovery"] += 1
-        return find(model)
+        return find(model, **kwargs)
 
     monkeypatch.setattr(onnx.checker, "check_model", counting_check)
     monkeypatch.setattr(resize_sites, "find_resize_sites", counting_find)

@@ -27,8 +27,13 @@ symbolic), running the pass again changes nothing, and (``check=True``) ``result
 says whether ONNX Runtime gives identical outputs for the original and the rewritten model
 fed the original scales (``result.raise_if_failed()`` raises CheckFailedError if not).
 
-Does NOT touch Resize nodes inside subgraphs (If/Loop bodies) or functions, does NOT round
-trip the weights (a 1 GiB model costs about one load + save), and never writes files.
+Sites in If/Loop/Scan bodies are rewritten too (the body reads the new main-graph input
+from the outer scope) and checked with the rest; sites in model-local functions are
+rewritten after inlining (``inline_functions=True``, ``onnx.inliner``), otherwise each is
+reported skipped with the reason. A site left baked is always in ``result.skipped``.
+
+Does NOT round trip the weights (a 1 GiB model costs about one load + save), and never
+writes files.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ def make_dynamic_scale(
     check: bool = True,
     inplace: bool = False,
     check_dims: Optional[dict[str, int]] = None,
+    inline_functions: bool = False,
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -81,6 +87,8 @@ def make_dynamic_scale(
         inplace: change the caller's proto instead of a copy (saves memory on big models;
             with ``check`` the original is serialized first).
         check_dims: sizes for named input dims in the check.
+        inline_functions: inline model-local functions first (``onnx.inliner``) so their
+            sites are rewritten; without it they are skipped with the reason.
 
     Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
     selection, ``shared`` with differing values, a name clash), PreconditionError (the input
@@ -92,6 +100,7 @@ def make_dynamic_scale(
     the_pass = MakeDynamicScale(
         nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
         from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims,
+        inline_functions=inline_functions,
     )
     try:
         return the_pass(model)

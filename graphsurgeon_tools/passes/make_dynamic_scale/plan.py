@@ -8,6 +8,12 @@ One rule per site (pattern: a selected Resize/Upsample; check: the reason it ref
 the sizes -> scales conversion (exact float32 scales only), the Upsample-7 opset-9 gate,
 and the factor split (constant non-spatial prefix + spatial ``[h, w]``).
 
+Sites outside the main graph (``find_resize_sites(model, nested=True)``): a site in an
+If/Loop/Scan body is planned like any other (its new input is a main-graph input the body
+reads from the outer scope); a site in a model-local function is refused with the reason
+(``inline_functions=True`` inlines first); an Upsample-7 in a body is refused (its opset-9
+form needs the whole model bumped) and blocks the bump of main-graph Upsample-7 sites.
+
 Requires: sites from ``find_resize_sites`` on the same model. Ensures: every selected site
 ends up either in a plan or in the skip list with its reason. Does NOT change the model.
 """
@@ -25,7 +31,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
-from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
+from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource, in_function
 
 CONSTANT_SOURCES = (
     ValueSource.INITIALIZER,
@@ -64,6 +70,11 @@ def label(site: ResizeSite) -> str:
 
 def check_site(site: ResizeSite, from_sizes: bool) -> tuple[Optional[Plan], str]:
     """The rule's check: a plan for the site, or (None, the reason it is refused)."""
+    if in_function(site):
+        return None, (f"inside {site.scope}: a model-local function is shared by its calls; "
+                      "inline_functions=True inlines it first, then its sites are rewritten")
+    if not site.in_main_graph and site.scales_source == ValueSource.ATTRIBUTE:
+        return None, f"Upsample-7 inside {site.scope} keeps its scales in an attribute; not rewritten there"
     if site.scales_source == ValueSource.GRAPH_INPUT:
         return None, f"scales already come from graph input {site.scales_tensor!r}"
     if site.scales_source == ValueSource.RUNTIME:
@@ -122,10 +133,23 @@ def sizes_to_scales(site: ResizeSite) -> tuple[Optional[tuple[float, ...]], str]
 
 
 def opset9_blockers(model: ModelProto, old: int) -> list[str]:
-    """Op types whose meaning changes when the default opset goes from ``old`` (7/8) to 9."""
+    """Op types whose meaning changes when the default opset goes from ``old`` (7/8) to 9, in
+    every graph of the model (bodies included: the opset is the model's)."""
+    from graphsurgeon_tools.core.graph import scopes
+
     blockers = []
-    for node in model.graph.node:
+    for scope in scopes(model, functions=False):
+        blockers.extend(_opset9_blockers(scope.graph.node, old, scope.name if scope.parent else None))
+    return sorted(set(blockers))
+
+
+def _opset9_blockers(nodes, old: int, body: Optional[str]) -> list[str]:
+    blockers = []
+    for node in nodes:
         if node.domain not in opsets.DEFAULT_DOMAINS:
+            continue
+        if body and node.op_type == "Upsample" and any(a.name == "scales" for a in node.attribute):
+            blockers.append(f"Upsample-7 inside {body}")
             continue
         try:
             before = onnx.defs.get_schema(node.op_type, old, "").since_version
@@ -141,7 +165,7 @@ def opset9_blockers(model: ModelProto, old: int) -> list[str]:
             spatial = [a.i for a in node.attribute if a.name == "spatial"]
             if spatial and spatial[0] != 1:
                 blockers.append("BatchNormalization(spatial=0)")
-    return sorted(set(blockers))
+    return blockers
 
 
 def plan_sites(

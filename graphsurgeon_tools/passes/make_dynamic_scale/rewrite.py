@@ -7,9 +7,14 @@
     Upsample-7(X){scales=[..]}              ->  Upsample-9(X, scales), opset 9
     factor=True:  ... scales                ->  Concat(Constant(prefix), scales[h, w])
 
+Sites in If/Loop/Scan bodies read the new main-graph input from the outer scope (ONNX
+lets a body read any name of an enclosing graph); their helper nodes (factor Concat, roi
+Constant) go into the body, before the site.
+
 Requires: plans from :mod:`.plan` for sites of this very proto (``model`` is changed in
 place). Ensures: each plan's ``input_name`` is its graph input; the constants the sites
-no longer read are removed once, at the end (one cleanup step over all candidates).
+no longer read are removed once, at the end (one cleanup step over all candidates, per
+graph that held a rewritten site or encloses one, innermost first).
 Linear in nodes + sites: node lookups by output name are built once; new nodes are
 spliced in with one rebuild of the node list. Does NOT check anything and does NOT
 refresh shapes (:mod:`.shapes`).
@@ -46,6 +51,11 @@ def check_input_name(model: ModelProto, plans: list[Plan], shared: bool, input_n
     for wanted in _final_names(input_name, count):
         if wanted in existing:
             raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
+
+
+def _graphs(model: ModelProto) -> dict[str, "core_graph.Scope"]:
+    """Scope name -> scope, for the graphs a rewrite may touch (functions are never rewritten)."""
+    return {scope.name: scope for scope in core_graph.scopes(model, functions=False)}
 
 
 def _splice(graph: onnx.GraphProto, before: dict[str, list[NodeProto]]) -> None:
@@ -91,6 +101,19 @@ def _bump_upsample7(model: ModelProto, taken: set[str]) -> list[str]:
     return made
 
 
+def _encloses(name: str, site_scopes: set[str]) -> bool:
+    """True when scope ``name`` is, or encloses, the scope of a rewritten site."""
+    return any(s == name or s.startswith(name + " / ") for s in site_scopes)
+
+
+def _chain(name: str, scopes: dict[str, "core_graph.Scope"]) -> list[str]:
+    """``name`` and its enclosing scopes up to the main graph."""
+    chain = [name]
+    while scopes[chain[-1]].parent is not None:
+        chain.append(scopes[chain[-1]].parent)
+    return chain
+
+
 def rewrite(
     model: ModelProto,
     plans: list[Plan],
@@ -123,15 +146,17 @@ def rewrite(
             plan.bumped = plan.needs_bump
         notes.append(f"opset raised from {opset} to 9: Upsample-7 keeps scales in an attribute, Upsample-9 reads an input")
 
-    by_output = {n.output[0]: n for n in graph.node if n.output}
-    before: dict[str, list[NodeProto]] = {}
-    expansions: dict[tuple[str, tuple[float, ...]], str] = {}
+    scopes = _graphs(model)
+    site_scopes = {p.site.scope for p in plans}
+    by_output = {n.output[0]: n for name in site_scopes for n in scopes[name].graph.node if n.output}
+    before: dict[str, dict[str, list[NodeProto]]] = {}  # scope -> site output -> nodes to insert
+    expansions: dict[tuple[str, str, tuple[float, ...]], str] = {}
     for plan in plans:
         node = by_output[plan.site.output_name]
-        extra = before.setdefault(plan.site.output_name, [])
+        extra = before.setdefault(plan.site.scope, {}).setdefault(plan.site.output_name, [])
         source = plan.input_name
         if factor and plan.prefix:
-            key = (plan.input_name, plan.prefix)
+            key = (plan.site.scope, plan.input_name, plan.prefix)  # a graph never reads a body's tensor
             if key not in expansions:
                 prefix_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_fixed")
                 full_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_full")
@@ -161,12 +186,17 @@ def rewrite(
             inputs.pop()
         del node.input[:]
         node.input.extend(inputs)
-    _splice(graph, {k: v for k, v in before.items() if v})
+    for name, inserts in before.items():
+        _splice(scopes[name].graph, {k: v for k, v in inserts.items() if v})
 
-    # The one cleanup step: every freed constant at once. The tensor names it removed are
-    # free again: nothing reads, produces or declares them now (no second walk over every
-    # name of the graph, which is the cost on a big graph).
-    removed = core_graph.remove_unused(graph, old_tensors)
+    # The one cleanup step: every freed constant at once, in each graph that held a site or
+    # encloses one, innermost first (a body's reads of an outer constant end before the
+    # outer graph counts them). The tensor names it removed are free again: nothing reads,
+    # produces or declares them now (no second walk over every name of the graph).
+    removed = []
+    for scope in reversed(list(scopes.values())):
+        if scope.parent is None or _encloses(scope.name, site_scopes):
+            removed += core_graph.remove_unused(scope.graph, old_tensors)
     taken -= set(removed)
     names: list[str] = []
     for wanted in _final_names(base, count):
@@ -177,11 +207,12 @@ def rewrite(
         taken.add(wanted)
         names.append(wanted)
     renames = dict(zip(placeholders, names))
-    for node in graph.node:
-        if any(name in renames for name in node.input):
-            replaced = [renames.get(name, name) for name in node.input]
-            del node.input[:]
-            node.input.extend(replaced)
+    for name in {ancestor for s in site_scopes for ancestor in _chain(s, scopes)}:
+        for node in scopes[name].graph.node:
+            if any(n in renames for n in node.input):
+                replaced = [renames.get(n, n) for n in node.input]
+                del node.input[:]
+                node.input.extend(replaced)
     for plan in plans:
         plan.input_name = renames[plan.input_name]
 

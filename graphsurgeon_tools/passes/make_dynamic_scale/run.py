@@ -24,10 +24,11 @@ from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
 from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, rewrite
-from graphsurgeon_tools.passes.make_dynamic_scale.shapes import factor_hints, refresh_shapes
+from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (body_levels, factor_hints, forget_body_shapes,
+                                                                  refresh_shapes)
 from graphsurgeon_tools.resize.sites import ResizeSite
 
-__all__ = ["MakeDynamicScale", "dynamize_sites", "nonsense_gate"]
+__all__ = ["MakeDynamicScale", "dynamize_sites", "inline_local_functions", "nonsense_gate"]
 
 
 def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
@@ -36,6 +37,18 @@ def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
         if site.problems:
             where = f"{label}: " if label else ""
             raise InvalidScalesError(f"{where}node {planning.label(site)!r}: {site.problems[0]}")
+
+
+def inline_local_functions(model: ModelProto) -> ModelProto:
+    """A copy of ``model`` with its model-local functions inlined (``onnx.inliner``); the
+    functions are dropped, their sites become main-graph (or body) sites."""
+    import onnx.inliner
+
+    try:
+        return onnx.inliner.inline_local_functions(model)
+    except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals
+        raise PreconditionError(f"inline_functions=True: onnx could not inline the model's functions: "
+                                f"{' '.join(str(exc).split())[:200]}") from None
 
 
 def site_names(site: ResizeSite) -> tuple[str, str]:
@@ -85,11 +98,15 @@ def dynamize_sites(
     if not plans:
         return result, plans
     check_input_name(model, plans, shared, input_name)
+    levels, held = body_levels(model, [p.site for p in plans if not p.site.in_main_graph])
     result.new_inputs, result.removed_nodes, result.notes = rewrite(
         model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
     )
     timer.lap("rewrite")
-    touched = refresh_shapes(model, [p.site.output_name for p in plans], factor_hints(plans, factor))
+    for body, starts in levels:
+        forget_body_shapes(body, starts)
+    outputs = [p.site.output_name for p in plans if p.site.in_main_graph] + held
+    touched = refresh_shapes(model, outputs, factor_hints([p for p in plans if p.site.in_main_graph], factor))
     if touched:
         result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
     timer.lap("shapes")
@@ -116,8 +133,10 @@ class MakeDynamicScale(Pass):
         check: bool = True,
         inplace: bool = False,
         check_dims: Optional[dict[str, int]] = None,
+        inline_functions: bool = False,
     ) -> None:
         self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
+        self.inline_functions = inline_functions
         self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
         self.in_place, self.check_dims = inplace, check_dims
 
@@ -147,7 +166,12 @@ class MakeDynamicScale(Pass):
             model, inplace = simplified, True
             timer.lap("simplify")
 
-        sites = resize_sites.find_resize_sites(model)
+        if self.inline_functions and len(model.functions):
+            model, inplace = inline_local_functions(model), True
+            timer.lap("inline")
+        # Every site, bodies and functions included: one the pass cannot rewrite is a skip
+        # with its reason, never silence.
+        sites = resize_sites.find_resize_sites(model, nested=True)
         nonsense_gate(sites)
         selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
         timer.lap("find")

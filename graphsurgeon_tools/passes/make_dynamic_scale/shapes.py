@@ -5,6 +5,11 @@
     value_info downstream of a rewritten site   ->  dropped, re-inferred (only names that had one)
     graph-output dim that depended on a factor  ->  inferred | old symbolic name | <output>_dim<axis>
 
+    site in an If/Loop/Scan body                ->  in that body and each enclosing one: value_info
+                                                    downstream dropped, body-output dims unknown;
+                                                    in the main graph: as above, from the outputs
+                                                    of the node holding the body
+
 Requires: the rewritten model (sites read their scales from graph inputs). Ensures: no
 value_info or output dim that depended on a rewritten factor keeps a stale static value.
 Does NOT touch graph inputs, and never fails: inference that fails leaves dims unknown.
@@ -21,7 +26,7 @@ from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 
-__all__ = ["factor_hints", "refresh_shapes"]
+__all__ = ["body_levels", "factor_hints", "forget_body_shapes", "refresh_shapes"]
 
 _INFERENCE_FAILURES = (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError)
 
@@ -38,6 +43,38 @@ def _declared_dim_names(model: ModelProto) -> set[str]:
             if dim.HasField("dim_param"):
                 names.add(dim.dim_param)
     return names
+
+
+def body_levels(model: ModelProto, sites: list[Any]) -> tuple[list[tuple[Any, list[str]]], list[str]]:
+    """For sites in bodies: (per enclosing body graph, the tensors whose shapes depend on the
+    site there) and the main-graph tensors that do (outputs of the node holding the body).
+    Names are taken BEFORE the rewrite (node indices move when it inserts nodes)."""
+    scopes = {scope.name: scope for scope in core_graph.scopes(model, functions=False)}
+    levels: list[tuple[Any, list[str]]] = []
+    main: list[str] = []
+    for site in sites:
+        scope, starts = scopes[site.scope], [site.output_name]
+        while scope.parent is not None:
+            levels.append((scope.graph, starts))
+            parent = scopes[scope.parent]
+            starts = [o for o in parent.graph.node[scope.holder].output if o]
+            scope = parent
+        main.extend(starts)
+    return levels, main
+
+
+def forget_body_shapes(graph: Any, starts: list[str]) -> None:
+    """In a body: drop value_info downstream of ``starts``; body outputs there keep their
+    rank and element type, their dims become unknown."""
+    down = core_graph.downstream_tensors(graph, starts)
+    kept = [v for v in graph.value_info if v.name not in down]
+    if len(kept) != len(graph.value_info):
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+    for output in graph.output:
+        if output.name in down and output.type.tensor_type.HasField("shape"):
+            for dim in output.type.tensor_type.shape.dim:
+                dim.Clear()
 
 
 def factor_hints(plans: list[Plan], factor: bool) -> dict[str, list[Any]]:

@@ -11,6 +11,10 @@
 here (no second discovery, no second checker run), or the constant itself with
 ``keep_constant=True``.
 
+Sites outside the main graph (If/Loop/Scan bodies, model-local functions) are matched and
+refused with the reason: a plugin node inside a body is not something TensorRT's parser
+or the checks here run.
+
 Requires: the pass's working copy (changed in place) that passed the structural checker.
 Ensures: every matched site is swapped or skipped with its reason; the constants the swap
 no longer reads are removed in one cleanup step. Does NOT run any checker.
@@ -104,8 +108,13 @@ def forward_resize(
     """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes."""
     from graphsurgeon_tools.resize import sites as resize_sites
 
-    found = [s for s in resize_sites.find_resize_sites(model) if s.op_type in spec.match.op_types]
+    found = [s for s in resize_sites.find_resize_sites(model, nested=True) if s.op_type in spec.match.op_types]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
+    for site in selected:
+        if not site.in_main_graph:
+            raise_if_nonsense(site, label)
+            result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
+    selected = [s for s in selected if s.in_main_graph]
     chosen = _choose(selected, spec, signature, keep_constant, result, label)
     if not chosen:
         return

@@ -19,8 +19,8 @@ from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
 from graphsurgeon_tools.resize.sites import ValueSource
 
 __all__ = [
-    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "resize_refusal", "site_semantics",
-    "sizes_or_scales_refusal",
+    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "resize_refusal", "scope_refusal",
+    "site_semantics", "sizes_or_scales_refusal",
 ]
 
 
@@ -61,6 +61,16 @@ def site_semantics(site: Any) -> dict[str, Any]:
         "extrapolation_value": float(site.extrapolation_value),
         "keep_aspect_ratio_policy": site.keep_aspect_ratio_policy,
     }
+
+
+def scope_refusal(site: Any) -> str:
+    """Why a site outside the main graph is not swapped (it always is refused)."""
+    from graphsurgeon_tools.resize.sites import in_function
+
+    if in_function(site):
+        return (f"inside {site.scope}: swap-plugin swaps main-graph sites only (inline the function first, "
+                "e.g. onnx.inliner.inline_local_functions)")
+    return f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in control-flow bodies"
 
 
 def name_matches(spec: PluginSpec, name: str) -> bool:
