@@ -13,7 +13,7 @@ tests/test_hostile_round2.py through :mod:`hostile.harness`). Groups:
   factors. Exit 3.
 * ``special`` (class 4): a FIFO as ``--spec`` or ``--input``: refused before it is opened
   (subprocess only: a mistake would hang).
-* ``names`` (class 5): a symlink loop as output path. Exit 2.
+* ``names`` (class 5): a symlink loop as output path (exit 2), as the model or its data file (exit 3).
 
 ``SUCCESS_CASES`` are inputs a command must simply handle (exit 0, nothing on stderr):
 non-UTF-8 file and folder names, with and without external data.
@@ -30,7 +30,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from hostile import models
-from hostile.corpus import NOT_REGULAR, Built, Case
+from hostile.corpus import NOT_REGULAR, READERS, Built, Case
 from hostile.models import write
 
 USAGE, INVALID = 2, 3
@@ -306,6 +306,22 @@ def _(tmp: Path) -> Built:
     return Built(model, ("result.onnx", "a"), output=tmp / "out" / "a" / "result.onnx")
 
 
+@case("model_symlink_loop", "names", INVALID, r"symlink|symbolic|loop|levels")
+def _(tmp: Path) -> Built:
+    (tmp / "in").mkdir(parents=True)
+    os.symlink("model.onnx", tmp / "in" / "model.onnx")
+    return Built(tmp / "in" / "model.onnx", ("model.onnx",))
+
+
+@case("extdata_symlink_loop", "names", INVALID, r"symlink|symbolic|loop|levels|missing", commands=READERS)
+def _(tmp: Path) -> Built:
+    model = models.weighted_model()
+    models.externalize(model, "w", "weights.bin")
+    path = write(model, tmp / "in" / "model.onnx")
+    os.symlink("weights.bin", tmp / "in" / "weights.bin")
+    return Built(path, ("model.onnx", "weights.bin"))
+
+
 # --------------------------------------------------------------------------- inputs that must simply work
 
 
@@ -324,8 +340,7 @@ SUCCESS_CASES = [
     SuccessCase("non_utf8_file_name", lambda tmp: write(models.resize_model(), tmp / "in" / f"{NON_UTF8}.onnx")),
     SuccessCase("non_utf8_folder_name", lambda tmp: write(models.resize_model(), tmp / NON_UTF8 / "model.onnx")),
     SuccessCase("non_utf8_folder_external_data", lambda tmp: _external_model(tmp / NON_UTF8)),
-    SuccessCase("non_utf8_data_file_name",
-                lambda tmp: _external_model(tmp / "in", data_name="w.bin")),
+    SuccessCase("plain_external_data", lambda tmp: _external_model(tmp / "in")),
 ]
 
 CASE_NAMES = [c.name for c in CASES]
