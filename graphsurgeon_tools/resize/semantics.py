@@ -7,8 +7,12 @@ definition), Resize 11/13/18/19 (X, roi, scales, sizes). DynamicTRTResize (the T
 plugin this tool writes) takes (X, scales) or (X, size tensor) and carries the five
 :data:`PLUGIN_SEMANTICS` attributes.
 
+:func:`attribute_problems` is the one judge of a node's attributes (type and value range)
+for Resize, Upsample and DynamicTRTResize: what swap-plugin (both ways) refuses before it
+writes a node ONNX Runtime could not load.
+
 Requires: nothing beyond onnx (for :func:`op_version`). Ensures: pure functions and
-constants. Does NOT read graphs (sites.py does) or judge values (sanity.py does).
+constants. Does NOT read graphs (sites.py does) or judge scales (sanity.py does).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 __all__ = [
+    "ATTRIBUTE_TYPES",
     "COORDINATE_TRANSFORMATION_MODES",
     "InputSlots",
     "KEEP_ASPECT_RATIO_POLICIES",
@@ -27,6 +32,7 @@ __all__ = [
     "PLUGIN_SEMANTICS",
     "RESIZE_DEFAULTS",
     "RESIZE_OPS",
+    "attribute_problems",
     "defaults",
     "input_slots",
     "is_legacy",
@@ -62,6 +68,16 @@ RESIZE_DEFAULTS: dict[str, Any] = {
     "keep_aspect_ratio_policy": "stretch",
 }
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: Attribute -> the AttributeProto type name it must have (Resize/Upsample schemas; the plugin's
+#: own fields as forward writes them and TensorRT's plugin field lookup reads them).
+ATTRIBUTE_TYPES: dict[str, str] = {
+    "mode": "STRING", "coordinate_transformation_mode": "STRING", "nearest_mode": "STRING",
+    "keep_aspect_ratio_policy": "STRING", "cubic_coeff_a": "FLOAT", "extrapolation_value": "FLOAT",
+    "exclude_outside": "INT", "antialias": "INT", "axes": "INTS", "scales": "FLOATS",
+    "align_corners": "INT", "plugin_version": "STRING", "plugin_namespace": "STRING",
+    "tensorrt_plugin_shape_input_indices": "INTS",
+}
+_FLAGS = ("exclude_outside", "antialias", "align_corners")
 
 
 @dataclass(frozen=True)
@@ -133,3 +149,58 @@ def normalize_mode(mode: str) -> str:
 def is_resize_node(node: Any) -> bool:
     """A Resize or Upsample node of the default domain."""
     return node.op_type in RESIZE_OPS and node.domain in _DEFAULT_DOMAINS
+
+
+def attribute_problems(node: Any, version: int = 0, rename: Optional[dict[str, str]] = None) -> list[str]:
+    """What is wrong with the attributes of a Resize, Upsample or DynamicTRTResize ``node``
+    (empty: nothing): an attribute without a value, of the wrong type, or out of range
+    (a mode, coordinate mode, nearest mode or policy outside the spec's words, a 0/1 flag
+    that is neither, a non-finite cubic_coeff_a, repeated axes). ``version``: the op's
+    schema version (half_pixel_symmetric exists from Resize-19; 0: not checked).
+    ``rename``: a plugin spec's Resize-name -> node-name map (read back to Resize names).
+    Attributes it does not know are left alone.
+    """
+    import math
+
+    from onnx import AttributeProto
+
+    inverse = {new: old for old, new in (rename or {}).items()}
+    problems: list[str] = []
+    for attr in node.attribute:
+        name = inverse.get(attr.name, attr.name)
+        wanted = ATTRIBUTE_TYPES.get(name)
+        if wanted is None:
+            continue
+        shown = attr.name if attr.name == name else f"{attr.name} ({name})"
+        if attr.type == AttributeProto.UNDEFINED:
+            problems.append(f"attribute {shown!r} has no value")
+            continue
+        got = AttributeProto.AttributeType.Name(attr.type)
+        if got != wanted:
+            problems.append(f"attribute {shown!r} must be {wanted}, got {got}")
+            continue
+        value: Any = {"STRING": lambda: attr.s.decode("utf-8", "replace"), "FLOAT": lambda: attr.f,
+                      "INT": lambda: attr.i, "INTS": lambda: list(attr.ints),
+                      "FLOATS": lambda: list(attr.floats)}[wanted]()
+        allowed: tuple = ()
+        if name == "mode":
+            allowed = MODES + (("bilinear",) if node.op_type == "Upsample" else ())
+        elif name == "coordinate_transformation_mode":
+            allowed = COORDINATE_TRANSFORMATION_MODES
+            if node.op_type == "Resize" and 0 < version < 19 and value == "half_pixel_symmetric":
+                problems.append(f"attribute {shown!r}: half_pixel_symmetric exists from Resize-19, "
+                                f"this node is Resize-{version}")
+                continue
+        elif name == "nearest_mode":
+            allowed = NEAREST_MODES
+        elif name == "keep_aspect_ratio_policy":
+            allowed = KEEP_ASPECT_RATIO_POLICIES
+        elif name in _FLAGS:
+            allowed = (0, 1)
+        if allowed and value not in allowed:
+            problems.append(f"attribute {shown!r} is {value!r}, not one of {', '.join(map(str, allowed))}")
+        elif name == "cubic_coeff_a" and not math.isfinite(value):
+            problems.append(f"attribute {shown!r} is {value}, not a finite number")
+        elif name == "axes" and len(set(value)) != len(value):
+            problems.append(f"attribute {shown!r} repeats an axis: {value}")
+    return problems

@@ -15,6 +15,9 @@ Sites outside the main graph (If/Loop/Scan bodies, model-local functions) are ma
 refused with the reason: a plugin node inside a body is not something TensorRT's parser
 or the checks here run.
 
+A selected node whose attributes are mistyped or out of range (``resize.semantics.
+attribute_problems``) is refused (InvalidModelError) before anything changes.
+
 Requires: the pass's working copy (changed in place) that passed the structural checker.
 Ensures: every matched site is swapped or skipped with its reason; the constants the swap
 no longer reads are removed in one cleanup step. Does NOT run any checker.
@@ -111,7 +114,10 @@ def forward_resize(
     found = [s for s in resize_sites.find_resize_sites(model, nested=True) if s.op_type in spec.match.op_types]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
     for site in selected:
-        if not site.in_main_graph:
+        if site.in_main_graph and refusals.name_matches(spec, site.node_name):
+            # before anything is written: a bad attribute is the model's fault
+            refusals.raise_if_bad_attributes(model.graph.node[site.node_index], site.op_version, label)
+        else:
             raise_if_nonsense(site, label)
             result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
     selected = [s for s in selected if s.in_main_graph]

@@ -19,7 +19,8 @@ from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
 from graphsurgeon_tools.resize.sites import ValueSource
 
 __all__ = [
-    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "resize_refusal", "scope_refusal",
+    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "raise_if_bad_attributes",
+    "resize_refusal", "scope_refusal",
     "site_semantics", "sizes_or_scales_refusal",
 ]
 
@@ -47,6 +48,18 @@ def check_initializer_sizes(model: ModelProto, label: str) -> None:
                 f"{label}: initializer {init.name!r} holds {len(init.raw_data)} bytes, but its shape "
                 f"{list(init.dims)} needs {needed}"
             )
+
+
+def raise_if_bad_attributes(node: Any, version: int, label: str, rename: Optional[dict[str, str]] = None) -> None:
+    """InvalidModelError for a Resize/Upsample/plugin node whose attributes are missing a value,
+    mistyped or out of range (:func:`graphsurgeon_tools.resize.semantics.attribute_problems`):
+    swapping it would write a node ONNX Runtime cannot load."""
+    from graphsurgeon_tools.resize.semantics import attribute_problems
+
+    problems = attribute_problems(node, version, rename)
+    if problems:
+        name = node.name or (node.output[0] if node.output else node.op_type)
+        raise InvalidModelError(f"{label}: node {name!r} ({node.op_type}): {problems[0]}")
 
 
 def site_semantics(site: Any) -> dict[str, Any]:

@@ -10,6 +10,10 @@ The size tensor forward built is recognised by :func:`.size_tensor.trace_size_te
 its subgraph removed in the one cleanup step; the plugin domain's opset import goes when
 no node uses it any more.
 
+A selected plugin node whose attributes are missing a value, mistyped or out of range
+(``resize.semantics.attribute_problems``, read through the spec's renames) is refused
+(InvalidModelError) before anything changes: the Resize written from it would not load.
+
 Requires: the working copy (changed in place), opset >= 9. Does NOT run any checker.
 """
 
@@ -25,6 +29,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip, select
+from graphsurgeon_tools.passes.swap_plugin import refusals
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.size_tensor import trace_size_tensor
@@ -48,6 +53,8 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
     opset = opsets.default_opset(model)
     if opset < 9:
         raise UsageError(f"reverse=True needs opset >= 9 (Upsample with a scales input); {label} imports opset {opset}")
+    for _, node in selected:
+        refusals.raise_if_bad_attributes(node, 0, label, spec.attributes.rename)
     types = elem_types_and_shapes(model)
     builder = Builder(model)
     producers = core_graph.producers(graph)
