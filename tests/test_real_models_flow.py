@@ -1,0 +1,184 @@
+"""Issue 10: the whole flow on real models, as a new user would run it.
+
+Models built by their projects' own code with random weights (transformers DPT, SegFormer, Swin2SR
+nearest+conv, UperNet/ConvNeXt FPN; a diffusers AutoencoderKL decoder), each exported by both torch
+exporters at two opsets, plus ONNX models shipped in PaddleOCR-family wheels (see tests/realmodels/).
+For every one:
+
+* ``inspect`` lists its sites, each with a source;
+* ``make-dynamic-scale --from-sizes`` with the built-in check on exits 0, and the rewritten model fed
+  the original factors is bit-identical to the original on every tensor the two graphs share;
+* ``swap-plugin`` with both signatures, then ``--reverse``: the round trip is bit-identical;
+* ``validate`` of the plugin and of the dynamic model against the original (each site at its own
+  factor) and against ``onnx-reference`` passes, and no comparison passes on a vacuous reference.
+
+Tests that fail today carry ``xfail(strict=True)`` with the issue item that explains them (see
+``KNOWN``); a fix makes them XPASS, which fails the run until the mark is removed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+import onnx
+import pytest
+from realmodels import tensors
+from realmodels.fixtures import CASES, flows, real_models  # noqa: F401 - session fixtures
+from realmodels.flow import Step, new_input_feeds
+from realmodels.inputs import INPUTS
+
+SIGNATURES = ("scales", "size-tensor")
+# onnx's reference evaluator is pure Python (~20 s for Swin2SR's three factors): one export per
+# torch model, and the shipped detectors at their small text page.
+ONNX_REFERENCE_CASES = tuple(c for c in CASES if "/" not in c and c != "layout_cdla" or c.endswith("/torchscript-17"))
+
+# Why each failing (test, case pattern) fails today, by issue 10 item; see the module docstring.
+_CHECK = ("issue 10 item 1: the built-in check compares at ORT's full optimization level, where the "
+          "layout transformer builds other kernels for constant scales (differences 3e-7..3e-6): exit 1, nothing written")
+_MINUS_ONE = "issue 10 item 2: input dims written as dim_value -1 crash the check (exit 4)"
+_SIZES = ("issue 10 item 3: the original's sites take constant sizes; validate sweeps 2,3,4 over every scale "
+          "input instead of feeding each site its own baked factor")
+_FREEDOM = ("issue 10 item 4: some sites are not free (their output meets a tensor at the original resolution); "
+            "the default sweep feeds 2,3,4 to all of them and shows ORT's raw error")
+_DYNAMIC_FAILS = ("dpt/*", "vae_decoder/*", "upernet/*")
+KNOWN: dict[tuple[str, str], str] = {
+    **{("test_make_dynamic_scale_check_passes", p): _CHECK for p in _DYNAMIC_FAILS},
+    ("test_make_dynamic_scale_check_passes", "ppocrv3_det"): _MINUS_ONE,
+    **{("test_dynamic_model_is_bit_exact_on_every_shared_tensor", p): _CHECK for p in _DYNAMIC_FAILS},
+    ("test_dynamic_model_is_bit_exact_on_every_shared_tensor", "ppocrv3_det"): _MINUS_ONE,
+    **{("test_validate_dynamic_against_the_original", p): _CHECK for p in _DYNAMIC_FAILS},
+    ("test_validate_dynamic_against_the_original", "segformer/*"): _SIZES,
+    ("test_validate_dynamic_against_the_original", "ppocrv3_det"): _MINUS_ONE,
+    ("test_validate_plugin_against_the_original", "segformer/*-scales"): _SIZES,
+    ("test_validate_plugin_against_the_original", "upernet/*-scales"): _SIZES,
+    **{("test_validate_against_onnx_reference", f"{p}-dynamic"): _CHECK for p in _DYNAMIC_FAILS},
+    ("test_validate_against_onnx_reference", "segformer/*-dynamic"): _FREEDOM,
+    ("test_validate_against_onnx_reference", "ppocrv6_det-dynamic"): _FREEDOM,
+    ("test_validate_against_onnx_reference", "ppocrv3_det-dynamic"): _MINUS_ONE,
+    ("test_validate_against_onnx_reference", "dpt/*-plugin"): _FREEDOM,
+    ("test_validate_against_onnx_reference", "ppocr*-plugin"): _FREEDOM,
+}
+
+
+def _params(test: str, cases: tuple[str, ...] = CASES, extras: tuple[str, ...] = ()) -> list:
+    """pytest params (case, or case and extra) with id "case[-extra]", xfail-marked from KNOWN."""
+    params = []
+    for case in cases:
+        for extra in extras or (None,):
+            ident = case if extra is None else f"{case}-{extra}"
+            reasons = [why for (name, pattern), why in KNOWN.items() if name == test and fnmatch.fnmatch(ident, pattern)]
+            marks = [pytest.mark.xfail(reason=reasons[0], strict=True)] if reasons else []
+            values = (case,) if extra is None else (case, extra)
+            params.append(pytest.param(*values, id=ident, marks=marks))
+    return params
+
+
+def _assert_not_vacuous(step: Step) -> None:
+    """validate compared something real: at least one output, none marked vacuous, nothing failed."""
+    report = step.report
+    assert report.get("counts", {}).get("compared", 0) >= 1, step.why()
+    vacuous = [(f.get("factor"), o.get("output")) for f in report.get("factors", [])
+               for o in f.get("outputs", []) if o.get("vacuous")]
+    assert not vacuous, f"vacuous comparisons counted: {vacuous}"
+
+
+@pytest.mark.parametrize("case", _params("test_inspect_lists_every_site_with_its_source"))
+def test_inspect_lists_every_site_with_its_source(flows, case: str, record_property) -> None:
+    step = flows(case).inspect()
+    assert step.code == 0, step.why()
+    sites = step.report["sites"]
+    assert sites, f"{case}: no Resize/Upsample site found"
+    sources = sorted({s["scales_source"] if s["scales_source"] != "absent" else f"sizes:{s['sizes_source']}"
+                      for s in sites})
+    assert "absent" not in sources and "sizes:absent" not in sources
+    record_property("sites", len(sites))
+    record_property("sources", ",".join(sources))
+
+
+@pytest.mark.parametrize("case", _params("test_original_outputs_are_not_vacuous"))
+def test_original_outputs_are_not_vacuous(real_models, case: str) -> None:
+    """The models themselves answer with something a tolerance can judge (else every pass is vacuous)."""
+    import onnxruntime as ort
+
+    path = real_models.path(case)
+    model = onnx.load(str(path), load_external_data=False)
+    feeds = tensors.random_feeds(model)
+    feeds.update({name: make() for name, make in INPUTS.get(case, {}).items()})
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for meta, value in zip(session.get_outputs(), session.run(None, feeds)):
+        assert value.size and np.ptp(value) > 0, f"{meta.name} is constant"
+        assert np.max(np.abs(value)) >= 1e-3, f"{meta.name}: max |y| {np.max(np.abs(value)):.3g} is below 10 x atol"
+
+
+@pytest.mark.parametrize("case", _params("test_make_dynamic_scale_check_passes"))
+def test_make_dynamic_scale_check_passes(flows, case: str, record_property) -> None:
+    step = flows(case).dynamic()
+    assert step.code == 0, step.why()
+    report = step.report
+    assert report["rewritten"], f"nothing rewritten; skipped: {report['skipped']}"
+    assert report["check"]["passed"] is True
+    record_property("rewritten", len(report["rewritten"]))
+    record_property("check", report["check"])
+
+
+@pytest.mark.parametrize("case", _params("test_dynamic_model_is_bit_exact_on_every_shared_tensor"))
+def test_dynamic_model_is_bit_exact_on_every_shared_tensor(flows, case: str, record_property) -> None:
+    flow = flows(case)
+    step = flow.dynamic()
+    assert step.code == 0, step.why()
+    diff = tensors.compare_shared(flow.original, step.output, new_input_feeds(step.report))
+    assert diff.exact, f"{len(diff.differing)} of {diff.compared} shared tensors differ, first {diff.differing[:3]}"
+    record_property("shared_tensors", diff.compared)
+
+
+@pytest.mark.parametrize(("case", "signature"), _params("test_swap_plugin_round_trip_is_bit_exact", extras=SIGNATURES))
+def test_swap_plugin_round_trip_is_bit_exact(flows, case: str, signature: str) -> None:
+    flow = flows(case)
+    plugin = flow.plugin(signature)
+    assert plugin.code == 0, plugin.why()
+    back = flow.reversed(signature)
+    assert back.code == 0, back.why()
+    restored = onnx.load(str(back.output), load_external_data=False)
+    assert not [n.name for n in restored.graph.node if n.op_type == "DynamicTRTResize"]
+    diff = tensors.compare_shared(flow.original, back.output, new_input_feeds(plugin.report))
+    assert diff.exact, f"{len(diff.differing)} of {diff.compared} shared tensors differ, first {diff.differing[:3]}"
+
+
+@pytest.mark.parametrize(("case", "signature"), _params("test_validate_plugin_against_the_original", extras=SIGNATURES))
+def test_validate_plugin_against_the_original(flows, case: str, signature: str) -> None:
+    flow = flows(case)
+    plugin = flow.plugin(signature)
+    assert plugin.code == 0, plugin.why()
+    if not plugin.report["rewritten"]:
+        pytest.skip(f"signature={signature!r} swaps no site of {case}: {plugin.report['skipped'][0]['reason']}")
+    step = flow.validate(plugin.output, flow.original)
+    assert step.code == 0, step.why() + step.report.get("summary", "")
+    _assert_not_vacuous(step)
+
+
+@pytest.mark.parametrize("case", _params("test_validate_dynamic_against_the_original"))
+def test_validate_dynamic_against_the_original(flows, case: str) -> None:
+    flow = flows(case)
+    dynamic = flow.dynamic()
+    assert dynamic.code == 0, dynamic.why()
+    step = flow.validate(dynamic.output, flow.original)
+    assert step.code == 0, step.why() + step.report.get("summary", "")
+    _assert_not_vacuous(step)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "which"), _params("test_validate_against_onnx_reference", ONNX_REFERENCE_CASES,
+                                                    ("dynamic", "plugin")))
+def test_validate_against_onnx_reference(flows, case: str, which: str) -> None:
+    flow = flows(case)
+    if which == "dynamic":
+        made = flow.dynamic()
+    else:  # the signature that swaps something (sizes-driven sites need size-tensor)
+        made = flow.plugin("scales")
+        if made.code == 0 and not made.report["rewritten"]:
+            made = flow.plugin("size-tensor")
+    assert made.code == 0, made.why()
+    step = flow.validate(made.output, "onnx-reference")
+    assert step.code == 0, step.why() + step.report.get("summary", "")
+    _assert_not_vacuous(step)
