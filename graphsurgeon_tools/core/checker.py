@@ -17,8 +17,8 @@ from typing import Optional
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
-from graphsurgeon_tools.core.opsets import default_opset
-from graphsurgeon_tools.errors import InvalidModelError, UnsupportedModelError
+from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
+from graphsurgeon_tools.errors import InvalidModelError
 
 __all__ = [
     "WEIGHTLESS_THRESHOLD",
@@ -139,15 +139,12 @@ def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
     NOT checked here (the ORT check or the runtime refuses a short one).
 
     Raises onnx's ValidationError / InferenceError unchanged, UnsupportedModelError for an
-    opset newer than this onnx knows, and InvalidModelError for a tensor whose data does not
+    opset import (any domain onnx defines) newer than this onnx knows, and InvalidModelError for a tensor whose data does not
     match its shape: the caller decides whether a failure is the user's (precondition) or
     ours (postcondition).
     """
-    opset = default_opset(model)
-    if opset > onnx.defs.onnx_opset_version():
-        raise UnsupportedModelError(
-            f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
-        )
+    default_opset(model)  # InvalidModelError when there is none
+    raise_if_unknown_opsets(model)  # any domain onnx knows, not only the default one
     if check_data:
         for init in model.graph.initializer:
             if (init.data_location != TensorProto.EXTERNAL and not init.HasField("raw_data")

@@ -18,10 +18,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from onnx import GraphProto, ModelProto
 
 __all__ = ["DEFAULT_DOMAINS", "default_opset", "domain_in_use", "drop_unused_opset", "ensure_opset_import",
-           "is_default_domain", "set_default_opset"]
+           "is_default_domain", "raise_if_unknown_opsets", "set_default_opset", "unknown_opsets"]
 
 #: The spellings of the default ONNX domain; onnxruntime and the checker know them without registration.
 DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def unknown_opsets(model: "ModelProto") -> list[str]:
+    """Opset imports (the model's and its functions') of a domain this onnx knows, at a version
+    newer than it knows, e.g. ``"ai.onnx.ml 99 (this onnx knows up to 5)"``. Domains onnx does
+    not define (plugins, local functions) are not judged: their versions mean what their
+    owners say."""
+    import onnx.defs
+
+    known = onnx.defs.C.schema_version_map()  # domain -> (first, last) version this onnx has schemas for
+    known["ai.onnx"] = known.get("", (1, onnx.defs.onnx_opset_version()))
+    found: list[str] = []
+    imports = list(model.opset_import) + [o for fn in model.functions for o in fn.opset_import]
+    for entry in imports:
+        span = known.get(entry.domain)
+        if span is not None and entry.version > span[1]:
+            text = f"{entry.domain or 'ai.onnx (default domain)'} {entry.version} (this onnx knows up to {span[1]})"
+            if text not in found:
+                found.append(text)
+    return found
+
+
+def raise_if_unknown_opsets(model: "ModelProto", label: str = "") -> None:
+    """UnsupportedModelError (exit 3) naming the first opset import newer than this onnx knows
+    (:func:`unknown_opsets`): neither the checker nor ONNX Runtime can be trusted with it."""
+    from graphsurgeon_tools.errors import UnsupportedModelError
+
+    found = unknown_opsets(model)
+    if found:
+        where = f"{label}: " if label else ""
+        raise UnsupportedModelError(f"{where}opset import {found[0]} is newer than the installed onnx supports")
 
 
 def is_default_domain(domain: str) -> bool:

@@ -146,10 +146,7 @@ class MakeDynamicScale(Pass):
         opset = opsets.default_opset(model)
         if opset < 7:
             raise UnsupportedModelError(f"default-domain opset {opset} is older than 7 (Upsample-7), not supported")
-        if opset > onnx.defs.onnx_opset_version():
-            raise UnsupportedModelError(
-                f"default-domain opset {opset} is newer than this onnx ({onnx.defs.onnx_opset_version()}) knows"
-            )
+        opsets.raise_if_unknown_opsets(model)  # any domain onnx defines, ai.onnx.ml included
 
     def call(self, model: ModelProto) -> DynamicScaleResult:
         from graphsurgeon_tools.resize import sites as resize_sites

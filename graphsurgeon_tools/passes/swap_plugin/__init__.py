@@ -38,7 +38,7 @@ from typing import Any, Optional, Union
 from onnx import ModelProto
 
 from graphsurgeon_tools.core import opsets
-from graphsurgeon_tools.errors import OnnxToolError, UnsupportedModelError, UsageError
+from graphsurgeon_tools.errors import OnnxToolError, UsageError
 from graphsurgeon_tools.passes.base import ModelCheck, Pass
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, load_spec
@@ -92,16 +92,10 @@ class SwapPlugin(Pass):
         self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
 
     def requires(self, model: ModelProto) -> None:
-        import onnx
-
         from graphsurgeon_tools.passes.swap_plugin.refusals import check_initializer_sizes
 
-        opset = opsets.default_opset(model)
-        if opset > onnx.defs.onnx_opset_version():
-            raise UnsupportedModelError(
-                f"{self.label}: default-domain opset {opset} is newer than this onnx "
-                f"({onnx.defs.onnx_opset_version()}) knows"
-            )
+        opsets.default_opset(model)  # InvalidModelError when there is none
+        opsets.raise_if_unknown_opsets(model, self.label)  # any domain onnx defines, ai.onnx.ml included
         self.model_check = ModelCheck(model, label=self.label)
         check_initializer_sizes(model, self.label)
 
