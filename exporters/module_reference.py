@@ -158,6 +158,11 @@ class RoutedModuleReference:
                  "factors": list(p.call.original_factors or ()), "free": bool(p.site.scales_input),
                  "scales_input": p.site.scales_input} for p in self.mapping.pairs]
 
+    def original_scales(self) -> dict[str, tuple[float, ...]]:
+        """Candidate node name -> the full scales its paired call has in the code (``(1, 1, fh, fw)``)."""
+        assert self.mapping is not None, "prepare() first"
+        return {p.site.node_name: (1.0, 1.0, *(p.call.original_factors or ())) for p in self.mapping.pairs}
+
     @property
     def free_sites(self) -> list[int]:
         return [] if self.mapping is None else [p.call.site for p in self.mapping.pairs if p.site.scales_input]
@@ -191,15 +196,23 @@ class RoutedModuleReference:
             raise _run_failed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
         return [t.detach().cpu().numpy() for t in flatten_outputs(result)], router.calls
 
-    def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]]) -> Localisation:
-        """Name the first site (in execution order) whose output differs from the module's at the last run's point.
+    def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]],
+                 data: Optional[Sequence[tuple[str, np.ndarray]]] = None,
+                 candidate_feeds: Optional[Mapping[str, np.ndarray]] = None) -> Localisation:
+        """Name the first site (in execution order) whose output differs from the module's.
 
-        ``run_candidate(names)`` runs the candidate on the same feeds with the tensors ``names``
-        (each site's input and output) as extra outputs and returns them by name.
+        ``run_candidate(names)`` runs the candidate on ``candidate_feeds`` with the tensors
+        ``names`` (each site's input and output) as extra outputs and returns them by name.
+        ``data``/``candidate_feeds`` give the sweep point (default: the last run's).
         """
-        if self.mapping is None or self._last is None:
-            raise RuntimeError("localise() needs a run() first")
-        arrays, sites = self._last
+        if data is not None and candidate_feeds is not None:
+            arrays = [np.asarray(value) for _, value in data]
+            self.prepare(arrays)
+            sites = self.site_factors(candidate_feeds)
+        elif self.mapping is None or self._last is None:
+            raise RuntimeError("localise() needs a run() first, or data= and candidate_feeds=")
+        else:
+            arrays, sites = self._last
         _, calls = self._run(arrays, sites, record=True)
         by_site = {c.site: c for c in calls if c.site is not None}
         names = [n for p in self.mapping.pairs for n in (p.site.input_name, p.site.output_name)]
