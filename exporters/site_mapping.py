@@ -237,9 +237,13 @@ def map_sites(calls: Sequence[ResizeCall], candidate: Union[Any, str], *, label:
     ours = [c for c in calls if c.site is not None]
     mapping = SiteMapping(pairs=[], size_driven_calls=[c for c in calls if c.site is None])
     if len(ours) != len(sites):
+        hint = ""
+        if mapping.size_driven_calls and len(sites) > len(ours):
+            hint = (f" (its {len(mapping.size_driven_calls)} size-driven call(s) follow the data and take no factor: "
+                    "a site made dynamic from its sizes has no counterpart in the module)")
         raise SiteMappingError(
             f"the reference makes {len(ours)} scale-driven resize call(s) but {label} has {len(sites)} "
-            f"scale-driven resize site(s); reference: {[c.describe() for c in ours] or 'none'}; "
+            f"scale-driven resize site(s){hint}; reference: {[c.describe() for c in ours] or 'none'}; "
             f"{label}: {[s.describe() for s in sites] or 'none'}"
         )
     if not all(_scopes_agree(c.scope, t.scope) for c, t in zip(ours, sites)):
