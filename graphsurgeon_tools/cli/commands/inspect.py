@@ -45,6 +45,12 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"    sizes {_values(site['sizes'])} from {site['sizes_source']} ({site['sizes_tensor']})")
         if site["input_shape"] is not None:
             lines.append(f"    input {site['input_name']} shape {_values(site['input_shape'])}")
+        if site.get("free") is True:
+            lines.append("    factor: free (any factor gives a valid graph)")
+        elif site.get("free") is False:
+            lines.append(f"    factor: pinned by {site['pinned_by']}")
+        elif site.get("freedom_note"):
+            lines.append(f"    factor: undecided ({site['freedom_note']})")
         lines.extend(f"    note: {text}" for text in site["notes"])
     return "\n".join(lines)
 
