@@ -32,6 +32,7 @@ def test_inspect_human_and_json(run_cli, save_model_file) -> None:
     assert "opset 13, 2 Resize/Upsample site(s)" in result.out
     assert "resize_0: Resize-13 mode=nearest coord=asymmetric" in result.out
     assert "scales [1, 1, 4, 4] from constant (scales_const_1)" in result.out
+    assert "factor: pinned by Add add_0" in result.out  # the FPN's Add joins the lateral branch
     result = run_cli("inspect", path, "--json")
     report = json.loads(result.out)
     assert [s["node_name"] for s in report["sites"]] == ["resize_0", "resize_1"]
