@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
 
 if TYPE_CHECKING:
     from onnx import ModelProto
@@ -81,13 +81,26 @@ def inspect_model(
     """
     import onnx
 
-    from graphsurgeon_tools.core.checker import check_model_full
-    from graphsurgeon_tools.core.opsets import default_opset
     from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.resize import find_resize_sites
 
     label = None if isinstance(model, onnx.ModelProto) else str(model)
-    proto = load_model(model)
+    try:
+        return _inspect(load_model(model), label, nodes, freedom)
+    except OnnxToolError as exc:
+        # Errors name the file when there is one (io's own messages already do).
+        if label is None or label in str(exc):
+            raise
+        raise type(exc)(f"{label}: {exc}") from None
+
+
+def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence[str]],
+             freedom: bool) -> InspectionReport:
+    import onnx
+
+    from graphsurgeon_tools.core.checker import check_model_full
+    from graphsurgeon_tools.core.opsets import default_opset
+    from graphsurgeon_tools.resize import find_resize_sites
+
     try:
         # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
         # than half-described; the weights are not serialized for this.

@@ -18,8 +18,9 @@ X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
 COND = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
 
 
-def _up(scales: Sequence[float], shape: Sequence[int] = (1, 3, 8, 8)) -> list[int]:
-    return [int(d * f) for d, f in zip(shape, scales)]
+def _up(scales: Sequence[float], shape: Sequence[int] = (1, 3, 8, 8)) -> list:
+    """The output shape at ``scales``; unknown dims where a (hostile) scale makes no size."""
+    return [int(d * f) if np.isfinite(f) and f > 0 else None for d, f in zip(shape, scales)]
 
 
 def _out(name: str, dims: Sequence[int]) -> onnx.ValueInfoProto:
