@@ -1,9 +1,8 @@
 """An unmodified ``nn.Module`` as ``validate``'s reference: routed resizes, the candidate's per-site factors.
 
-``RoutedModuleReference(module, label, candidate)`` has the duck type of
-:class:`graphsurgeon_tools.validation.references.Reference` (``run``, ``parameters``,
-``to_dict`` and the ``kind``/``label``/``dynamic``/``baked_*`` fields), so validate
-uses it without importing torch. On its first run it runs the module at the
+``RoutedModuleReference(module, label, candidate)`` is a
+:class:`graphsurgeon_tools.validation.references.Reference`; validate gets it from the
+module runner the PyTorch side registers, without importing torch. On its first run it runs the module at the
 factors written in its code with every resize routed
 (:mod:`exporters.routing`) and pairs the calls with the candidate's sites
 (:func:`exporters.site_mapping.map_sites`); from then on each run gives every
@@ -37,16 +36,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from graphsurgeon_tools.validation.references import Reference, RunFailed
+
 from exporters.routing import OutputSize, ResizeCall, ResizeRouter
 from exporters.site_mapping import SiteMapping, map_sites
 
 __all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "site_values"]
-
-
-def _run_failed(message: str) -> Exception:
-    from graphsurgeon_tools.validation.references import RunFailed
-
-    return RunFailed(message)
 
 
 def flatten_outputs(result: Any) -> list[Any]:
@@ -88,7 +83,7 @@ class Localisation:
         return dict(self.__dict__)
 
 
-class RoutedModuleReference:
+class RoutedModuleReference(Reference):
     """The module as validate's reference (see the module docstring).
 
     Args:
@@ -121,7 +116,7 @@ class RoutedModuleReference:
         mapping = self.prepare(arrays)
         sites = self.site_factors(candidate_feeds)
         if factor is not None and not sites and mapping.pairs:
-            raise _run_failed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales input "
+            raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales input "
                               f"(its {len(mapping.pairs)} site(s) keep the factors baked in)")
         self._last = (arrays, sites)
         result, _ = self._run(arrays, sites, record=False)
@@ -178,7 +173,7 @@ class RoutedModuleReference:
             spatial = len(pair.call.original_factors or ()) or 2
             value = site_values(candidate_feeds[name], spatial)
             if value is None:
-                raise _run_failed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
+                raise RunFailed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
                                   f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
             sites[pair.call.site] = value  # type: ignore[index]
         return sites
@@ -193,7 +188,7 @@ class RoutedModuleReference:
         try:
             result = router.run(self.module, *tensors)
         except Exception as exc:  # the user's module: whatever it raises is theirs, reported by type
-            raise _run_failed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+            raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
         return [t.detach().cpu().numpy() for t in flatten_outputs(result)], router.calls
 
     def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]],
