@@ -115,9 +115,11 @@ class RoutedModuleReference(Reference):
         arrays = [np.asarray(value) for _, value in data]
         mapping = self.prepare(arrays)
         sites = self.site_factors(candidate_feeds)
-        if factor is not None and not sites and mapping.pairs:
-            raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales input "
-                              f"(its {len(mapping.pairs)} site(s) keep the factors baked in)")
+        if factor is not None and not sites:
+            baked = {p.call.original_factors for p in mapping.pairs}
+            if not mapping.pairs or baked != {(float(factor),) * len(next(iter(baked)) or ())}:
+                raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
+                                f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
         self._last = (arrays, sites)
         result, _ = self._run(arrays, sites, record=False)
         return [(f"output_{i}", value) for i, value in enumerate(result)]
@@ -174,7 +176,7 @@ class RoutedModuleReference(Reference):
             value = site_values(candidate_feeds[name], spatial)
             if value is None:
                 raise RunFailed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
-                                  f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
+                                f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
             sites[pair.call.site] = value  # type: ignore[index]
         return sites
 
