@@ -2,7 +2,8 @@
 and removal of what a rewrite left unused.
 
 Requires: a ``GraphProto`` (main graph; subgraphs count as reads of their parent node).
-Ensures: every function is linear in the graph's size: :func:`remove_unused` builds its
+Ensures: every walk over nested graphs uses an explicit stack (any depth; no RecursionError),
+and every function is linear in the graph's size: :func:`remove_unused` builds its
 maps once and walks a worklist over a consumer-count map, so a pass calls it ONCE with
 all its candidates. Does NOT go through onnx-graphsurgeon (its import/export round trip
 rewrites every weight), and does NOT touch weights it keeps.
@@ -21,6 +22,7 @@ __all__ = [
     "all_tensor_names",
     "consumers",
     "downstream_tensors",
+    "graphs_within",
     "node_reads",
     "outer_reads",
     "producers",
@@ -96,17 +98,48 @@ def scopes(model: "ModelProto", *, functions: bool = True) -> Iterator[Scope]:
             stack.extend(reversed(children))
 
 
+def graphs_within(graph: "GraphProto") -> Iterator["GraphProto"]:
+    """``graph`` and every graph nested in it (any depth), with an explicit stack."""
+    stack = [graph]
+    while stack:
+        current = stack.pop()
+        yield current
+        for node in current.node:
+            if len(node.attribute):
+                stack.extend(subgraphs(node))
+
+
+def _bodies(graph: "GraphProto") -> list["GraphProto"]:
+    return [sub for node in graph.node if len(node.attribute) for sub in subgraphs(node)]
+
+
 def outer_reads(graph: "GraphProto") -> set[str]:
-    """Names a subgraph reads that it does not define itself (captured from outer scopes)."""
-    defined = {i.name for i in graph.input} | {i.name for i in graph.initializer}
-    reads: set[str] = set()
-    for node in graph.node:
-        reads.update(name for name in node.input if name)
-        for sub in subgraphs(node):
-            reads.update(outer_reads(sub))
-        defined.update(node.output)
-    reads.update(o.name for o in graph.output)
-    return reads - defined
+    """Names a subgraph reads that it does not define itself (captured from outer scopes).
+
+    Post-order over the nesting with an explicit stack (any depth, no recursion): a body's
+    captures count as reads of the graph holding it."""
+    stack: list[tuple["GraphProto", list, list]] = [(graph, _bodies(graph), [])]
+    while True:
+        current, bodies, answers = stack[-1]
+        if len(answers) < len(bodies):
+            body = bodies[len(answers)]
+            stack.append((body, _bodies(body), []))
+            continue
+        stack.pop()
+        defined = {i.name for i in current.input} | {i.name for i in current.initializer}
+        reads: set[str] = set()
+        captured = iter(answers)  # same order as _bodies: node order, attribute order
+        for node in current.node:
+            reads.update(name for name in node.input if name)
+            if len(node.attribute):
+                for _ in subgraphs(node):
+                    reads |= next(captured)
+            defined.update(node.output)
+        reads.update(o.name for o in current.output)
+        reads -= defined
+        if not stack:
+            return reads
+        stack[-1][2].append(reads)
 
 
 def node_reads(node: "NodeProto") -> set[str]:
@@ -135,17 +168,17 @@ def consumers(graph: "GraphProto") -> dict[str, list[int]]:
 
 def all_tensor_names(graph: "GraphProto") -> set[str]:
     """Every name used in the graph (inputs, outputs, initializers, value_info, node I/O, node
-    names), subgraphs included."""
-    names = {i.name for i in graph.input} | {o.name for o in graph.output}
-    names |= {i.name for i in graph.initializer} | {v.name for v in graph.value_info}
-    names |= {s.values.name for s in graph.sparse_initializer}
-    for node in graph.node:
-        names.update(node.input)
-        names.update(node.output)
-        if node.name:
-            names.add(node.name)
-        for sub in subgraphs(node):
-            names |= all_tensor_names(sub)
+    names), subgraphs included (walked iteratively)."""
+    names: set[str] = set()
+    for current in graphs_within(graph):
+        names |= {i.name for i in current.input} | {o.name for o in current.output}
+        names |= {i.name for i in current.initializer} | {v.name for v in current.value_info}
+        names |= {s.values.name for s in current.sparse_initializer}
+        for node in current.node:
+            names.update(node.input)
+            names.update(node.output)
+            if node.name:
+                names.add(node.name)
     names.discard("")
     return names
 

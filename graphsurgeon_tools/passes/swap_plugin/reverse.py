@@ -14,6 +14,9 @@ A selected plugin node whose attributes are missing a value, mistyped or out of 
 (``resize.semantics.attribute_problems``, read through the spec's renames) is refused
 (InvalidModelError) before anything changes: the Resize written from it would not load.
 
+Plugin nodes inside If/Loop/Scan bodies or model-local functions are reported skipped
+with the reason (never left silently).
+
 Requires: the working copy (changed in place), opset >= 9. Does NOT run any checker.
 """
 
@@ -47,9 +50,14 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
             result: SwapPluginResult, label: str) -> None:
     """Turn the matching ``op_type`` plugin nodes of ``model`` (in place) back into Resize."""
     graph = model.graph
-    candidates = [(i, n) for i, n in enumerate(graph.node)
+    candidates = [(i, n, scope.name) for scope in core_graph.scopes(model) for i, n in enumerate(scope.graph.node)
                   if n.op_type == op_type and not opsets.is_default_domain(n.domain)]
     selected = select(candidates, nodes, lambda c: (c[1].name, c[1].output[0] if c[1].output else ""), what=op_type)
+    for _, node, where in selected:
+        if where != core_graph.MAIN_GRAPH:
+            result.skipped.append(Skip(_label(node), node.op_type, f"inside {where}: reverse=True turns main-graph "
+                                                                   "plugin nodes back only"))
+    selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     opset = opsets.default_opset(model)
     if opset < 9:
         raise UsageError(f"reverse=True needs opset >= 9 (Upsample with a scales input); {label} imports opset {opset}")
