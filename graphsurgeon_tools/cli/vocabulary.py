@@ -66,6 +66,8 @@ FLAGS: dict[str, Flag] = {
     "input_size": Flag("--input-size"),
     "diagnose": Flag("--diagnose", "--no-diagnose"),
     "junit": Flag("--junit"),
+    "sites": Flag("--site"),
+    "scales_argument": Flag("--scales-argument"),
     "custom_op_libs": Flag("--custom-op-lib"),
     # shared by the model-writing commands
     "output": Flag("--output"),

@@ -59,8 +59,15 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"check skipped: {check['skipped']}")
         else:
             worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-            lines.append(f"check passed: {len(check['outputs'])} output(s) identical in ONNX Runtime "
+            level = f" at {check['level']}" if check.get("level") else ""
+            sites = f" and {len(check['sites'])} site output(s)" if check.get("sites") else ""
+            lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} identical in ONNX Runtime "
                          f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
+            optimized = check.get("optimized")
+            if optimized:
+                drift = optimized.get("original_drift")
+                lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
+                             + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))
