@@ -8,8 +8,9 @@ factors written in its code with every resize routed
 (:func:`exporters.site_mapping.map_sites`); from then on each run gives every
 site exactly what the candidate's feeds give the paired node::
 
-    scales input of the site's node   [1, 1, fh, fw] | [fh, fw] | [f]   -> factors (fh, fw)
+    graph input driving the site      [1, 1, fh, fw] | [fh, fw] | [f] | f   -> factors (fh, fw)
     sizes / size tensor               int vector | tensor of shape (.., h, w) -> OutputSize((h, w))
+    scales into a plugin's in-graph size tensor                             -> FlooredSize((fh, fw))
     constant or computed scales                                         -> the code's factor
 
 Sites fed by a graph input are the *free* sites; the others keep their factor.
@@ -38,7 +39,7 @@ import numpy as np
 
 from graphsurgeon_tools.validation.references import Reference, RunFailed
 
-from exporters.routing import OutputSize, ResizeCall, ResizeRouter
+from exporters.routing import FlooredSize, OutputSize, ResizeCall, ResizeRouter
 from exporters.site_mapping import SiteMapping, map_sites
 
 __all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "site_values"]
@@ -55,6 +56,8 @@ def flatten_outputs(result: Any) -> list[Any]:
 def site_values(value: np.ndarray, spatial: int) -> Optional[Any]:
     """What one scales/sizes feed gives a site: spatial factors, an :class:`OutputSize`, or None (unusable)."""
     value = np.asarray(value)
+    if value.ndim == 0 and np.issubdtype(value.dtype, np.floating):
+        return (float(value),) * spatial
     if value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
         if value.size >= spatial + 2 or value.size == spatial:
             return tuple(float(v) for v in value[-spatial:])
@@ -177,6 +180,8 @@ class RoutedModuleReference(Reference):
             if value is None:
                 raise RunFailed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
                                 f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
+            if pair.site.size_tensor and not isinstance(value, OutputSize):
+                value = FlooredSize(value)  # the plugin reads floor(in * f) from a size tensor built in the graph
             sites[pair.call.site] = value  # type: ignore[index]
         return sites
 

@@ -63,6 +63,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 __all__ = [
+    "FlooredSize",
     "OutputSize",
     "ResizeCall",
     "ResizeRouter",
@@ -79,7 +80,15 @@ class OutputSize(tuple):
     """
 
 
-FactorLike = Union[float, Sequence[float], OutputSize]
+class FlooredSize(tuple):
+    """A site value: per-axis factors applied as a ``sizes`` input does: ``FlooredSize((fh, fw))``.
+
+    The output size is ``floor(in * f)`` and the coordinates follow ``out / in`` (what a
+    Resize fed sizes, or a plugin fed a size tensor built from the scales, computes).
+    """
+
+
+FactorLike = Union[float, Sequence[float], OutputSize, FlooredSize]
 SiteKey = Union[int, str]
 
 _INTERPOLATE = F.interpolate
@@ -130,7 +139,7 @@ class ResizeCall:
     factors: Optional[tuple[float, ...]]  # per spatial axis, as run
     size: Optional[tuple[int, ...]]  # the size= of a size-driven call
     input_shape: tuple[int, ...]
-    target_size: Optional[tuple[int, ...]] = None  # the OutputSize a site was given
+    target_size: Optional[tuple[int, ...]] = None  # the output size a site was given (OutputSize, FlooredSize)
     output_shape: tuple[int, ...] = ()
     routed: bool = False  # executed by torch.ops.onnxtool.resize
     reason: str = ""  # why not routed
@@ -309,6 +318,10 @@ class ResizeRouter(TorchFunctionMode):
             if key in self.sites:
                 self._used.add(key)
                 value = self.sites[key]
+                if isinstance(value, FlooredSize):
+                    factors = _spatial(tuple(value), spatial, f"sites[{key!r}]")
+                    call.target_size = tuple(math.floor(i * f) for i, f in zip(call.input_shape[2:], factors))
+                    return factors
                 if isinstance(value, OutputSize):
                     if len(value) != spatial or not all(int(v) > 0 for v in value):
                         raise RoutingError(f"sites[{key!r}] = {tuple(value)} is not a positive size per spatial axis")

@@ -70,7 +70,8 @@ class CandidateSite:
     antialias: bool
     factors: Optional[tuple[float, ...]]  # spatial factors of constant scales; None when fed at run time
     scope: Optional[str]  # dotted module path recorded by the exporter; None when unknown
-    scales_input: str = ""  # the graph input feeding the scales, when there is one
+    scales_input: str = ""  # the graph input driving the scales (directly or through in-graph math), if any
+    size_tensor: bool = False  # a plugin node fed a size tensor: output floor(in * f), coordinates out / in
 
     def describe(self) -> str:
         return f"node {self.node_name!r} ({self.op_type})"
@@ -131,7 +132,7 @@ def _scope_of(node: Any) -> Optional[str]:
     return ".".join(parts)
 
 
-def _plugin_site(node: Any, index: int) -> CandidateSite:
+def _plugin_site(node: Any, index: int, driver: str, producers: dict[str, Any], ranks: dict[str, int]) -> CandidateSite:
     from onnx import helper
 
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -145,7 +146,9 @@ def _plugin_site(node: Any, index: int) -> CandidateSite:
         output_name=node.output[0], mode=mode, coordinate_transformation_mode=ctm,
         nearest_mode=_text(attrs.get("nearest_mode"), "round_prefer_floor"),
         cubic_coeff_a=float(attrs.get("cubic_coeff_a", -0.75)), antialias=bool(attrs.get("antialias", 0)),
-        factors=None, scope=_scope_of(node), scales_input=node.input[1] if len(node.input) > 1 else "",
+        factors=None, scope=_scope_of(node), scales_input=driver,
+        size_tensor=len(node.input) > 1 and (getattr(producers.get(node.input[1]), "op_type", "") == "ConstantOfShape"
+                                             or ranks.get(node.input[1], 1) > 1),
     )
 
 
@@ -156,12 +159,18 @@ def candidate_sites(candidate: Union[Any, str]) -> list[CandidateSite]:
     from graphsurgeon_tools.resize import ValueSource, find_resize_sites
 
     model = candidate if isinstance(candidate, onnx.ModelProto) else onnx.load(str(candidate), load_external_data=False)
-    graph_inputs = {i.name for i in model.graph.input}
+    # Which graph input drives each node: validate's own ports, so a pair [f, f] or a single
+    # factor expanded in the graph, a shared input and a size tensor built in-graph all count.
+    from graphsurgeon_tools.validation.ports import model_ports
+
+    drivers = {node: scale.name for scale in model_ports(model, "the candidate").scale_inputs for node in scale.nodes}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    ranks = {i.name: len(i.type.tensor_type.shape.dim) for i in model.graph.input}
     found = {s.node_index: s for s in find_resize_sites(model)}
     sites: list[CandidateSite] = []
     for index, node in enumerate(model.graph.node):
         if node.op_type == PLUGIN_OP_TYPE:
-            sites.append(_plugin_site(node, index))
+            sites.append(_plugin_site(node, index, drivers.get(node.name, ""), producers, ranks))
             continue
         site = found.get(index)
         if site is None or site.scales_source == ValueSource.ABSENT:
@@ -176,7 +185,7 @@ def candidate_sites(candidate: Union[Any, str]) -> list[CandidateSite]:
             coordinate_transformation_mode=site.coordinate_transformation_mode, nearest_mode=site.nearest_mode,
             cubic_coeff_a=float(site.cubic_coeff_a), antialias=bool(site.antialias), factors=factors,
             scope=_scope_of(node),
-            scales_input=site.scales_tensor if site.scales_tensor in graph_inputs else "",
+            scales_input=drivers.get(node.name, ""),
         ))
     return sites
 

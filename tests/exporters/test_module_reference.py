@@ -19,7 +19,7 @@ F = torch.nn.functional
 from exporters.module_reference import RoutedModuleReference, flatten_outputs, site_values  # noqa: E402
 from exporters.routing import OutputSize  # noqa: E402
 from exporters.site_mapping import SiteMappingError  # noqa: E402
-from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale  # noqa: E402
+from graphsurgeon_tools import make_dynamic_scale, swap_plugin  # noqa: E402
 from graphsurgeon_tools.validation.references import RunFailed  # noqa: E402
 
 
@@ -94,6 +94,43 @@ def test_a_site_whose_mode_changed_is_caught_by_the_mapping(two_sites: tuple) ->
     reference = RoutedModuleReference(module, "python:two_sites", wrong)
     with pytest.raises(SiteMappingError, match=rf"site 1: interpolate\(mode='bicubic'\) 2x2 vs node '{node.name}'.*mode linear"):
         reference.run(None, [("x", x)], {"x": x})
+
+
+FORMS = {
+    "dynamic": lambda m: make_dynamic_scale(m).model,
+    "pair": lambda m: make_dynamic_scale(m, check=False, factor=True).model,
+    "plugin-scales": lambda m: swap_plugin(make_dynamic_scale(m, check=False).model).model,
+    "plugin-size-tensor": lambda m: swap_plugin(m, signature="size-tensor").model,
+    "plugin-size-input": lambda m: swap_plugin(m, signature="size-tensor", size_input="size").model,
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_candidate_form_gives_each_site_its_fed_factor(two_sites: tuple, form: str) -> None:
+    from graphsurgeon_tools import make_session
+
+    module, x, static, _ = two_sites
+    candidate = FORMS[form](static)
+    reference = RoutedModuleReference(module, "python:two_sites", candidate)
+    reference.prepare([x])
+    assert reference.free_sites == [0, 1], reference.sites()
+    session = make_session(candidate)
+    for factors in ((3.0, 1.5), (1.0, 2.0)):
+        feeds = {"x": x}
+        shape = list(x.shape)
+        for spec, f in zip(session.get_inputs()[1:], factors):
+            shape = [shape[0], shape[1], int(shape[2] * f), int(shape[3] * f)]
+            if "size" in form and "input" in form:
+                feeds[spec.name] = np.zeros(shape, np.float32)
+            elif form == "pair":
+                feeds[spec.name] = np.array([f, f], np.float32)
+            else:
+                feeds[spec.name] = np.array([1, 1, f, f], np.float32)
+        want = session.run(None, feeds)
+        got = reference.run(factors[0], [("x", x)], feeds)
+        for (_, value), expected in zip(got, want):
+            assert value.shape == expected.shape, (form, factors)
+            np.testing.assert_allclose(value, expected, rtol=0, atol=1e-5)
 
 
 def _localise(reference: RoutedModuleReference, candidate: onnx.ModelProto, feeds: dict):

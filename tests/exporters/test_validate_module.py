@@ -1,0 +1,148 @@
+"""validate() and `onnxtool validate` against a user's own, unmodified PyTorch module (issue 11)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphsurgeon_tools import make_dynamic_scale, validate  # noqa: E402
+
+# A user's model file: it imports a module beside it, resizes at two sites written in its
+# code, and returns nested outputs (a tuple holding a dict), as real projects do.
+HELPER = """
+import torch.nn as nn
+
+def block():
+    return nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU())
+"""
+MODEL = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from helper_blocks import block
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = block()
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.tail = nn.Conv2d(2, 1, 3, padding=1)
+
+    def forward(self, x, labels=None):
+        y = self.up(self.body(x))
+        z = self.tail(F.interpolate(y, scale_factor=2, mode="nearest"))
+        return z, {"features": y, "loss": None}
+
+def build():
+    torch.manual_seed(0)
+    return Net().eval()
+"""
+
+
+@pytest.fixture(scope="module")
+def user_model(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    folder = tmp_path_factory.mktemp("user")
+    (folder / "helper_blocks.py").write_text(textwrap.dedent(HELPER))
+    (folder / "net.py").write_text(textwrap.dedent(MODEL))
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location("net_for_export", folder / "net.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    net = module.build()
+    x = torch.rand(1, 1, 8, 10)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"],
+                          output_names=["z", "features"])
+    static = onnx.load_from_string(buffer.getvalue())
+    onnx.save(static, folder / "static.onnx")
+    dynamic = make_dynamic_scale(static).model
+    onnx.save(dynamic, folder / "dynamic.onnx")
+    return {"folder": folder, "net": net, "spec": f"python:{folder / 'net.py'}:build", "static": static,
+            "dynamic": dynamic}
+
+
+def test_a_python_file_reference_runs_unmodified_at_every_factor(user_model: dict) -> None:
+    report = validate(user_model["folder"] / "dynamic.onnx", user_model["spec"], factors=[2, 3, 4])
+    assert report.passed, report.to_dict()
+    assert [r.status for r in report.factors] == ["passed"] * 3
+    sites = report.reference["sites"]
+    assert [(s["mode"], s["factors"], s["free"]) for s in sites] == [("linear", [2.0, 2.0], True),
+                                                                     ("nearest", [2.0, 2.0], True)]
+
+
+def test_a_module_object_is_routed_and_sites_take_their_own_factors(user_model: dict) -> None:
+    fixed = {"scales_0": np.array([1, 1, 3, 3], np.float32), "scales_1": np.array([1, 1, 1.5, 1.5], np.float32)}
+    report = validate(user_model["dynamic"], user_model["net"], factors=[3], inputs=fixed)
+    assert report.passed, report.to_dict()
+    assert report.factors[0].outputs[0].shape == [1, 1, 36, 45]
+
+
+def test_an_output_count_mismatch_is_one_failure_not_a_crash(user_model: dict) -> None:
+    fewer = copy.deepcopy(user_model["dynamic"])
+    del fewer.graph.output[1]
+    report = validate(fewer, user_model["net"], factors=[2])
+    assert not report.passed
+    assert report.factors[0].reason == "the candidate has 1 output(s), the reference 2"
+
+
+def test_a_candidate_without_scale_inputs_passes_only_at_its_own_factor(user_model: dict) -> None:
+    report = validate(user_model["static"], user_model["net"], factors=[2, 3, 4])
+    statuses = {r.factor: r.status for r in report.factors}
+    assert statuses[2.0] == "passed" and statuses[3.0] != "passed" and statuses[4.0] != "passed"
+
+
+def test_a_changed_site_mode_is_caught_and_named(user_model: dict) -> None:
+    wrong = copy.deepcopy(user_model["dynamic"])
+    node = [n for n in wrong.graph.node if n.op_type == "Resize"][1]
+    next(a for a in node.attribute if a.name == "mode").s = b"linear"
+    report = validate(wrong, user_model["net"], factors=[2, 3])
+    assert not report.passed
+    assert f"site 1 in 'root': interpolate(mode='nearest') 2x2 vs node '{node.name}'" in report.factors[0].reason or \
+        f"vs node '{node.name}'" in report.factors[0].reason
+    assert "mode linear (the reference: nearest)" in report.factors[0].reason
+
+
+def test_a_mismatch_is_localised_to_the_first_differing_site(user_model: dict) -> None:
+    wrong = copy.deepcopy(user_model["dynamic"])
+    weight = next(t for t in wrong.graph.initializer if t.name == "tail.weight")
+    weight.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(weight) * 2, "tail.weight"))
+    body = next(t for t in wrong.graph.initializer if t.name == "body.0.weight")
+    body.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(body) * 2, "body.0.weight"))
+    report = validate(wrong, user_model["net"], factors=[3])
+    assert not report.passed
+    text = " ".join(report.notes)
+    assert "site 0" in text and "the error comes from upstream" in text
+
+
+def test_the_old_scales_convention_is_chosen_explicitly(tmp_path: Path) -> None:
+    from exporters import export, srcnn
+
+    model = srcnn("cxx-op")
+    path = tmp_path / "srcnn.onnx"
+    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input"], output_names=["output"])
+    (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
+    report = validate(path, f"python-scales:{tmp_path / 'srcnn_ref.py'}:build", factors=[2, 3])
+    assert report.passed, report.to_dict()
+
+
+def test_the_cli_takes_a_python_reference(user_model: dict, run_cli) -> None:
+    folder = user_model["folder"]
+    result = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--factors", "2,3")
+    assert result.code == 0, result.out + result.err
