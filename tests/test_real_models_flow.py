@@ -75,12 +75,18 @@ def _params(test: str, cases: tuple[str, ...] = CASES, extras: tuple[str, ...] =
 
 
 def _assert_not_vacuous(step: Step) -> None:
-    """validate compared something real: at least one output, none marked vacuous, nothing failed."""
+    """validate compared something real: every compared point passed on a comparison that could have
+    failed, and no graph output was compared against a constant or below-atol reference (a site
+    output may be: DPT's position-embedding resize is all zeros with random weights)."""
     report = step.report
     assert report.get("counts", {}).get("compared", 0) >= 1, step.why()
-    vacuous = [(f.get("factor"), o.get("output")) for f in report.get("factors", [])
-               for o in f.get("outputs", []) if o.get("vacuous")]
-    assert not vacuous, f"vacuous comparisons counted: {vacuous}"
+    for point in report.get("factors", []):
+        if point["status"] == "skipped":
+            continue
+        assert point["status"] == "passed", f"{point['factor']}: {point['status']} {point['reason']}"
+        assert any(not o.get("vacuous") for o in point["outputs"]), f"{point['factor']}: only vacuous comparisons"
+        vacuous = [o["output"] for o in point["outputs"] if o.get("vacuous") and o.get("kind", "output") == "output"]
+        assert not vacuous, f"{point['factor']}: vacuous comparisons of graph outputs {vacuous}"
 
 
 @pytest.mark.parametrize("case", _params("test_inspect_lists_every_site_with_its_source"))

@@ -114,10 +114,12 @@ def real_models(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.C
     yield models
     # The issue asks to keep export time small: say what it was (the controller's terminal only).
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and models.export_seconds:
-        reporter.write_line(
-            f"real models: {len(models.export_seconds)} exports in {sum(models.export_seconds.values()):.1f} s "
-            f"(+ {sum(models.build_seconds.values()):.1f} s building {len(models.build_seconds)} models)")
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None and models.export_seconds:
+        with capture.global_and_fixture_disabled():  # teardown output is captured otherwise
+            reporter.write_line(
+                f"\nreal models: {len(models.export_seconds)} exports in {sum(models.export_seconds.values()):.1f} s "
+                f"(+ {sum(models.build_seconds.values()):.1f} s building {len(models.build_seconds)} models)")
 
 
 @pytest.fixture(scope="session")
