@@ -15,7 +15,9 @@ Requires: a ModelProto or a path. Ensures: reads the model, never changes it; on
 tracer (memoised) per scope, a body's tracer asking its enclosing scope's for names it
 reads from outside; shape inference at most once; graphs walked iteratively
 (:func:`graphsurgeon_tools.core.graph.scopes`). ``node_index`` indexes the node in its own
-scope's graph. Does NOT refuse anything: the passes decide what to do with ``problems``
+scope's graph. ``problems`` holds what makes the scales/sizes nonsense
+(:mod:`.sanity`) and what makes the attributes invalid
+(:func:`.semantics.attribute_problems`). Does NOT refuse anything: the passes decide what to do with ``problems``
 and with sites outside the main graph. Without ``nested=True`` (the default, kept for
 callers that index ``model.graph.node`` by ``node_index``) bodies and functions are not
 looked at: every caller that claims "every site" passes ``nested=True``.
@@ -294,6 +296,9 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
     elif rank is None and sizes is not None and axes is None:
         rank = len(sizes)
     problems.extend(scales_problems(scales, scales_source, sizes, sizes_source, sizes_tensor, rank, axes))
+    # Attributes out of range (mode="bogus"...) pass the checker but no runtime loads them:
+    # the same gate refuses them, so no command writes (or describes as fine) such a node.
+    problems.extend(semantics.attribute_problems(node, op_version))
     return ResizeSite(
         node_name=node.name,
         node_index=index,
