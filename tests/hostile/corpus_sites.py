@@ -5,9 +5,10 @@ and validate on nothing.
 Same :class:`~hostile.corpus.Case` shape as :mod:`hostile.corpus` (run by
 tests/hostile/test_corpus_sites.py through :mod:`hostile.harness`). Groups:
 
-* ``attributes``: a Resize (forward) or DynamicTRTResize (``--reverse``) node whose
-  attributes lack a value, are mistyped or out of range: swap-plugin refuses, exit 3,
-  naming the node (``resize.semantics.attribute_problems``).
+* ``attributes``: a Resize node whose attributes are out of range (every reader refuses:
+  they are in ``ResizeSite.problems``) or a DynamicTRTResize node (``--reverse``) whose
+  attributes lack a value, are mistyped or out of range: exit 3, naming the node
+  (``resize.semantics.attribute_problems``).
 * ``opsets``: an opset import of a domain onnx defines, newer than it knows: every reader,
   exit 3 (``core.opsets.raise_if_unknown_opsets``).
 * ``bodies``: nonsense scales inside an If/Loop body: refused like main-graph ones.
@@ -64,7 +65,8 @@ def _resize_with(**attrs) -> onnx.ModelProto:
 
 
 def _forward_case(name: str, problem: str, **attrs) -> None:
-    case(name, "attributes", INVALID, problem, commands=SWAP)(lambda tmp: _built(tmp, _resize_with(**attrs)))
+    # Every reader: the one nonsense gate (ResizeSite.problems) holds attribute problems too.
+    case(name, "attributes", INVALID, problem, commands=READERS)(lambda tmp: _built(tmp, _resize_with(**attrs)))
 
 
 _forward_case("resize_mode_bogus", r"mode.*bogus", mode="bogus")
