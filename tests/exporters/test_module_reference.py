@@ -197,19 +197,24 @@ def _points(static: onnx.ModelProto, name: str, reference: RoutedModuleReference
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("form", ["dynamic", "plugin"])
 @pytest.mark.parametrize("variant", ["torchscript-17", "dynamo-18"])
 @pytest.mark.parametrize("name", list(ALONE))
-def test_real_models_match_their_dynamic_candidates_on_free_sites(real_export, name: str, variant: str) -> None:
+def test_real_models_match_their_candidates_on_free_sites(real_export, name: str, variant: str, form: str) -> None:
+    from graphsurgeon_tools import make_session
+
     built, path = real_export(name, variant)
     static = onnx.load(str(path))
     dynamic = _dynamic(path)
+    if form == "plugin":
+        dynamic = swap_plugin(dynamic).model
     reference = RoutedModuleReference(built.module, name, dynamic)
     x = built.example.numpy()
     data_name = dynamic.graph.input[0].name
     reference.prepare([x])
     sites = reference.sites()
     assert reference.free_sites == [s["site"] for s in sites]  # every site has a scales input now
-    session = ort.InferenceSession(dynamic.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = make_session(dynamic)
     points = _points(static, name, reference)
     assert points, "no free site and no runnable factor: nothing validated"
     worst = 0.0
@@ -224,8 +229,8 @@ def test_real_models_match_their_dynamic_candidates_on_free_sites(real_export, n
         scale = max(1.0, float(np.abs(want).max()))
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * scale, err_msg=str(point))
         worst = max(worst, float(np.abs(got - want).max()))
-    WORST[f"{name}/{variant}"] = worst
-    print(f"\n{name}/{variant}: {len(sites)} sites, points {points}, worst |diff| {worst:.3g}")
+    WORST[f"{name}/{variant}/{form}"] = worst
+    print(f"\n{name}/{variant}/{form}: {len(sites)} sites, points {points}, worst |diff| {worst:.3g}")
 
 
 @pytest.mark.slow
@@ -241,3 +246,20 @@ def test_swin2sr_crop_survives_torchscript_but_not_dynamo(real_export) -> None:
         reference = RoutedModuleReference(built.module, "swin2sr", dynamic)
         assert reference.run(3.0, [("input", built.example.numpy())], feeds)[0][1].shape[-2:] == (64, 64)
     assert shapes == {"torchscript-17": (64, 64), "dynamo-18": (144, 144)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["torchscript-17", "dynamo-18"])
+@pytest.mark.parametrize("name", ["swin2sr", "vae_decoder", "dpt", "segformer", "upernet"])
+def test_real_models_match_their_static_exports_at_the_original_factors(real_export, name: str, variant: str) -> None:
+    built, path = real_export(name, variant)
+    static = onnx.load(str(path))
+    reference = RoutedModuleReference(built.module, name, static)
+    x = built.example.numpy()
+    data_name = static.graph.input[0].name
+    got = reference.run(None, [(data_name, x)], {data_name: x})[0][1]
+    want = list(_ort(static, {data_name: x}).values())[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+    print(f"\n{name}/{variant}/static: {len(reference.sites())} scale-driven sites, "
+          f"{len(reference.mapping.size_driven_calls)} size-driven calls, worst |diff| {np.abs(got - want).max():.3g}")
