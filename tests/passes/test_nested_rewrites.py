@@ -126,3 +126,10 @@ def test_reverse_reports_plugin_nodes_inside_bodies() -> None:
     assert {s.node: s.reason for s in result.skipped} == {
         "else_plugin": "inside If 'branch' else_branch: reverse=True turns main-graph plugin nodes back only",
         "then_plugin": "inside If 'branch' then_branch: reverse=True turns main-graph plugin nodes back only"}
+
+
+def test_swap_plugin_inlines_functions_when_asked() -> None:
+    model = nested.function_model(calls=2)
+    result = swap_plugin(model, inline_functions=True)
+    assert [r.node for r in result.rewritten] == ["fn_resize__1", "fn_resize__2"] and result.skipped == []
+    assert len(model.functions) == 1  # the caller's proto is untouched

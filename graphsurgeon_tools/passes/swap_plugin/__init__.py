@@ -74,6 +74,7 @@ class SwapPlugin(Pass):
         keep_constant: bool = False,
         size_input: Optional[str] = None,
         label: str = "the model",
+        inline_functions: bool = False,
     ) -> None:
         if signature not in SIGNATURES:
             raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
@@ -90,6 +91,7 @@ class SwapPlugin(Pass):
             raise UsageError(f"reverse=True only exists for the resize handler; spec {self.spec.source} is generic")
         self.signature, self.nodes, self.reverse = signature, nodes, reverse
         self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
+        self.inline_functions = inline_functions
 
     def requires(self, model: ModelProto) -> None:
         from graphsurgeon_tools.passes.swap_plugin.refusals import check_initializer_sizes
@@ -102,7 +104,11 @@ class SwapPlugin(Pass):
     def call(self, model: ModelProto) -> SwapPluginResult:
         from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
 
-        if not self.owned:  # not in place: the caller's proto stays as it was
+        if self.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
+            from graphsurgeon_tools.passes.make_dynamic_scale.run import inline_local_functions
+
+            model = inline_local_functions(model)
+        elif not self.owned:  # not in place: the caller's proto stays as it was
             copy = ModelProto()
             copy.CopyFrom(model)
             model = copy
@@ -138,6 +144,7 @@ def swap_plugin(
     spec: Union[None, str, Path, PluginSpec] = None,
     keep_constant: bool = False,
     size_input: Optional[str] = None,
+    inline_functions: bool = False,
 ) -> SwapPluginResult:
     """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
 
@@ -154,6 +161,8 @@ def swap_plugin(
         size_input: (size-tensor signature only) make the size tensor a graph input of that
             name (``NAME_0``, ``NAME_1``... for several nodes), as in MMDeploy's tutorial:
             TensorRT then only needs the input's dims, not float scale values on its shape path.
+        inline_functions: inline model-local functions first (``onnx.inliner``) so their sites
+            are swapped; without it they are skipped with the reason.
 
     Raises UsageError, InvalidModelError / PreconditionError (the input is broken),
     InvalidScalesError, InvalidSpecError. Nothing to swap is not an error.
@@ -162,7 +171,7 @@ def swap_plugin(
     try:
         the_pass = SwapPlugin(plugin=plugin, signature=signature, domain=domain, nodes=nodes, reverse=reverse,
                               spec=spec, keep_constant=keep_constant, size_input=size_input,
-                              label=label or "the model")
+                              label=label or "the model", inline_functions=inline_functions)
         return the_pass(model)  # type: ignore[return-value]
     except OnnxToolError as exc:
         # Errors name the file when there is one.

@@ -81,8 +81,8 @@ def scope_refusal(site: Any) -> str:
     from graphsurgeon_tools.resize.sites import in_function
 
     if in_function(site):
-        return (f"inside {site.scope}: swap-plugin swaps main-graph sites only (inline the function first, "
-                "e.g. onnx.inliner.inline_local_functions)")
+        return (f"inside {site.scope}: swap-plugin swaps main-graph sites only (inline_functions=True "
+                "inlines the function first)")
     return f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in control-flow bodies"
 
 
