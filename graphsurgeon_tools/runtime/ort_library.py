@@ -330,7 +330,7 @@ def register(sess_options: Any, path: Union[str, Path]) -> None:
         try:
             sess_options.register_custom_ops_library(key)
         except (state.Fail, state.InvalidArgument, state.RuntimeException) as exc:
-            raise UsageError(f"custom_op_libs: ONNX Runtime cannot load {path}: {str(exc).splitlines()[0]}") from None
+            raise UsageError(f"custom_op_libs=[{str(path)!r}]: ONNX Runtime cannot load it: {str(exc).splitlines()[0]}") from None
         done.add(key)
 
 
@@ -346,7 +346,7 @@ def user_libraries(paths: Optional[Iterable[Union[str, Path]]]) -> list[Path]:
     for item in paths:
         path = Path(item).expanduser()
         if not path.is_file():
-            raise UsageError(f"custom_op_libs: {item} is not a file (a shared library with RegisterCustomOps)")
+            raise UsageError(f"custom_op_libs=[{str(item)!r}]: no such file (a shared library exporting RegisterCustomOps)")
         found.append(path)
     return found
 
