@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import golden
-from graphsurgeon_tools import checks
+from graphsurgeon_tools.check import equivalence as checks
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, UsageError
 from graphsurgeon_tools.io import load_model, save_model
 from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult, make_dynamic_scale

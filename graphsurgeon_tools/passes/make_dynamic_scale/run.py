@@ -209,7 +209,7 @@ class MakeDynamicScale(Pass):
         self.model_check.ensures(model, "make_dynamic_scale")
         timer.lap("checker")
         if self.check:
-            from graphsurgeon_tools.checks import compare_models
+            from graphsurgeon_tools.check.equivalence import compare_models
 
             result.check = compare_models(self.original, model, result.feeds(), dims=self.check_dims)
             timer.lap("check")
