@@ -25,14 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
+from graphsurgeon_tools.resize.shape_values import MAX_VALUE_ELEMENTS, compute_value
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from onnx import ModelProto, NodeProto
 
 __all__ = ["BudgetSpent", "Clash", "MAX_VALUE_ELEMENTS", "ShapeFlow", "Tensor", "format_shape"]
 
-#: Values (shape vectors, scales, small constants) are tracked up to this many elements.
-MAX_VALUE_ELEMENTS = 1024
 
 #: Ops whose inputs broadcast against each other (numpy rules).
 BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where",
@@ -242,8 +242,6 @@ class ShapeFlow:
         """Output tensors by name, or a Clash when ONNX's shape inference refuses the node."""
         import onnx
         from onnx import helper
-
-        from graphsurgeon_tools.resize.shape_values import compute_value
 
         value = compute_value(node, inputs, self.model)
         if value is not None:

@@ -5,7 +5,8 @@ Concat -> Reshape chain holds, so :mod:`.shape_flow` follows a changed shape int
 node is one of :data:`VALUE_OPS`, its inputs' values are known (Shape and Size need only a
 static shape) and the result has at most ``MAX_VALUE_ELEMENTS`` elements; None otherwise.
 
-Requires: ``inputs`` are shape_flow Tensors in node-input order. Ensures: pure; never
+Requires: ``inputs`` are shape_flow Tensors (anything with ``.value`` and ``.static``/``.shape``)
+in node-input order. Ensures: pure; never
 allocates more than the element bound (sizes are checked before expanding ops run).
 Does NOT evaluate float math beyond the four operations, nor anything with a subgraph.
 """
@@ -18,7 +19,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from onnx import ModelProto, NodeProto
 
-__all__ = ["VALUE_OPS", "compute_value"]
+__all__ = ["MAX_VALUE_ELEMENTS", "VALUE_OPS", "compute_value"]
+
+#: Values (shape vectors, scales, small constants) are tracked up to this many elements.
+MAX_VALUE_ELEMENTS = 1024
 
 VALUE_OPS = frozenset({"Constant", "Shape", "Size", "Identity", "Cast", "Gather", "Unsqueeze", "Squeeze",
                        "Concat", "Slice", "Add", "Sub", "Mul", "Div", "Floor", "Ceil", "Neg", "Abs", "Max",
@@ -28,8 +32,6 @@ VALUE_OPS = frozenset({"Constant", "Shape", "Size", "Identity", "Cast", "Gather"
 
 def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> Optional["np.ndarray"]:
     import numpy as np
-
-    from graphsurgeon_tools.resize.shape_flow import MAX_VALUE_ELEMENTS
 
     op = node.op_type
     if op not in VALUE_OPS or node.domain not in ("", "ai.onnx") or len(node.output) != 1:
@@ -80,8 +82,6 @@ def _axes(node: "NodeProto", values: list[Any], index: int) -> Optional[list[int
 
 def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
     import numpy as np
-
-    from graphsurgeon_tools.resize.shape_flow import MAX_VALUE_ELEMENTS
 
     x = values[0]
     if op == "Identity":
