@@ -14,8 +14,8 @@
 Requires: a ModelProto (the shapes/feeds) or a graph input's declared shape and dtype.
 Ensures: arrays of the declared rank, static dims and dtype (floats cast, with a note), or an
 :class:`OnnxToolError` naming the input. Does NOT run any model; never unpickles (``.npy``
-files are loaded with ``allow_pickle=False``) and never opens a FIFO or device (``os.stat``
-first: a FIFO would block forever, ``/dev/zero`` never ends).
+files are loaded with ``allow_pickle=False``) and never opens a FIFO or device
+(:func:`graphsurgeon_tools.io.files.open_regular`: a FIFO would block, ``/dev/zero`` never ends).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import os
 import pickle
-import stat
 import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -158,10 +157,12 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     """``(array, where it came from)`` for an array or a ``.npy`` path; OnnxToolError naming ``name`` otherwise."""
     if isinstance(value, np.ndarray):
         return value, "array"
+    from graphsurgeon_tools.io.files import open_regular
+
     path = Path(value)
-    _refuse_special_file(name, path)
     try:
-        array = np.load(path, allow_pickle=False)
+        with open_regular(path, f"input {name!r} file", OnnxToolError) as handle:  # never a FIFO or device
+            array = np.load(handle, allow_pickle=False)
     except FileNotFoundError:
         raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
     except ValueError as exc:
@@ -174,20 +175,6 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     if not isinstance(array, np.ndarray):
         raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
     return array, str(path)
-
-
-def _refuse_special_file(name: str, path: Path) -> None:
-    """A .npy argument must be a regular file: np.load on a FIFO blocks, on /dev/zero never ends."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
-    except OSError as exc:  # ELOOP, ENAMETOOLONG, EACCES on a folder above
-        raise OnnxToolError(f"input {name!r}: cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise OnnxToolError(f"input {name!r}: {path} is a directory, not a .npy file")
-    if not stat.S_ISREG(info.st_mode):
-        raise OnnxToolError(f"input {name!r}: {path} is not a regular file (a FIFO, device or socket)")
 
 
 # Scale-input layouts (validation.ports.ScaleInput.layout) whose values are resize factors.

@@ -163,19 +163,23 @@ def resolve_output(
         default: names the output from the input when neither is given.
 
     ``default(model)`` names the output when neither ``-o`` nor ``--in-place`` is given. The
-    input is never the target unless ``--in-place``; an output that is one of the input's
-    external data files is refused later, by :func:`refuse_data_file_target`, once the model
-    is loaded.
+    input is never the target unless ``--in-place`` (any spelling, symlink or hard link of it:
+    same st_dev/st_ino); an output that is one of the input's external data files is refused
+    later, by :func:`refuse_data_file_target`, once the model is loaded. Both are early,
+    before-any-work forms of what the write guard (:mod:`graphsurgeon_tools.io.guard`) checks
+    again, with every target, when the model is saved.
     """
+    import os
+
     from graphsurgeon_tools.errors import UsageError
     from graphsurgeon_tools.io import check_destination
 
     if in_place and output is not None:
         raise UsageError("--in-place and --output exclude each other")
     target = model if in_place else (output or default(model))
-    if not in_place and target.exists() and model.exists() and target.resolve() == model.resolve():
+    check_destination(target)  # a symlink loop or a folder is refused before samefile looks at it
+    if not in_place and target.exists() and model.is_file() and os.path.samefile(target, model):
         raise UsageError(f"output {target} is the input model; pass --in-place to overwrite it")
-    check_destination(target)
     return target
 
 
@@ -184,10 +188,12 @@ def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
 
     Writing the new model there would destroy the weights both models read.
     """
+    import os
+
     from graphsurgeon_tools.errors import UsageError
     from graphsurgeon_tools.io import external_tensor_refs
 
-    if target.resolve() in {ref.path.resolve() for ref in external_tensor_refs(proto)}:
+    if target.exists() and any(os.path.samefile(target, ref.path) for ref in external_tensor_refs(proto)):
         raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
 
 

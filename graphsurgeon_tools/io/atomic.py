@@ -15,8 +15,9 @@ before any work, as a UsageError).
 
 Ensures: a reader of the destination sees the old file or the new one, never a partial one.
 
-Does NOT fsync: atomic against crashes of the process, not of the machine. Does not guard
-against overwriting an input; callers that read files compare paths first.
+Does NOT fsync: atomic against crashes of the process, not of the machine. Inputs are
+guarded by :mod:`graphsurgeon_tools.io.guard` (:func:`write_bytes_atomic` calls it; save_model
+calls it with all its targets at once).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Union
 
 from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.io.guard import FileRecord, check_writes, write_target_stat
 
 __all__ = [
     "check_destination",
@@ -209,7 +211,10 @@ def _sendfile(src: int, dst: int, size: int) -> None:
 
 
 def check_destination(path: Path) -> None:
-    """Refuse (UsageError, exit 2) a destination that cannot take a new file, before any work."""
+    """Refuse (UsageError, exit 2) a destination that cannot take a new file, before any work.
+
+    A symlink loop or a path through a file is refused too (not an OSError later)."""
+    write_target_stat(path, "output path")
     if path.is_dir():
         raise UsageError(f"output path is a directory: {path}")
     if not path.parent.is_dir():
@@ -218,16 +223,18 @@ def check_destination(path: Path) -> None:
         raise UsageError(f"output folder is not writable: {path.parent}")
 
 
-def write_bytes_atomic(data: bytes, path: PathLike) -> Path:
+def write_bytes_atomic(data: bytes, path: PathLike, *, what: str = "output", reads: Iterable[FileRecord] = ()) -> Path:
     """Write a small file (a report, an image) the way save_model writes a model.
 
     Temp file in the destination folder, then rename: a crash leaves any old file intact, and
     the temp of a killed writer is swept by the next write into that folder. Raises
-    :class:`UsageError` for an unusable destination. Does not guard against overwriting an
-    input: callers that read files compare paths first.
+    :class:`UsageError` for an unusable destination and for a file the command reads (the
+    write guard, :func:`graphsurgeon_tools.io.guard.check_writes`; ``what`` names the target,
+    ``reads`` adds files read outside the open scope, e.g. those a validation report recorded).
     """
     path = Path(path)
     check_destination(path)
+    check_writes([(path, what)], reads=reads)
     sweep_dead_temps(path.parent)
     made: list[Path] = []
     try:

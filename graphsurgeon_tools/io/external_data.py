@@ -38,6 +38,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: metadata_props key under which load_model records the folder that external-data
 #: locations are relative to. In memory only: save_model never writes it to disk.
 EXTERNAL_DATA_DIR_KEY = "onnxtool.external_data_dir"
+# A folder whose name is not UTF-8 (a proto string must be) is recorded as the hex of its bytes.
+_FS_HEX = "fs-hex:"
 
 
 def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
@@ -86,7 +88,12 @@ def metadata_index(model: ModelProto, key: str) -> Optional[int]:
 def external_data_dir(model: ModelProto) -> Optional[Path]:
     """The folder external-data locations of ``model`` are relative to, if load_model recorded one."""
     index = metadata_index(model, EXTERNAL_DATA_DIR_KEY)
-    return None if index is None else Path(model.metadata_props[index].value)
+    if index is None:
+        return None
+    value = model.metadata_props[index].value
+    if value.startswith(_FS_HEX):  # recorded paths are absolute: a real one starts with "/"
+        return Path(os.fsdecode(bytes.fromhex(value[len(_FS_HEX):])))
+    return Path(value)
 
 
 def set_external_data_dir(model: ModelProto, folder: Optional[Path]) -> None:
@@ -101,7 +108,12 @@ def set_external_data_dir(model: ModelProto, folder: Optional[Path]) -> None:
         entry.key = EXTERNAL_DATA_DIR_KEY
     else:
         entry = model.metadata_props[index]
-    entry.value = str(folder)
+    text = str(folder)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes in the name, kept by Python as surrogates
+        text = _FS_HEX + os.fsencode(folder).hex()
+    entry.value = text
 
 
 @dataclass(frozen=True)
@@ -154,8 +166,14 @@ def validate_ref(tensor: TensorProto, base: Path, model_file: str) -> ExternalTe
         raise UnsafeExternalDataError(
             f"tensor {name!r} in {model_file}: external data location {location!r} leaves the model's folder ('..')"
         )
-    base_real = base.resolve()
-    target = (base / location).resolve()
+    try:
+        base_real = base.resolve()
+        target = (base / location).resolve()
+    except (RuntimeError, OSError) as exc:  # Python < 3.13 raises RuntimeError on a symlink loop
+        raise UnsafeExternalDataError(
+            f"tensor {name!r} in {model_file}: external data location {location!r} cannot be resolved "
+            f"(a symlink loop?): {exc}"
+        ) from None
     # Symlinks: the resolved target must still be inside the model's folder.
     if target != base_real and base_real not in target.parents:
         raise UnsafeExternalDataError(

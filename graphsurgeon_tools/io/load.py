@@ -8,7 +8,9 @@ what does not parse, and strings that are not UTF-8 after parsing (protobuf woul
 somewhere deep); it checks every external-data reference (see
 :mod:`graphsurgeon_tools.io.external_data`) and records the model's folder in the proto's
 metadata (:data:`EXTERNAL_DATA_DIR_KEY`) so that save_model, the ORT check and constant
-lookups still find the bytes after the proto is copied or rewritten.
+lookups still find the bytes after the proto is copied or rewritten. The model file and every
+data file are recorded as read for the write guard (:mod:`graphsurgeon_tools.io.guard`); the
+file is opened without blocking (:func:`graphsurgeon_tools.io.files.open_regular`).
 
 Does NOT run the ONNX checker (that would serialize the whole model again), and by default
 does not read external weights.
@@ -32,6 +34,8 @@ from graphsurgeon_tools.io.external_data import (
     set_external_data_dir,
     validate_ref,
 )
+from graphsurgeon_tools.io.files import open_regular
+from graphsurgeon_tools.io.guard import note_read
 
 __all__ = ["load_model"]
 
@@ -65,7 +69,8 @@ def load_model(path_or_proto: Union[PathLike, ModelProto], *, load_external_data
     external = [t for t in iter_model_tensors(model) if is_external(t)]
     if external:
         for tensor in external:
-            validate_ref(tensor, folder, str(path))
+            ref = validate_ref(tensor, folder, str(path))
+            note_read(ref.path, f"an external data file of {path.name} ({ref.location})")
         set_external_data_dir(model, folder)
         if load_external_data:
             _inline_external_data(model, str(path))
@@ -91,7 +96,8 @@ def _read(path: Path) -> bytes:
             "ONNX model file (models this big keep their weights in external data)"
         )
     try:
-        data = path.read_bytes()
+        with open_regular(path, "model file", InvalidModelError, info=info) as handle:
+            data = handle.read()
     except FileNotFoundError:
         raise InvalidModelError(f"model file not found: {path}") from None
     except IsADirectoryError:

@@ -19,8 +19,13 @@ Ensures:
   next to new data (same weights for a graph-only pass; documented, not hidden).
 * The caller's proto is given back as it came (locations, raw data, folder record).
 
-Does NOT check the model, and does not guard the input file: callers that must not
-overwrite their input compare paths first.
+* Nothing the command reads is overwritten: every target (the model and each data file) is
+  checked by the write guard (:func:`graphsurgeon_tools.io.guard.check_writes`) before the
+  first byte is written, against the files read in the open ``tracking_reads()`` scope and,
+  always, the model's own data files. ``in_place=True`` lets the model file itself through.
+  A data file that would land on a file read is refused (UsageError, exit 2), never renamed.
+
+Does NOT check the model.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ from graphsurgeon_tools.io.external_data import (
     iter_model_tensors,
     metadata_index,
 )
+from graphsurgeon_tools.io.external_data import external_data_dir as recorded_data_dir
+from graphsurgeon_tools.io.guard import check_writes, record
 
 __all__ = ["save_model"]
 
@@ -83,6 +90,7 @@ def save_model(
     *,
     external_data_dir: Optional[PathLike] = None,
     share_data: bool = False,
+    in_place: bool = False,
 ) -> Path:
     """Write ``model`` to ``path`` atomically and return the path written.
 
@@ -93,22 +101,29 @@ def save_model(
         share_data: with an output in the folder the data already lives in, reference the
             existing data files instead of copying them (instant, but deleting the input's
             data then breaks the output too). In any other folder the data is copied regardless.
+        in_place: ``path`` is the file the model was read from, and replacing it is meant
+            (the write guard refuses it otherwise when the read was tracked).
 
-    Raises :class:`UsageError` for an unusable destination or a failed write and
-    :class:`UnsafeExternalDataError` for broken references.
+    Raises :class:`UsageError` for an unusable destination, a target that is a file the
+    command reads, or a failed write; :class:`UnsafeExternalDataError` for broken references.
     """
     path = Path(path)
     check_destination(path)
-    sweep_dead_temps(path.parent)
     recorded = metadata_index(model, EXTERNAL_DATA_DIR_KEY)
     saved_entry = None
     if recorded is not None:
         saved_entry = (model.metadata_props[recorded].key, model.metadata_props[recorded].value)
-    base = Path(external_data_dir) if external_data_dir is not None else (
-        Path(saved_entry[1]) if saved_entry else None
-    )
+    base = Path(external_data_dir) if external_data_dir is not None else recorded_data_dir(model)
     external = [t for t in iter_model_tensors(model) if is_external(t)]
     refs = external_tensor_refs(model, base) if external else []
+    shared_folder = bool(refs) and share_data and base is not None and base.resolve() == path.parent.resolve()
+    copies = _data_copies(path, refs, shared_folder)
+    targets = [(path, "output")] + [(dest, "data file") for dest, copied in copies.values() if copied]
+    if not refs and _estimated_size(model) > _INLINE_LIMIT:
+        targets.append((path.parent / f"{path.name}.data", "data file"))
+    own = [r for r in (record(ref.path, f"an external data file of the model ({ref.location})") for ref in refs) if r]
+    check_writes(targets, reads=own, allow=[path] if in_place else ())
+    sweep_dead_temps(path.parent)
     made: list[Path] = []
     restore_locations: list[tuple[TensorProto, list[tuple[str, str]]]] = []
     stashed: list[tuple[TensorProto, bytes]] = []
@@ -117,8 +132,7 @@ def save_model(
             del model.metadata_props[recorded]
         with removing_temps_on_signal():
             if refs:
-                shared_folder = share_data and base is not None and base.resolve() == path.parent.resolve()
-                _save_with_external(model, path, external, refs, shared_folder, made, restore_locations)
+                _save_with_external(model, path, external, refs, copies, made, restore_locations)
             elif _estimated_size(model) > _INLINE_LIMIT:
                 _save_externalized(model, path, made, stashed)
             else:
@@ -142,25 +156,37 @@ def save_model(
     return path
 
 
-def _save_with_external(model, path, external, refs, shared_folder, made, restore_locations) -> None:
-    """Copy each source data file next to ``path`` (unless shared), point the tensors at the
-    copies, write the model; ``restore_locations`` records what to undo in the caller's proto."""
+def _data_copies(path: Path, refs: list, shared_folder: bool) -> dict[Path, tuple[Path, bool]]:
+    """source data file -> (the output's data file ``OUT.data`` or ``OUT.k.data``, whether to copy).
+
+    A source that already is its destination (saving in place) is not copied. Empty when the
+    output shares the sources (``share_data``)."""
     sources = [] if shared_folder else sorted({ref.path for ref in refs}, key=str)
     names = (
         {sources[0]: f"{path.name}.data"}
         if len(sources) == 1
         else {src: f"{path.name}.{k}.data" for k, src in enumerate(sources)}
     )
-    renames: list[tuple[Path, Path]] = []
+    copies = {}
     for source in sources:
         dest = path.parent / names[source]
-        if dest.exists() and os.path.samefile(source, dest):
+        copies[source] = (dest, not (dest.exists() and os.path.samefile(source, dest)))
+    return copies
+
+
+def _save_with_external(model, path, external, refs, copies, made, restore_locations) -> None:
+    """Copy each source data file to its destination in ``copies`` (none when shared), point the
+    tensors at the copies, write the model; ``restore_locations`` records what to undo."""
+    renames: list[tuple[Path, Path]] = []
+    for source, (dest, copied) in copies.items():
+        if not copied:
             continue  # in place: the data file already is the output's data file
-        tmp = temp_path(path.parent, names[source])
+        tmp = temp_path(path.parent, dest.name)
         made.append(tmp)
         copy_file(source, tmp)
         renames.append((tmp, dest))
-    for tensor, ref in zip(external, refs if not shared_folder else []):
+    names = {source: dest.name for source, (dest, _copied) in copies.items()}
+    for tensor, ref in zip(external, refs if copies else []):
         restore_locations.append((tensor, [(e.key, e.value) for e in tensor.external_data]))
         for entry in tensor.external_data:
             if entry.key == "location":

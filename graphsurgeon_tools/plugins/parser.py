@@ -30,7 +30,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["builtin_spec", "load_spec", "parse_spec"]
+__all__ = ["MAX_SPEC_BYTES", "builtin_spec", "load_spec", "parse_spec"]
+
+#: A spec is a few hundred bytes; a file of megabytes is not one.
+MAX_SPEC_BYTES = 1 << 20
 
 _HANDLERS = ("generic", "resize")
 # numpy/ONNX element type names a spec may use: the one dtype table's.
@@ -39,14 +42,18 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]*$")
 
 
 def load_spec(path: Union[str, Path]) -> PluginSpec:
-    """Read and validate a TOML plugin spec. Raises :class:`InvalidSpecError` naming the file."""
+    """Read and validate a TOML plugin spec. Raises :class:`InvalidSpecError` naming the file.
+
+    Only a regular file of at most :data:`MAX_SPEC_BYTES` is read (a FIFO would block, a
+    device never end); the read is recorded for the write guard (io.files.read_regular)."""
+    from graphsurgeon_tools.io.files import read_regular
+
     path = Path(path)
+    data = read_regular(path, "plugin spec", InvalidSpecError, limit=MAX_SPEC_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidSpecError(f"plugin spec not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSpecError(f"cannot read plugin spec {path}: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidSpecError(f"cannot read plugin spec {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_spec(text, source=str(path))
 
 

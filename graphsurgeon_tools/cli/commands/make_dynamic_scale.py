@@ -170,7 +170,7 @@ def make_dynamic_scale(
 
         report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
     if result.changed or not in_place:
-        report["output"] = str(save_model(result.model, target, share_data=share_data or in_place))
+        report["output"] = str(save_model(result.model, target, share_data=share_data or in_place, in_place=in_place))
     emit(report, as_json=as_json, human=_human)
     if not result.changed:
         if strict:

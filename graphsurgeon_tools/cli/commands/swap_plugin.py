@@ -129,7 +129,7 @@ def swap_plugin(
         from graphsurgeon_tools.profiles import profile_report
 
         report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
-    written = save_model(result.model, target)
+    written = save_model(result.model, target, in_place=in_place)
     report["input"] = str(model)
     report["output"] = str(written)
     emit(report, as_json=as_json, human=_human)
