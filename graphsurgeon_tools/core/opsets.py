@@ -25,34 +25,19 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 def unknown_opsets(model: "ModelProto") -> list[str]:
-    """Opset imports (the model's and its functions') of a domain this onnx knows, at a version
-    newer than it knows, e.g. ``"ai.onnx.ml 99 (this onnx knows up to 5)"``. Domains onnx does
-    not define (plugins, local functions) are not judged: their versions mean what their
-    owners say."""
-    import onnx.defs
+    """See :func:`graphsurgeon_tools.io.load.unknown_opsets` (the gate lives below core: io refuses
+    such a file while loading it; passes and checks handed a ModelProto call it through here)."""
+    from graphsurgeon_tools.io.load import unknown_opsets as found
 
-    known = onnx.defs.C.schema_version_map()  # domain -> (first, last) version this onnx has schemas for
-    known["ai.onnx"] = known.get("", (1, onnx.defs.onnx_opset_version()))
-    found: list[str] = []
-    imports = list(model.opset_import) + [o for fn in model.functions for o in fn.opset_import]
-    for entry in imports:
-        span = known.get(entry.domain)
-        if span is not None and entry.version > span[1]:
-            text = f"{entry.domain or 'ai.onnx (default domain)'} {entry.version} (this onnx knows up to {span[1]})"
-            if text not in found:
-                found.append(text)
-    return found
+    return found(model)
 
 
 def raise_if_unknown_opsets(model: "ModelProto", label: str = "") -> None:
-    """UnsupportedModelError (exit 3) naming the first opset import newer than this onnx knows
-    (:func:`unknown_opsets`): neither the checker nor ONNX Runtime can be trusted with it."""
-    from graphsurgeon_tools.errors import UnsupportedModelError
+    """See :func:`graphsurgeon_tools.io.load.raise_if_unknown_opsets`: UnsupportedModelError (exit 3)
+    for an opset import newer than the installed onnx knows, any domain onnx defines."""
+    from graphsurgeon_tools.io.load import raise_if_unknown_opsets as gate
 
-    found = unknown_opsets(model)
-    if found:
-        where = f"{label}: " if label else ""
-        raise UnsupportedModelError(f"{where}opset import {found[0]} is newer than the installed onnx supports")
+    gate(model, label)
 
 
 def is_default_domain(domain: str) -> bool:

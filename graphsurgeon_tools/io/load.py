@@ -37,7 +37,7 @@ from graphsurgeon_tools.io.external_data import (
 from graphsurgeon_tools.io.files import open_regular
 from graphsurgeon_tools.io.guard import note_read
 
-__all__ = ["load_model"]
+__all__ = ["load_model", "raise_if_unknown_opsets", "unknown_opsets"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -125,7 +125,42 @@ def _parse(path: Path, data: bytes) -> ModelProto:
     bad_text = _first_undecodable_string(model)
     if bad_text:
         raise InvalidModelError(f"not an ONNX model (a {bad_text} is not valid UTF-8; corrupt file?): {path}")
+    # An opset import newer than this onnx knows (any domain it defines): exit 3 for every
+    # command that reads the file, before the checker or ONNX Runtime guess at it.
+    raise_if_unknown_opsets(model, str(path))
     return model
+
+
+def unknown_opsets(model: ModelProto) -> list[str]:
+    """Opset imports (the model's and its functions') of a domain this onnx defines, at a version
+    newer than it knows, e.g. ``"ai.onnx.ml 99 (this onnx knows up to 5)"``. Domains onnx does
+    not define (plugins, local functions) are not judged: their versions mean what their owners
+    say. (Also exported as ``graphsurgeon_tools.core.opsets.unknown_opsets``.)"""
+    import onnx.defs
+
+    known = onnx.defs.C.schema_version_map()  # domain -> (first, last) version this onnx has schemas for
+    known["ai.onnx"] = known.get("", (1, onnx.defs.onnx_opset_version()))
+    found: list[str] = []
+    imports = list(model.opset_import) + [o for fn in model.functions for o in fn.opset_import]
+    for entry in imports:
+        span = known.get(entry.domain)
+        if span is not None and entry.version > span[1]:
+            text = f"{entry.domain or 'ai.onnx (default domain)'} {entry.version} (this onnx knows up to {span[1]})"
+            if text not in found:
+                found.append(text)
+    return found
+
+
+def raise_if_unknown_opsets(model: ModelProto, label: str = "") -> None:
+    """The one opset gate: UnsupportedModelError (exit 3) naming the first opset import newer than
+    this onnx knows (:func:`unknown_opsets`): neither the checker nor ONNX Runtime can be trusted
+    with it. load_model calls it on every file; passes call it on a ModelProto they are handed."""
+    from graphsurgeon_tools.errors import UnsupportedModelError
+
+    found = unknown_opsets(model)
+    if found:
+        where = f"{label}: " if label else ""
+        raise UnsupportedModelError(f"{where}opset import {found[0]} is newer than the installed onnx supports")
 
 
 def _first_undecodable_string(message: Any) -> Optional[str]:
@@ -134,22 +169,24 @@ def _first_undecodable_string(message: Any) -> Optional[str]:
     Protobuf (upb) parses proto2 strings without checking them and hands invalid ones back
     as ``bytes``; the first code that copies one into another message then dies with a
     UnicodeDecodeError. Checking once here turns that into one clear error. TensorProtos
-    are visited field by field so their raw_data (the weights) is never copied out."""
-    if isinstance(message, TensorProto):
-        texts = [message.name, message.doc_string]
-        texts += [text for entry in message.external_data for text in (entry.key, entry.value)]
-        return "tensor name or external-data entry" if any(isinstance(t, bytes) for t in texts) else None
-    for descriptor, value in message.ListFields():
-        if descriptor.message_type is None:
-            if descriptor.type == descriptor.TYPE_STRING:
-                items = value if descriptor.is_repeated else [value]
-                if any(isinstance(item, bytes) for item in items):
-                    return f"{type(message).__name__}.{descriptor.name}"
+    are visited field by field so their raw_data (the weights) is never copied out. A work
+    list, not recursion: nesting depth is the file's to choose."""
+    pending = [message]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, TensorProto):
+            texts = [current.name, current.doc_string]
+            texts += [text for entry in current.external_data for text in (entry.key, entry.value)]
+            if any(isinstance(t, bytes) for t in texts):
+                return "tensor name or external-data entry"
             continue
-        for item in (value if descriptor.is_repeated else [value]):
-            found = _first_undecodable_string(item)
-            if found:
-                return found
+        for descriptor, value in current.ListFields():
+            items = value if descriptor.is_repeated else [value]
+            if descriptor.message_type is None:
+                if descriptor.type == descriptor.TYPE_STRING and any(isinstance(item, bytes) for item in items):
+                    return f"{type(current).__name__}.{descriptor.name}"
+                continue
+            pending.extend(reversed(items))
     return None
 
 

@@ -19,17 +19,8 @@ from hostile import models
 from hostile.corpus_sites import CASES, CLAIMS, Claim
 from hostile.harness import COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, snapshot
 
-# Cases waiting on another engineer's edit: (case, command) -> reason (xfail until it lands).
-PENDING = {
-    (name, command): "io/load.py: one call to core.opsets.raise_if_unknown_opsets (H10/H11, requests.md 03:48)"
-    for name in ("opset_ai_onnx_ml_99", "opset_preview_training_99", "opset_future_in_a_function")
-    for command in ("validate", "validate-reference")
-}
-
 PAIRS = [
-    pytest.param(case, command, id=f"{case.name}-{command.id}",
-                 marks=[pytest.mark.xfail(reason=PENDING[case.name, command.id], strict=False)]
-                 if (case.name, command.id) in PENDING else [])
+    pytest.param(case, command, id=f"{case.name}-{command.id}")
     for case in CASES
     for command in COMMANDS
     if case.expected_code(command.id) is not None
