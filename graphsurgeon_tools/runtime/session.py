@@ -1,22 +1,32 @@
 """ONNX Runtime sessions that can run plugin nodes (DynamicTRTResize) next to stock ops.
 
-``make_session(model_or_path, **ort_options) -> onnxruntime.InferenceSession``
+``make_session(model_or_path, *, custom_op_libs=None, **ort_options) -> onnxruntime.InferenceSession``
 
-How: onnxruntime-extensions' Python custom ops. They only accept the domain
-``ai.onnx.contrib`` and every op must be defined before the extensions library is
-registered with a session (defining one later crashes the process), so:
+How, in order of preference:
 
-* the kernels (:func:`graphsurgeon_tools.runtime.kernels.resize_kernel`) are defined once,
-  on first use, for every dtype combination we support, before any session registers the
-  library;
-* the plugin nodes are moved to ``ai.onnx.contrib`` in a PRIVATE COPY of the model
-  (op_type renamed per dtype combination, attributes completed with their defaults);
-  the caller's model and file are never touched.
+1. onnxtool's compiled custom-op library (:mod:`graphsurgeon_tools.runtime.ort_library`,
+   built by ``make setup``), when every plugin node is in its domain ``trt.plugins``: the
+   library is registered on the session options and ORT gets the model AS IS (no domain
+   remap, no private copy; a path is opened by ORT straight from the file).
+2. Otherwise (library not built, another domain, ``ONNXTOOL_RUNTIME_FALLBACK=1``)
+   onnxruntime-extensions' Python custom ops. They only accept the domain
+   ``ai.onnx.contrib`` and every op must be defined before the extensions library is
+   registered with a session (defining one later crashes the process), so the kernels
+   (:func:`graphsurgeon_tools.runtime.kernels.resize_kernel`) are defined once, on first
+   use, for every dtype combination we support, and the plugin nodes are moved to
+   ``ai.onnx.contrib`` in a PRIVATE COPY of the model (op_type renamed per dtype
+   combination, attributes completed with their defaults).
 
-Requires: a ModelProto or a path. Ensures: a session whose ``run`` raises a failed kernel's
-error instead of returning its placeholder. Does NOT check the model, run other custom
-domains' ops, or make TensorRT plugins: it only lets ORT run the node so a plugin model can
-be validated.
+Every library (onnxtool's, onnxruntime-extensions', the user's ``custom_op_libs``) is
+registered at most once per ``SessionOptions`` object, so one options object can serve
+any number of calls.
+
+Requires: a ModelProto or a path. Ensures: the caller's model and file are never touched;
+a failed kernel raises from ``run`` (ORT's own error naming the node with the library; the
+parked kernel error on the extensions path) instead of returning a placeholder. Does NOT
+check the model, run other custom domains' ops (pass their libraries as
+``custom_op_libs``), or make TensorRT plugins: it only lets ORT run the node so a plugin
+model can be validated.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -207,19 +218,33 @@ def _inline_copy(model: Any) -> Any:
 _TWO_GB = 2**31 - 2**20
 
 
-def make_session(model_or_path: Union[str, Path, Any], **ort_options: Any) -> Any:
+def make_session(
+    model_or_path: Union[str, Path, Any],
+    *,
+    custom_op_libs: Optional[Iterable[Union[str, Path]]] = None,
+    **ort_options: Any,
+) -> Any:
     """An ``onnxruntime.InferenceSession`` that runs DynamicTRTResize nodes as well as stock ops.
 
-    ``model_or_path`` is a ModelProto or a path; ``ort_options`` go to
-    ``InferenceSession`` (``sess_options``, ``providers``; providers default to CPU).
-    The caller's model is never modified. A model without plugin nodes, given as a path,
-    is opened by ORT straight from the file (external data and all).
-    Does NOT check the model (run ``onnx.checker`` yourself) and does not run other
-    custom domains' ops: ORT reports those when the session is created.
+    Args:
+        model_or_path: a ModelProto or a path. The caller's model is never modified. A
+            model that needs no private copy (no plugin nodes, or plugin nodes the compiled
+            library runs), given as a path, is opened by ORT straight from the file.
+        custom_op_libs: the user's own ONNX Runtime custom-op libraries (shared objects
+            exporting ``RegisterCustomOps``, such as MMDeploy's ORT ops), registered before
+            the session is made. A missing file or one ORT cannot load is a UsageError.
+        ort_options: passed to ``InferenceSession`` (``sess_options``, ``providers``;
+            providers default to CPU). A ``sess_options`` object may be reused across calls.
+
+    Does NOT check the model (run ``onnx.checker`` yourself); ORT reports custom ops it has
+    no library for when the session is created.
     """
     import onnx
     import onnxruntime as ort
 
+    from graphsurgeon_tools.runtime import ort_library
+
+    user_libraries = ort_library.user_libraries(custom_op_libs)
     from_path: Optional[Path] = None
     if isinstance(model_or_path, (str, Path)):
         from_path = Path(model_or_path)
@@ -232,7 +257,13 @@ def make_session(model_or_path: Union[str, Path, Any], **ort_options: Any) -> An
     options = dict(ort_options)
     sess_options = options.pop("sess_options", None) or ort.SessionOptions()
     providers = options.pop("providers", None) or ["CPUExecutionProvider"]
-    if not plugin_nodes(model):
+    for library in user_libraries:
+        ort_library.register(sess_options, library)
+    nodes = plugin_nodes(model)
+    compiled = _compiled_library(nodes) if nodes else None
+    if compiled is not None:
+        ort_library.register(sess_options, compiled)
+    if not nodes or compiled is not None:
         if from_path is not None:
             return ort.InferenceSession(str(from_path), sess_options=sess_options, providers=providers, **options)
         return _session_from_proto(ort, _inline_copy(model), sess_options, providers, options)
@@ -240,8 +271,19 @@ def make_session(model_or_path: Union[str, Path, Any], **ort_options: Any) -> An
     _define_kernels()
     from onnxruntime_extensions import get_library_path
 
-    sess_options.register_custom_ops_library(get_library_path())
+    ort_library.register(sess_options, get_library_path())
     return _session_from_proto(ort, _private_copy(model), sess_options, providers, options, plugin=True)
+
+
+def _compiled_library(nodes: list[Any]) -> Optional[Path]:
+    """onnxtool's ORT library when it can run every plugin node here (built, all in its domain)."""
+    from graphsurgeon_tools.runtime import ort_library
+
+    if os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0"):
+        return None  # the slow path, forced (tests of the fallback)
+    if any(node.domain != ort_library.DOMAIN for node in nodes):
+        return None
+    return ort_library.library_path()
 
 
 def _plugin_session_class(ort: Any) -> Any:

@@ -280,14 +280,22 @@ def _sized_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np
     node = model.graph.node[0]
     if node.op_type != "Resize" or len(node.input) < 3 or not node.input[2]:
         return None
-    x, scales = feeds[node.input[0]], feeds[node.input[2]]
-    products = np.float32(x.shape) * scales.astype(np.float32)
+    x, scales = feeds[node.input[0]], feeds[node.input[2]].astype(np.float32)
+    axes = next((list(a.ints) for a in node.attribute if a.name == "axes"), None)
+    if axes is not None:  # scales of the listed axes only: the others keep their size
+        full = np.ones(x.ndim, np.float32)
+        full[[a % x.ndim for a in axes]] = scales
+        scales = full
+    products = np.float32(x.shape) * scales
     if np.all(products == np.floor(products)):
         return None
     sized = onnx.ModelProto()
     sized.CopyFrom(model)
     del sized.graph.node[0].input[:]
     sized.graph.node[0].input.extend([node.input[0], "", "", "sizes"])
+    kept = [a for a in sized.graph.node[0].attribute if a.name != "axes"]
+    del sized.graph.node[0].attribute[:]
+    sized.graph.node[0].attribute.extend(kept)
     del sized.graph.input[1:]
     sized.graph.input.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [len(products)]))
     return _ort(sized, {node.input[0]: x, "sizes": np.floor(products).astype(np.int64)})[0]
@@ -491,3 +499,87 @@ def test_cxx_example_runs_a_plugin_model_identically_to_python(library, tmp_path
         assert done.returncode == 0, done.stdout + done.stderr
         assert "output output float32 1x3x48x48" in done.stdout
         assert "identical" in done.stdout, done.stdout
+
+
+# --------------------------------------------------------------------------- make_session on the library
+
+
+def test_make_session_runs_trt_plugins_nodes_in_the_library_unchanged(library, tmp_path):
+    from graphsurgeon_tools.runtime import make_session
+
+    model = _plugin_model([4], mode="cubic")
+    onnx.save(model, tmp_path / "plugin.onnx")
+    x = np.random.default_rng(6).random((1, 2, 5, 6), dtype=np.float32)
+    s = np.array([1, 1, 2.5, 1.5], np.float32)
+    want = _lib_session(model, library).run(None, {"X": x, "S": s})[0]
+    for source in (model, tmp_path / "plugin.onnx", str(tmp_path / "plugin.onnx")):
+        session = make_session(source)
+        assert type(session) is ort.InferenceSession  # not the extensions bridge's wrapper
+        np.testing.assert_array_equal(session.run(None, {"X": x, "S": s})[0], want)
+
+
+@pytest.mark.parametrize("path", ["library", "extensions"])
+def test_one_session_options_serves_any_number_of_make_session_calls(library, user_library, path, monkeypatch):
+    from graphsurgeon_tools.runtime import make_session
+
+    if path == "extensions":
+        monkeypatch.setattr(ort_library, "library_path", lambda **_: None)
+    options = ort.SessionOptions()
+    x = np.random.default_rng(7).random((1, 1, 3, 3), dtype=np.float32)
+    s = np.array([1, 1, 2, 2], np.float32)
+    first = make_session(_plugin_model([4], mode="linear"), sess_options=options).run(None, {"X": x, "S": s})[0]
+    for _ in range(3):  # the second call used to fail: "Conflicting with a registered kernel"
+        again = make_session(_plugin_model([4], mode="linear"), sess_options=options, custom_op_libs=[user_library])
+        np.testing.assert_array_equal(again.run(None, {"X": x, "S": s})[0], first)
+    both = make_session(_user_model(), sess_options=options, custom_op_libs=[user_library])
+    np.testing.assert_array_equal(both.run(None, {"X": x / 2, "S": s})[0], first)
+
+
+def test_custom_op_libs_runs_a_users_library_with_make_session(library, user_library):
+    from graphsurgeon_tools.runtime import make_session
+
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    s = np.array([1, 1, 2, 2], np.float32)
+    got = make_session(_user_model(), custom_op_libs=[user_library]).run(None, {"X": x, "S": s})[0]
+    want = _lib_session(_plugin_model([4], mode="linear"), library).run(None, {"X": 2 * x, "S": s})[0]
+    np.testing.assert_array_equal(got, want)
+    got_one = make_session(_user_model(), custom_op_libs=str(user_library)).run(None, {"X": x, "S": s})[0]
+    np.testing.assert_array_equal(got_one, want)
+
+
+def test_custom_op_libs_that_cannot_load_are_usage_errors(tmp_path):
+    from graphsurgeon_tools.errors import UsageError
+    from graphsurgeon_tools.runtime import make_session
+
+    with pytest.raises(UsageError, match=r"custom_op_libs=\['.*nope.so'\]: no such file"):
+        make_session(_plugin_model([4]), custom_op_libs=[tmp_path / "nope.so"])
+    junk = tmp_path / "junk.so"
+    junk.write_text("not a library")
+    with pytest.raises(UsageError, match=r"custom_op_libs=\['.*junk.so'\]: ONNX Runtime cannot load it"):
+        make_session(_plugin_model([4]), custom_op_libs=[junk])
+
+
+def test_other_domains_and_the_forced_fallback_take_the_extensions_path(library, monkeypatch):
+    from graphsurgeon_tools.runtime import make_session
+
+    x = np.random.default_rng(8).random((1, 1, 4, 5), dtype=np.float32)
+    s = np.array([1, 1, 1.5, 2], np.float32)
+    want = _lib_session(_plugin_model([4], mode="linear"), library).run(None, {"X": x, "S": s})[0]
+    other = _plugin_model([4], mode="linear")
+    other.graph.node[0].domain = "my.plugins"
+    other.opset_import[1].domain = "my.plugins"
+    session = make_session(other)
+    assert type(session) is not ort.InferenceSession  # the bridge's wrapper that re-raises kernel errors
+    np.testing.assert_array_equal(session.run(None, {"X": x, "S": s})[0], want)
+    monkeypatch.setenv("ONNXTOOL_RUNTIME_FALLBACK", "1")
+    forced = make_session(_plugin_model([4], mode="linear"))
+    assert type(forced) is not ort.InferenceSession
+
+
+def test_v3_sizes_form_runs_through_make_session(library):
+    from graphsurgeon_tools.runtime import make_session
+
+    x = np.random.default_rng(9).random((1, 2, 4, 6), dtype=np.float32)
+    model = _plugin_model([4], second_type=TensorProto.INT64, mode="nearest", tensorrt_plugin_shape_input_indices=[1])
+    got = make_session(model).run(None, {"X": x, "S": np.array([1, 2, 8, 12], np.int64)})[0]
+    np.testing.assert_array_equal(got, np.repeat(np.repeat(x, 2, axis=2), 2, axis=3))
