@@ -91,12 +91,12 @@ def _case_methods(op: str) -> list[str]:
 SPEC_CASES = [("Resize", m) for m in _case_methods("Resize")] + [("Upsample", m) for m in _case_methods("Upsample")]
 
 # What DynamicTRTResize cannot express: the swap must refuse with a reason and change nothing.
+# Resize-18 `axes` sites are swapped (the scales/sizes are expanded in-graph, issue 10 item 6).
 REFUSED = {
     "antialias": "antialias=1",
-    "axes": "the axes attribute",
     "tf_crop_and_resize": "tf_crop_and_resize",
-    "not_larger": "the axes attribute",  # these cases also use axes (checked first)
-    "not_smaller": "the axes attribute",
+    "not_larger": "keep_aspect_ratio_policy='not_larger'",
+    "not_smaller": "keep_aspect_ratio_policy='not_smaller'",
 }
 
 
@@ -120,6 +120,11 @@ def _size_tensor_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray])
         return None
     x = feeds[node.input[0]]
     scales = feeds[node.input[2]]
+    axes = [a.ints for a in node.attribute if a.name == "axes"]
+    if axes:  # Resize-18 axes: one entry per listed axis, 1 elsewhere
+        full = np.ones(x.ndim, dtype=np.float32)
+        full[[a % x.ndim for a in axes[0]]] = scales
+        scales = full
     products = np.float32(x.shape) * scales.astype(np.float32)
     if np.all(products == np.floor(products)):
         return None

@@ -38,6 +38,7 @@ from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
+from graphsurgeon_tools.passes.swap_plugin.site_facts import SourceNotes, expand_axes, freedom_of, full_rank_view, site_rank
 from graphsurgeon_tools.plugins import PluginSpec
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
@@ -53,16 +54,22 @@ def _label(site: ResizeSite) -> str:
 
 
 def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_constant: bool,
-            result: SwapPluginResult, label: str) -> list[ResizeSite]:
-    """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest."""
+            result: SwapPluginResult, label: str, ranks: dict[str, Optional[int]], sources: SourceNotes
+            ) -> list[ResizeSite]:
+    """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest.
+    Every refusal is decided here, before any input is added, so a skipped site leaves no trace."""
     chosen = []
     for site in sites:
         if not refusals.name_matches(spec, site.node_name):
             continue
         raise_if_nonsense(site, label)
+        rank = ranks[site.output_name]
+        view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
         reason = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
-                  or refusals.resize_refusal(site, signature)
-                  or refusals.sizes_or_scales_refusal(site, signature, keep_constant))
+                  or refusals.rank_refusal(site, rank, signature)
+                  or refusals.resize_refusal(view, signature)
+                  or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
+                                                      sources.of_site(site).get("sizes")))
         if reason:
             result.skipped.append(Skip(_label(site), site.op_type, reason))
         else:
@@ -121,9 +128,15 @@ def forward_resize(
             raise_if_nonsense(site, label)
             result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
     selected = [s for s in selected if s.in_main_graph]
-    chosen = _choose(selected, spec, signature, keep_constant, result, label)
+    types = elem_types_and_shapes(model)
+    ranks = {s.output_name: site_rank(s, types) for s in selected}
+    sources = SourceNotes(model)
+    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources)
     if not chosen:
         return
+    freedom = freedom_of(model, chosen)  # on the model as it was given
+    notes = {s.output_name: sources.notes(s) for s in chosen if s.scales_source == ValueSource.RUNTIME
+             or s.sizes_source == ValueSource.RUNTIME}
     before = {s.output_name: s for s in chosen}
     to_dynamic = [
         s for s in chosen
@@ -135,19 +148,23 @@ def forward_resize(
         refused = {s.output_name for s in to_dynamic} - set(now)  # its skip reason is in the result
         chosen = [now.get(s.output_name, s) for s in chosen if s.output_name not in refused]
 
-    types = elem_types_and_shapes(model)
     builder = Builder(model)
     graph = model.graph
     index_of = {node.output[0]: i for i, node in enumerate(graph.node) if node.output}
     replaced_inputs: list[str] = []
     for site in chosen:
         position = index_of[site.output_name]
+        orig = before.get(site.output_name, site)
+        if site is orig and site.output_name in notes:  # run-time sources: the shape source says more
+            site = dataclasses.replace(site, notes=notes[site.output_name])
         swapped = _swap_site(model, builder, graph.node[position], position, site, spec, op_type, domain, signature,
-                             size_input, len(chosen), types, result, replaced_inputs)
-        if swapped is not None:
-            orig = before.get(site.output_name, site)
-            result.rewritten.append(dataclasses.replace(
-                swapped, scales_before=orig.scales if orig.has_constant_scales else None))
+                             size_input, len(chosen), types, ranks[site.output_name], replaced_inputs,
+                             full_rank_view(orig, ranks[site.output_name]), result)
+        decided = freedom.get(_label(orig))
+        result.rewritten.append(dataclasses.replace(
+            swapped, scales_before=orig.scales if orig.has_constant_scales else None,
+            free=decided.free if decided is not None else None,
+            pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None))
     builder.insert_all()
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
@@ -156,32 +173,41 @@ def forward_resize(
 
 def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: int, site: ResizeSite,
                spec: PluginSpec, op_type: str, domain: str, signature: str, size_input: Optional[str], count: int,
-               types: dict[str, Any], result: SwapPluginResult, replaced_inputs: list[str]) -> Optional[SwappedNode]:
+               types: dict[str, Any], rank: Optional[int], replaced_inputs: list[str], original: ResizeSite,
+               result: SwapPluginResult) -> SwappedNode:
+    """Swap one chosen site (``_choose`` has refused everything that cannot be swapped).
+    ``original``: the site as given, full-rank view (its constant scales/sizes, before make-dynamic)."""
     notes: list[str] = []
     extra: list[NodeProto] = []
     x_type = types.get(site.input_name)
     elem = x_type.tensor_type.elem_type if x_type is not None else TensorProto.FLOAT
-    rank = site.input_rank or (len(site.scales) if site.scales else None)
     base = _label(site)
     scales_name = site.scales_tensor
+    sizes_name = site.sizes_tensor
     if site.scales_source == ValueSource.ATTRIBUTE:
         # Upsample-7 with keep_constant: its attribute becomes an initializer the plugin can read
         scales_name = builder.initializer(f"{base}_scales", np.array(site.scales, dtype=np.float32))
+    if site.axes is not None and rank is not None:
+        # Resize-18 axes: the plugin takes one entry per axis, built in-graph from what the node reads
+        if site.scales_source != ValueSource.ABSENT:
+            scales_name = expand_axes(builder, extra, base, scales_name, rank, site.axes)
+        elif sizes_name:
+            sizes_name = expand_axes(builder, extra, base, sizes_name, rank, site.axes, x=site.input_name)
+        notes.append(f"axes={list(site.axes)}: the plugin reads the {rank}-entry vector expanded in-graph")
     if signature == "scales":
         second = scales_name
     else:
-        if rank is None:
-            result.skipped.append(Skip(base, site.op_type, "the input's rank is unknown; the size tensor needs it"))
-            return None
+        assert rank is not None  # refused in _choose otherwise
         if size_input is not None:
-            second = size_tensor.size_input(model, builder, site, size_input, count, rank, elem, result.new_inputs)
+            second = size_tensor.size_input(model, builder, original, size_input, count, rank, elem,
+                                            result.new_inputs)
         elif site.scales_source != ValueSource.ABSENT:
             second = size_tensor.from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
             if site.input_shape is None or any(not isinstance(d, int) for d in site.input_shape[-2:]) \
                     or site.scales is None:
                 notes.append("size tensor from dynamic shapes/scales: equals Resize only where in*scale is whole")
         else:
-            second = size_tensor.from_sizes(builder, extra, base, site.sizes_tensor, rank, elem)
+            second = size_tensor.from_sizes(builder, extra, base, sizes_name, rank, elem)
             if site.sizes is None:
                 notes.append("dynamic sizes: only their last two entries are used")
     if is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and not site.has_constant_scales:

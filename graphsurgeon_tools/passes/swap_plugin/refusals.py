@@ -20,7 +20,7 @@ from graphsurgeon_tools.resize.sites import ValueSource
 
 __all__ = [
     "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "raise_if_bad_attributes",
-    "resize_refusal", "scope_refusal",
+    "rank_refusal", "resize_refusal", "scope_refusal",
     "site_semantics", "sizes_or_scales_refusal",
 ]
 
@@ -101,22 +101,38 @@ def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Option
     return None
 
 
-def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool) -> Optional[str]:
-    """A site with neither input, or a sizes-driven site that the scales signature cannot take."""
+def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
+                            sizes_source: Optional[str] = None) -> Optional[str]:
+    """A site with neither input, or a sizes-driven site that the scales signature cannot take.
+    ``sizes_source``: where run-time sizes come from (resize.shape_source), added to the reason."""
     if site.scales_source == ValueSource.ABSENT and site.sizes_source == ValueSource.ABSENT:
         return "neither scales nor sizes are given"
     if signature == "scales" and site.scales_source == ValueSource.ABSENT and (keep_constant or site.sizes is None):
-        return ('driven by sizes, not scales: use signature="size-tensor" '
-                "(or make_dynamic_scale with from_sizes=True first)")
+        reason = ('driven by sizes, not scales: use signature="size-tensor" '
+                  "(or make_dynamic_scale with from_sizes=True first)")
+        return f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
+    return None
+
+
+def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[str]:
+    """What needs the input's rank and lacks it: the size tensor, and expanding ``axes`` in-graph."""
+    if rank is None and signature == "size-tensor":
+        return "the input's rank is unknown (X has no shape and no scales/sizes length fixes it); the size tensor needs it"
+    if site.axes is None:
+        return None
+    if rank is None:
+        return f"axes={list(site.axes)} on an input of unknown rank: the full scales cannot be built in-graph"
+    normal = sorted({a % rank for a in site.axes})
+    if signature == "size-tensor" and any(a < rank - 2 for a in normal):
+        return f"axes={list(site.axes)} include a leading axis; the size-tensor signature resizes only the last two"
     return None
 
 
 def resize_refusal(site: Any, signature: str) -> Optional[str]:
-    """Why a Resize site cannot become a DynamicTRTResize node (None: it can)."""
+    """Why a Resize site cannot become a DynamicTRTResize node (None: it can). A Resize-18 site
+    with ``axes`` comes here as its full-rank view (site_facts.full_rank_view)."""
     if site.antialias:
         return "antialias=1: DynamicTRTResize has no antialias field"
-    if site.axes is not None:
-        return "the axes attribute is not supported (scales must cover every axis)"
     if site.keep_aspect_ratio_policy != "stretch":
         return f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported"
     if site.coordinate_transformation_mode == "tf_crop_and_resize":

@@ -29,6 +29,8 @@ class SwappedNode:
     attributes: dict[str, Any]
     scales_before: Optional[tuple[float, ...]] = None
     notes: tuple[str, ...] = ()
+    free: Optional[bool] = None  # factor freedom (resize.freedom): can this site's factor change alone?
+    pinned_by: Optional[str] = None  # when not free: the node that breaks and the shapes meeting there
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +43,8 @@ class SwappedNode:
             "attributes": dict(self.attributes),
             "scales_before": list(self.scales_before) if self.scales_before is not None else None,
             "notes": list(self.notes),
+            "free": self.free,
+            "pinned_by": self.pinned_by,
         }
 
 

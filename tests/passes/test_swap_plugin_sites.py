@@ -1,0 +1,122 @@
+"""swap-plugin, issue 10 items 4 and 6: rank from the scales, nothing added when nothing is swapped,
+sizes from static shapes, Resize-18 ``axes`` sites, and each site's factor freedom in the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.parser
+import onnxruntime as ort
+import pytest
+
+import golden
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.runtime import make_session
+
+_HEADER = '< ir_version: 8, opset_import: ["" : 13, "custom" : 1] >'
+
+
+def _parse(body: str, header: str = _HEADER) -> onnx.ModelProto:
+    return onnx.parser.parse_model(header + body)
+
+
+def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def _plugin(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = make_session(model)
+    names = {i.name for i in session.get_inputs()}
+    return session.run(None, {k: v for k, v in feeds.items() if k in names})
+
+
+def _fed(result, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    feeds = dict(feeds)
+    for item in result.new_inputs:
+        if item.get("value") is not None:
+            feeds[item["name"]] = np.asarray(item["value"], dtype=np.float32)
+    return feeds
+
+
+def test_size_tensor_takes_the_rank_from_a_four_entry_scales_input() -> None:
+    # X comes out of a custom op (no shape), the scales are a graph input declared float[4].
+    model = _parse("""
+    g (float[1,3,8,8] x0, float[4] scales) => (float[1,3,16,16] y) <float[0] roi = {}>
+    {
+        x = custom.Opaque (x0)
+        y = Resize <mode = "nearest"> (x, roi, scales)
+    }
+    """)
+    result = swap_plugin(model, signature="size-tensor")
+    assert not result.skipped, result.skipped
+    (swapped,) = result.swapped
+    assert swapped.signature == "size-tensor"
+    dims = next(n for n in result.model.graph.node if n.op_type == "Concat" and "size_tensor" in n.name)
+    ones = next(i for i in result.model.graph.initializer if i.name == dims.input[0])
+    assert list(ones.dims) == [2]  # rank 4: two leading ones before H, W
+
+
+def test_nothing_swapped_adds_no_inputs_and_changes_nothing() -> None:
+    # x 7 * 1.5 is not whole: the size-tensor signature refuses the site, before any scales input is made.
+    model = golden.resize_model(13, scales=(1.0, 1.0, 1.5, 1.5), shape=(1, 3, 7, 7))
+    result = swap_plugin(model, signature="size-tensor")
+    assert not result.swapped and result.skipped
+    assert result.new_inputs == [] and not result.changed
+    assert [i.name for i in result.model.graph.input] == [i.name for i in model.graph.input]
+    assert [n.op_type for n in result.model.graph.node] == [n.op_type for n in model.graph.node]
+
+
+def test_sizes_from_static_shapes_say_that_simplify_folds_them() -> None:
+    model = _parse("""
+    g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
+    <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
+    {
+        xs = Shape (x)
+        nc = Slice (xs, zero, two)
+        ls = Shape (lateral)
+        hw = Slice (ls, two, four)
+        sizes = Concat <axis = 0> (nc, hw)
+        up = Resize <mode = "nearest"> (x, , , sizes)
+        y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+    result = swap_plugin(model, signature="scales")
+    (skip,) = result.skipped
+    assert "computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]" in skip.reason
+    assert "simplify=True folds it" in skip.reason
+
+
+@pytest.mark.parametrize("axes, scales", [((2, 3), (2.0, 3.0)), ((3, 2), (3.0, 2.0))],
+                         ids=["axes_2_3", "axes_3_2"])
+@pytest.mark.parametrize("signature", ["scales", "size-tensor"])
+def test_resize_18_axes_sites_are_swapped_with_scales_expanded_in_graph(axes, scales, signature) -> None:
+    # The ONNX spec cases test_resize_upsample_scales_nearest_axes_2_3 and _3_2.
+    x = np.array([[[[1, 2], [3, 4]]]], dtype=np.float32)
+    model = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="resize", mode="nearest", axes=list(axes))],
+        "axes", [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [1, 1, 2, 2])],
+        [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [1, 1, 4, 6])],
+        [onnx.numpy_helper.from_array(np.array(scales, np.float32), "scales")]),
+        opset_imports=[onnx.helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    expected = _ort(model, {"X": x})[0]
+    assert expected.shape == (1, 1, 4, 6)
+    result = swap_plugin(model, signature=signature)
+    assert not result.skipped, result.skipped
+    (swapped,) = result.swapped
+    onnx.checker.check_model(result.model, full_check=True)
+    feeds = _fed(result, {"X": x})
+    np.testing.assert_array_equal(_plugin(result.model, feeds)[0], expected)
+    restored = swap_plugin(result.model, reverse=True)
+    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], expected)
+
+
+def test_the_report_says_which_sites_are_free() -> None:
+    model = golden.fpn_model(13, factors=(2.0, 4.0))
+    report = swap_plugin(model).to_dict()
+    assert [s["free"] for s in report["swapped"]] == [False, False]
+    assert report["swapped"][0]["pinned_by"].startswith("Add add_0 cannot broadcast [1,4,6,6] with [1,4,4,4]")
+    report = swap_plugin(golden.resize_model(13)).to_dict()
+    assert report["swapped"][0]["free"] is True and report["swapped"][0]["pinned_by"] is None
