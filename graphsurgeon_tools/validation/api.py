@@ -44,6 +44,7 @@ from graphsurgeon_tools.errors import OnnxToolError, UsageError
 from graphsurgeon_tools.validation.ports import Ports
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
+from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep
 
@@ -75,6 +76,7 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
         if spec.name in given:
             array, source = load_user_array(spec.name, given[spec.name])
             array = conform_array(spec.name, array, spec.shape, spec.dtype, source, notes)
+            refuse_nan_input(spec.name, array, source)  # NaN in: nothing compared out (validation.evidence)
         else:
             array = random_input(spec.shape, spec.dtype, rng, size, limit=max_output_bytes,
                                   what=f"{label}: random input {spec.name!r}")
@@ -221,6 +223,10 @@ def validate(
         result, arrays = _run_point(factor, runner, ref, data, fixed, atol, rtol, max_output_bytes)
         if factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
             result.factor_label = "as-is"
+        if result.status == "passed" and arrays is not None:  # never a pass on nothing (validation.evidence)
+            vacuous = vacuous_reason(arrays["expected"], arrays["actual"])
+            if vacuous:
+                result.status, result.reason, arrays = "failed", vacuous, None
         results.append(result)
         done += 1
         if failing is None and result.status == "failed" and arrays is not None:

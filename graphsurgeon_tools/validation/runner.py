@@ -42,7 +42,7 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     proto = load_model(model, load_external_data=True)
     label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
     try:
-        sites = find_resize_sites(proto)
+        sites = find_resize_sites(proto, nested=True)  # bodies and functions too: every site is gated
     except OnnxToolError as exc:  # e.g. a scales tensor shorter than its shape
         raise type(exc)(f"{label}: {exc}") from None
     for site in sites:  # the rules every command applies (the one nonsense-scales gate)

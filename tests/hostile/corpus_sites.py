@@ -12,6 +12,8 @@ tests/hostile/test_corpus_sites.py through :mod:`hostile.harness`). Groups:
 * ``opsets``: an opset import of a domain onnx defines, newer than it knows: every reader,
   exit 3 (``core.opsets.raise_if_unknown_opsets``).
 * ``bodies``: nonsense scales inside an If/Loop body: refused like main-graph ones.
+* ``evidence``: validate fed NaN data (``--input x=nan.npy``): nothing would be compared,
+  exit 3 (``validation.evidence.refuse_nan_input``).
 
 ``CLAIMS`` are valid models with sites outside the main graph: a command must exit 0 and
 account for every site in its JSON report (rewritten, or skipped with a reason) - never
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, helper
 
@@ -33,7 +36,7 @@ from hostile.models import write
 
 INVALID = 3
 SWAP = frozenset({"swap-plugin"})
-SITE_READERS = frozenset({"inspect", "inspect-json", "make-dynamic-scale", "swap-plugin"})
+VALIDATE = frozenset({"validate"})
 
 CASES: list[Case] = []
 
@@ -147,12 +150,30 @@ def _(tmp: Path) -> Built:
 # --------------------------------------------------------------------------- nonsense inside bodies
 
 
-case("body_if_scales_zero", "bodies", INVALID, r"then_resize.*(zero|positive|> ?0)", commands=SITE_READERS)(
+case("body_if_scales_zero", "bodies", INVALID, r"then_resize.*(zero|positive|> ?0)", commands=READERS)(
     lambda tmp: _built(tmp, nested.if_model(then_scales=(1, 1, 0, 2))))
-case("body_loop_scales_nan", "bodies", INVALID, r"loop_resize.*nan", commands=SITE_READERS)(
+case("body_loop_scales_nan", "bodies", INVALID, r"loop_resize.*nan", commands=READERS)(
     lambda tmp: _built(tmp, nested.loop_model(scales=(1, 1, float("nan"), 2))))
-case("body_deep_scales_negative", "bodies", INVALID, r"deep_resize.*(negative|positive)", commands=SITE_READERS)(
+case("body_deep_scales_negative", "bodies", INVALID, r"deep_resize.*(negative|positive)", commands=READERS)(
     lambda tmp: _built(tmp, nested.nested_if_in_loop_model(scales=(1, 1, -2, 2))))
+
+
+# --------------------------------------------------------------------------- validate on nothing
+
+
+def _nan_input_case(name: str, fill) -> None:
+    def build(tmp: Path) -> Built:
+        model = write(models.resize_model(), tmp / "in" / "model.onnx")
+        npy = tmp / "data" / "x.npy"
+        npy.parent.mkdir(parents=True, exist_ok=True)
+        np.save(npy, fill(np.zeros(models.X_SHAPE, np.float32)))
+        return Built(model, ("x.npy",), extra=("--input", f"x={npy}"))
+
+    case(name, "evidence", INVALID, r"NaN.*compare nothing", commands=VALIDATE)(build)
+
+
+_nan_input_case("input_all_nan", lambda a: a + np.nan)
+_nan_input_case("input_one_nan", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 7, np.nan, a))
 
 
 # --------------------------------------------------------------------------- claims on valid models
