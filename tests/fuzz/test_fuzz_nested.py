@@ -163,3 +163,43 @@ def test_make_dynamic_scale_on_bodies_and_functions(request: pytest.FixtureReque
     assert tally["examples"] >= 30 and tally["rewritten"] >= 15, tally
     assert all(tally[c] for c in CONTAINERS), tally
     json.dumps(dict(tally))
+
+
+def test_swap_plugin_accounts_for_every_nested_site(request: pytest.FixtureRequest) -> None:
+    """swap-plugin swaps main-graph sites only: on a wrapped model it changes nothing and lists
+    every site it left (or refuses in one line); with inline_functions=True a function's sites
+    are swapped like main-graph ones."""
+    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    tally: Counter = Counter()
+
+    @settings(max_examples=60, **_SETTINGS)
+    @given(case=nested_models(), inline=st.booleans())
+    def law(case: tuple[onnx.ModelProto, str], inline: bool) -> None:
+        model, container = case
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except onnx.checker.ValidationError:
+            assume(False)
+        tally["examples"] += 1
+        sites = {s.node_name for s in find_resize_sites(model, nested=True)}
+        assume(len(sites) == len(find_resize_sites(model, nested=True)))  # distinct names to compare
+        try:
+            result = swap_plugin(model, inline_functions=inline)
+        except OnnxToolError as exc:
+            assert str(exc).strip() and "\n" not in str(exc).strip()
+            tally["refused"] += 1
+            return
+        skipped = {s.node for s in result.skipped}
+        if container == "function" and inline:
+            tally["inlined"] += 1
+            # one call of the function: as many sites after inlining as inside it (names change)
+            assert len(result.rewritten) + len(result.skipped) == len(sites), "inlined sites went unreported"
+            return
+        assert not result.changed and sites <= skipped, f"unreported: {sites - skipped}"
+        tally["skipped_all"] += 1
+
+    law()
+    _count(request, "swap_plugin_nested", tally["examples"], **{k: v for k, v in tally.items() if k != "examples"})
+    assert tally["examples"] >= 20 and tally["skipped_all"] >= 10, tally
