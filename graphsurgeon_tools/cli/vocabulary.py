@@ -44,6 +44,7 @@ FLAGS: dict[str, Flag] = {
     "simplify": Flag("--simplify"),
     "inline_functions": Flag("--inline-functions"),
     "only_free": Flag("--only-free"),
+    "only_free": Flag("--only-free"),
     "check": Flag("--check", "--no-check"),
     "check_dims": Flag("--check-dims"),
     "share_data": Flag("--share-data"),

@@ -44,6 +44,8 @@ def _human(report: dict[str, Any]) -> str:
     for site in report["rewritten"]:
         lines.append(f"rewrote {site['node']} ({site['op_type']}-{site['op_version']}, {site['mode']}): "
                      f"scales {_values(site['original_scales'])} from {site['source']} -> input {site['new_input']}")
+        if site.get("free") is False:  # factor freedom: runs only at factors that keep this node's shapes
+            lines.append(f"  not free: {site['pinned_by']}")
     for item in report["new_inputs"]:
         default = f", default {_values(item['default'])}" if item["default"] is not None else ""
         lines.append(f"new input {item['name']}: {item['dtype']}{item['shape']} "
@@ -97,6 +99,11 @@ def make_dynamic_scale(
     ] = False,
     from_sizes: Annotated[
         bool, typer.Option("--from-sizes", help="Convert sizes-driven sites when a scale reproduces the sizes exactly.")
+    ] = False,
+    only_free: Annotated[
+        bool,
+        typer.Option("--only-free", help="Rewrite only sites whose factor can change alone (the report names the "
+                                         "node that pins each other site)."),
     ] = False,
     inline_functions: Annotated[
         bool,
@@ -158,6 +165,7 @@ def make_dynamic_scale(
             keep_default=keep_default,
             from_sizes=from_sizes,
             inline_functions=inline_functions,
+            only_free=only_free,
             simplify=simplify,
             check=check,
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model

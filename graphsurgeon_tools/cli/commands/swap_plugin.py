@@ -41,6 +41,8 @@ def _human(report: dict[str, Any]) -> str:
             f" ({item['signature']}; inputs {', '.join(item['inputs'])})"
         )
         lines.extend(f"  note: {text}" for text in item.get("notes", []))
+        if item.get("free") is False:  # factor freedom (resize.freedom)
+            lines.append(f"  not free: {item['pinned_by']}")
     for item in report["skipped"]:
         lines.append(f"skipped {item['node'] or '<unnamed>'} ({item['op_type']}): {item['reason']}")
     for item in report["new_inputs"]:

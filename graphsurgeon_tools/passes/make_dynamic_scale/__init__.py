@@ -64,6 +64,7 @@ def make_dynamic_scale(
     inplace: bool = False,
     check_dims: Optional[dict[str, int]] = None,
     inline_functions: bool = False,
+    only_free: bool = False,
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -89,6 +90,9 @@ def make_dynamic_scale(
         check_dims: sizes for named input dims in the check.
         inline_functions: inline model-local functions first (``onnx.inliner``) so their
             sites are rewritten; without it they are skipped with the reason.
+        only_free: rewrite only the sites whose factor can change alone (resize.freedom); the
+            others are skipped with the node that pins them. Every rewritten site reports
+            ``free`` and ``pinned_by`` either way.
 
     Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
     selection, ``shared`` with differing values, a name clash), PreconditionError (the input
@@ -100,7 +104,7 @@ def make_dynamic_scale(
     the_pass = MakeDynamicScale(
         nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
         from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims,
-        inline_functions=inline_functions,
+        inline_functions=inline_functions, only_free=only_free,
     )
     try:
         return the_pass(model)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import onnx
@@ -168,6 +168,25 @@ def _opset9_blockers(nodes, old: int, body: Optional[str]) -> list[str]:
     return blockers
 
 
+def _with_shape_source(model: ModelProto, site: ResizeSite, reason: str, flow: list[Any]) -> str:
+    """``reason`` plus where run-time scales/sizes come from when they read data SHAPES (static
+    ones fold: the reason then says simplify=True), see resize.shape_source."""
+    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
+
+    if not site.in_main_graph:
+        return reason
+    for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
+                                 ("sizes", site.sizes_source, site.sizes_tensor)):
+        if source != ValueSource.RUNTIME or not tensor:
+            continue
+        if not flow:
+            flow.append(shape_flow_for_sources(model))
+        found = shape_source(model, tensor, flow=flow[0])
+        if found is not None:
+            return f"{reason}; its {kind} are {found.describe()}"
+    return reason
+
+
 def plan_sites(
     model: ModelProto,
     sites: list[ResizeSite],
@@ -184,10 +203,11 @@ def plan_sites(
     """
     skipped: list[Skip] = []
     plans: list[Plan] = []
+    flow: list[Any] = []  # the shape flow shape_source needs, built at the first run-time site
     for site in sites:
         plan, reason = check_site(site, from_sizes)
         if plan is None:
-            skipped.append(Skip(label(site), site.op_type, reason))
+            skipped.append(Skip(label(site), site.op_type, _with_shape_source(model, site, reason, flow)))
         else:
             plans.append(plan)
 

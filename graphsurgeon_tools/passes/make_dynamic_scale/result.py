@@ -31,6 +31,8 @@ class RewrittenSite:
     original_scales: list[float]
     new_input: str
     fed_value: list[float]  # what to feed the new input to get the original behaviour
+    free: Optional[bool] = None  # factor freedom (resize.freedom): can this site's factor change alone?
+    pinned_by: Optional[str] = None  # when not free: the node that breaks and the shapes meeting there
 
 
 @dataclass

@@ -20,6 +20,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import InvalidScalesError, PreconditionError, UnsupportedModelError, UsageError
 from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
+from graphsurgeon_tools.passes.make_dynamic_scale import free
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
@@ -134,9 +135,10 @@ class MakeDynamicScale(Pass):
         inplace: bool = False,
         check_dims: Optional[dict[str, int]] = None,
         inline_functions: bool = False,
+        only_free: bool = False,
     ) -> None:
         self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
-        self.inline_functions = inline_functions
+        self.inline_functions, self.only_free = inline_functions, only_free
         self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
         self.in_place, self.check_dims = inplace, check_dims
 
@@ -172,6 +174,11 @@ class MakeDynamicScale(Pass):
         nonsense_gate(sites)
         selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
         timer.lap("find")
+        decided = free.decide(model, selected)  # on the model as given: reported per rewritten site
+        held: list = []
+        if self.only_free:
+            selected, held = free.hold_pinned(selected, decided)
+        timer.lap("freedom")
         opset = opsets.default_opset(model)
         # Plan first, so that nonsense requests get their own message rather than the checker's.
         plans, _ = planning.plan_sites(
@@ -184,6 +191,7 @@ class MakeDynamicScale(Pass):
             timer.lap("precheck")
             result, _ = dynamize_sites(model, selected, from_sizes=self.from_sizes, factor=self.factor,
                                        timings=timings)
+            result.skipped[:0] = held
             return result
         check_input_name(model, plans, self.shared, self.input_name)
         timer.lap("precheck")
@@ -196,10 +204,12 @@ class MakeDynamicScale(Pass):
             copy.CopyFrom(model)
             model = copy
         timer.lap("copy")
-        result, _ = dynamize_sites(
+        result, done = dynamize_sites(
             model, selected, from_sizes=self.from_sizes, shared=self.shared, input_name=self.input_name,
             factor=self.factor, keep_default=self.keep_default, timings=timings,
         )
+        result.skipped[:0] = held
+        result.rewritten = free.annotate(result.rewritten, done, decided)
         return result
 
     def ensures(self, model: ModelProto, result: DynamicScaleResult) -> None:  # type: ignore[override]

@@ -1,0 +1,80 @@
+"""make-dynamic-scale and factor freedom (issue 10 item 4): the report says which sites are free,
+``only_free=True`` rewrites only those, and a sizes-driven skip says when simplify=True would help."""
+
+from __future__ import annotations
+
+import onnx.parser
+from typer.testing import CliRunner
+
+import golden
+from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
+
+
+def _two_sites() -> onnx.ModelProto:
+    """One free site (its output meets nothing) and one pinned by a Concat with a lateral
+    (each node named after its output)."""
+    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    two (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,4,16,16] free_y, float[1,8,16,16] pinned_y)
+    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
+    {
+        free_y = Resize <mode = "nearest"> (x, roi, scales)
+        up = Resize <mode = "nearest"> (x, roi, scales)
+        pinned_y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+    for node in model.graph.node:
+        node.name = node.output[0]
+    return model
+
+
+def test_each_rewritten_site_says_whether_it_is_free() -> None:
+    report = make_dynamic_scale(_two_sites()).to_dict()
+    by_node = {site["node"]: site for site in report["rewritten"]}
+    assert by_node["free_y"]["free"] is True and by_node["free_y"]["pinned_by"] is None
+    assert by_node["up"]["free"] is False
+    assert by_node["up"]["pinned_by"] == "Concat pinned_y joins [1,4,24,24] with [1,4,16,16]"
+
+
+def test_only_free_rewrites_the_free_sites_and_says_why_not_the_others() -> None:
+    result = make_dynamic_scale(_two_sites(), only_free=True)
+    assert [site.node for site in result.rewritten] == ["free_y"]
+    (skip,) = result.skipped
+    assert skip.node == "up"
+    assert skip.reason == ("not free (only_free=True): Concat pinned_y joins [1,4,24,24] with [1,4,16,16]")
+    assert result.check.passed
+
+
+def test_only_free_with_every_site_pinned_changes_nothing() -> None:
+    model = golden.fpn_model(13, factors=(2.0, 4.0))
+    result = make_dynamic_scale(model, only_free=True)
+    assert not result.rewritten and not result.new_inputs
+    assert [s.reason.split(":")[0] for s in result.skipped] == ["not free (only_free=True)"] * 2
+
+
+def test_sizes_computed_from_static_shapes_suggest_simplify() -> None:
+    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
+    <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
+    {
+        xs = Shape (x)
+        nc = Slice (xs, zero, two)
+        ls = Shape (lateral)
+        hw = Slice (ls, two, four)
+        sizes = Concat <axis = 0> (nc, hw)
+        up = Resize <mode = "nearest"> (x, , , sizes)
+        y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+    (skip,) = make_dynamic_scale(model, from_sizes=True).skipped
+    assert "simplify=True folds it" in skip.reason
+
+
+def test_cli_only_free(tmp_path) -> None:
+    from graphsurgeon_tools.cli import app
+
+    source = tmp_path / "two.onnx"
+    onnx.save(_two_sites(), source)
+    out = tmp_path / "two.dynamic.onnx"
+    run = CliRunner().invoke(app, ["make-dynamic-scale", str(source), "-o", str(out), "--only-free", "--json"])
+    assert run.exit_code == 0, run.output
+    assert '"free": true' in run.output and "not free (--only-free)" in run.output
