@@ -43,16 +43,30 @@ _FS_HEX = "fs-hex:"
 
 
 def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
-    """Every TensorProto of a graph: initializers, sparse initializers, node attributes, subgraphs."""
-    yield from graph.initializer
-    for sparse in graph.sparse_initializer:
-        yield sparse.values
-        yield sparse.indices
-    yield from iter_node_tensors(graph.node)
+    """Every TensorProto of a graph: initializers, sparse initializers, node attributes, subgraphs.
+
+    Iterative (a work list of graphs), so subgraphs nested deeper than Python's recursion
+    limit are walked like any other."""
+    pending = [graph]
+    while pending:
+        current = pending.pop()
+        yield from current.initializer
+        for sparse in current.sparse_initializer:
+            yield sparse.values
+            yield sparse.indices
+        yield from _node_tensors(current.node, pending)
 
 
 def iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
     """Every TensorProto held by the nodes' attributes, their subgraphs included."""
+    subgraphs: list[onnx.GraphProto] = []
+    yield from _node_tensors(nodes, subgraphs)
+    for graph in subgraphs:
+        yield from iter_graph_tensors(graph)
+
+
+def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list) -> Iterator[TensorProto]:
+    """The tensors the nodes' attributes hold directly; their subgraphs are appended to ``subgraphs``."""
     for node in nodes:
         for attr in node.attribute:
             if attr.HasField("t"):
@@ -62,9 +76,8 @@ def iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
                 yield attr.sparse_tensor.values
                 yield attr.sparse_tensor.indices
             if attr.HasField("g"):
-                yield from iter_graph_tensors(attr.g)
-            for sub in attr.graphs:
-                yield from iter_graph_tensors(sub)
+                subgraphs.append(attr.g)
+            subgraphs.extend(attr.graphs)
 
 
 def iter_model_tensors(model: ModelProto) -> Iterator[TensorProto]:
