@@ -153,7 +153,6 @@ def test_odd_names_in_a_subprocess(command: str, tmp_path) -> None:
 # --------------------------------------------------------------------------- class 5: output counts
 
 
-@pytest.mark.xfail(reason="H3: validation/diagnosis.py diagnose() on a count-only failure", strict=False)
 def test_output_counts_differ_is_a_failed_check_not_a_crash(tmp_path, capsys, monkeypatch) -> None:
     candidate = models.resize_model()
     candidate.graph.node.append(helper.make_node("Relu", ["y"], ["y2"], name="extra"))
