@@ -3,7 +3,8 @@
 ``register()`` fills :mod:`graphsurgeon_tools.extensions` with:
 
 * the reference ``torch:srcnn`` (the built-in SRCNN resizing with the C++ op, shipped weights);
-* the runner of PyTorch modules (``python:MODULE:CALLABLE`` and ``nn.Module`` references);
+* the runner of PyTorch modules (``python:MODULE:CALLABLE`` and ``nn.Module`` references: its
+  ``reference(module, label, candidate)`` builds the routed reference, exporters.module_reference);
 * the fast plugin-node kernel ``"cpp"`` (the C++ resize op, ONNX Resize semantics);
 * the implementations of ``onnxtool export srcnn`` (``"export-srcnn"``) and ``onnxtool demo``
   (``"demo"``).
@@ -58,11 +59,15 @@ class TorchModuleRunner:
             args.append(torch.from_numpy(np.asarray(scales, dtype=np.float32)))
         with torch.no_grad():
             result = module(*args)
-        if isinstance(result, dict):
-            result = list(result.values())
-        if not isinstance(result, (list, tuple)):
-            result = [result]
-        return [value.detach().cpu().numpy() for value in result]
+        from exporters.module_reference import flatten_outputs
+
+        return [value.detach().cpu().numpy() for value in flatten_outputs(result)]
+
+    def reference(self, module: Any, label: str, candidate: Any) -> Any:
+        """``module`` as validate's routed reference (:class:`exporters.module_reference.RoutedModuleReference`)."""
+        from exporters.module_reference import RoutedModuleReference
+
+        return RoutedModuleReference(module, label, candidate)
 
     def parameters(self, module: Any) -> dict[str, np.ndarray]:
         state = getattr(module, "state_dict", None)

@@ -11,8 +11,12 @@
            reference, border/interior and periodic error patterns, differing weights)
 
 An element is within tolerance when ``|candidate - reference| <= atol + rtol * |reference|``
-(numpy's ``isclose``; equal infinities and NaN-vs-NaN count as equal). The report passes
-when at least one factor was compared and every compared output is within tolerance.
+(numpy's ``isclose``; equal infinities and NaN-vs-NaN count as equal). Besides the graph
+outputs, the outputs of the candidate's Resize/Upsample/plugin nodes are compared wherever
+the reference has tensors of the same names (an ONNX reference, onnx-reference): they are
+exactly what a rewrite changed. A sweep point whose every comparison is vacuous (the
+reference constant or below atol) is "vacuous", not passed. The report passes when at least
+one factor was compared and every compared factor passed.
 
 Static models: a reference without scale inputs is compared only at the factor it bakes
 in (the other factors are reported as skipped, with the reason); one whose Resize nodes
@@ -40,12 +44,13 @@ import onnx
 
 from graphsurgeon_tools.check.compare import compare_arrays
 from graphsurgeon_tools.check.feeds import InputLike, conform_array, load_user_array, random_input
-from graphsurgeon_tools.errors import OnnxToolError, UsageError
+from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
 from graphsurgeon_tools.validation.ports import Ports
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
 from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
+from graphsurgeon_tools.validation.sites import localise, not_free_points
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_INPUT_SIZE", "DEFAULT_RTOL", "validate"]
@@ -94,6 +99,31 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
 
 
 
+def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[str, np.ndarray]],
+               fixed: dict[str, np.ndarray], notes: list[str], results: list[FactorResult]
+               ) -> tuple[list[tuple[Factor, str]], list[tuple[str, dict[str, np.ndarray]]]]:
+    """Per-site points as (factor, skip reason) plus, per point, its label and the scale feeds it fixes.
+
+    A routed PyTorch reference is paired with the candidate first (its original factors are the
+    other sites' values); a pairing that fails is recorded in ``results`` as one failed point.
+    """
+    from graphsurgeon_tools.validation.sites import parse_site_factors, plan_site_points, point_feeds
+
+    wanted = parse_site_factors(sites)
+    prepare = getattr(ref, "prepare", None)
+    if prepare is not None:
+        try:
+            prepare([array for _, array in data])
+        except CheckFailedError as exc:
+            results.append(FactorResult(factor=None, status="failed", reason=str(exc)))
+            return [], []
+    originals = ref.original_scales() if hasattr(ref, "original_scales") else dict(ref.baked_scales)
+    points = plan_site_points(wanted, runner.model, runner.ports, ref, originals, notes)
+    x_shape = data[0][1].shape if data else ()
+    return ([(None, reason) for _, reason in points],
+            [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points])
+
+
 def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
                atol: float, rtol: float, max_output_bytes: Optional[int]
@@ -136,6 +166,16 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
         result.reason = str(exc)
         result.seconds = time.perf_counter() - started
         return result, None
+    except CheckFailedError as exc:  # a routed PyTorch reference whose calls disagree with the candidate's sites
+        result.status, result.reason = "failed", str(exc)
+        result.seconds = time.perf_counter() - started
+        return result, None
+    # Both sides return their graph outputs first, then the site tensors they were asked to expose.
+    sites = set(candidate.exposed)
+    site_pairs = [(name, value) for name, value in actual if name in sites]
+    actual = [(name, value) for name, value in actual if name not in sites]
+    reference_sites = {name: value for name, value in expected if name in sites}
+    expected = [(name, value) for name, value in expected if name not in sites]
     names_match = {n for n, _ in actual} <= {n for n, _ in expected}
     by_name = dict(expected)
     pairs = []
@@ -149,8 +189,19 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
     for name, value, ref_name, ref_value in pairs:
         result.outputs.append(compare_arrays(value, ref_value, atol=atol, rtol=rtol, name=name,
                                              reference_name=ref_name))
+    for name, value in site_pairs:
+        if name in reference_sites:
+            result.outputs.append(compare_arrays(value, reference_sites[name], atol=atol, rtol=rtol, name=name,
+                                                 kind="site"))
+            pairs.append((name, value, name, reference_sites[name]))
     ok = bool(result.outputs) and all(o.passed for o in result.outputs) and len(expected) == len(actual)
-    result.status = "passed" if ok else "failed"
+    # A pass needs one comparison that could have failed: a constant reference, or one below
+    # atol, passes anything (reported "vacuous", not "passed").
+    vacuous = ok and all(o.vacuous for o in result.outputs)
+    result.status = "vacuous" if vacuous else "passed" if ok else "failed"
+    if vacuous:
+        result.reason = ("vacuous: every compared reference tensor is constant or below atol; give inputs= "
+                         "the model responds to")
     result.seconds = time.perf_counter() - started
     return result, {"feeds": feeds, "expected": {o[0]: o[3] for o in pairs}, "actual": {o[0]: o[1] for o in pairs}}
 
@@ -168,6 +219,8 @@ def validate(
     diagnose: bool = True,
     max_output_bytes: Optional[int] = None,
     progress: Optional[ProgressCallback] = None,
+    sites: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
+    scales_argument: bool = False,
 ) -> ValidationReport:
     """Run ``candidate`` in ONNX Runtime against ``reference`` at each factor and compare.
 
@@ -190,6 +243,15 @@ def validate(
         diagnose: on a mismatch, look for the Resize setting behind it.
         max_output_bytes: per-tensor size limit (see :mod:`graphsurgeon_tools.check.limits`).
         progress: ``progress(step, done, total)``, called as the sweep advances.
+        sites: per-site points instead of ``factors``: ``{"NAME": [2, 3]}`` or ``["NAME=2,3"]``;
+            NAME is a resize node of the candidate, ``#k`` (its k-th scale-driven site) or a
+            PyTorch reference's module scope. The named sites take the factors (lists zipped),
+            every other site its original factor; see :mod:`.sites`.
+        scales_argument: call an ``nn.Module`` reference as ``module(*data, scales)`` instead of
+            running it unmodified with its resizes routed (see :mod:`.references`).
+
+    Factors a plain sweep cannot run because the graph pins a site (a skip connection meeting
+    the upsampled tensor, a baked Reshape) are skipped as ``not free at xN: ...``.
 
     Returns the report; a mismatch is not an exception (see ``raise_if_failed``). Raises
     :class:`OnnxToolError` subclasses (exit code 3, or 2 for usage) for unreadable models,
@@ -205,25 +267,38 @@ def validate(
     model = load_onnx(candidate, "candidate")
     notes: list[str] = []
     runner = OnnxRunner(model, label)
-    ref = make_reference(reference, model)
+    ref = make_reference(reference, model, scales_argument=scales_argument)
     data, fixed, described = _prepare_inputs(runner.ports, inputs, seed, input_size, notes,
                                              max_output_bytes=max_output_bytes, label=label)
-    plan = plan_sweep(sweep, runner.ports, ref, notes)
+    # Compare the resize sites' outputs too, where the reference has tensors of the same names.
+    runner.expose(ref.expose(runner.site_outputs()))
+    results: list[FactorResult] = []
+    if sites is not None:
+        if sweep is not None:
+            raise UsageError("give factors= or sites=, not both: sites= sweeps the named sites, "
+                             "every other site at its original factor")
+        plan, point_fixed = _site_plan(sites, runner, ref, data, fixed, notes, results)
+    else:
+        plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed)
+        point_fixed = [(None, fixed)] * len(plan)
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)
-    results: list[FactorResult] = []
     failing: Optional[tuple[FactorResult, dict[str, Any]]] = None
     done = 0
-    for factor, reason in plan:
+    for (factor, reason), (point_label, point_feeds) in zip(plan, point_fixed):
         if reason:
-            results.append(FactorResult(factor=factor, status="skipped", reason=reason))
+            skipped = FactorResult(factor=factor, status="skipped", reason=reason)
+            skipped.factor_label = point_label or skipped.factor_label
+            results.append(skipped)
             continue
         if progress:
-            progress(f"comparing at {format_factor(factor)}", done, total)
-        result, arrays = _run_point(factor, runner, ref, data, fixed, atol, rtol, max_output_bytes)
-        if factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
+            progress(f"comparing at {point_label or format_factor(factor)}", done, total)
+        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes)
+        if point_label:
+            result.factor_label = point_label
+        elif factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
             result.factor_label = "as-is"
-        if result.status == "passed" and arrays is not None:  # never a pass on nothing (validation.evidence)
+        if result.status in ("passed", "vacuous") and arrays is not None:  # never a pass on nothing (validation.evidence)
             vacuous = vacuous_reason(arrays["expected"], arrays["actual"])
             if vacuous:
                 result.status, result.reason, arrays = "failed", vacuous, None
@@ -242,7 +317,11 @@ def validate(
         factors=results,
         notes=notes,
     )
-    if diagnose and failing is not None:
+    if failing is not None:
+        where = localise(runner, ref, data, failing[1]["feeds"])
+        if where:
+            notes.append(where)
+    if diagnose and failing is not None and any(not o.passed for o in failing[0].outputs):
         if progress:
             progress("diagnosing the mismatch", done, total)
         from graphsurgeon_tools.validation.diagnosis import diagnose as run_diagnosis

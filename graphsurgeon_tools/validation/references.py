@@ -3,21 +3,27 @@
 * an ONNX model (:class:`OnnxModelReference`; static: only its baked factor; dynamic: every factor);
 * ``onnx-reference`` (:class:`EvaluatorReference`: ``onnx.reference``'s evaluator run on the
   candidate itself, plugin nodes included);
-* ``python:MODULE:CALLABLE`` (a user's ``nn.Module``) and any ``nn.Module``/callable;
-* named references registered by extensions (``torch:srcnn``, registered by the PyTorch side
-  through :mod:`graphsurgeon_tools.extensions`).
+* ``python:MODULE:CALLABLE`` (a user's own, unmodified ``nn.Module``) and any ``nn.Module``/callable;
+* ``python-scales:MODULE:CALLABLE`` and named references registered by extensions
+  (``torch:srcnn``, registered by the PyTorch side through :mod:`graphsurgeon_tools.extensions`):
+  modules written to take ``scales``.
 
-The calling convention for PyTorch references (``torch:srcnn``,
-``python:MODULE:CALLABLE`` and any ``nn.Module`` passed to the API):
-``CALLABLE()`` takes no arguments and returns an ``nn.Module`` (or any
-callable). It is called under ``torch.no_grad()`` as
-``module(*data_inputs, scales)`` where ``data_inputs`` are float tensors in the
-candidate's graph-input order and ``scales`` is a float32 tensor with one entry
-per axis of the first data input (``[1, 1, f, f]`` for NCHW), the same values
-ONNX Resize takes. A module whose ``forward`` accepts no extra argument is
-called without ``scales``: it is then a fixed-factor model, and factors it does
-not implement show up as shape mismatches. It returns a tensor or a
-tuple/list of tensors, matched to the candidate's outputs by position.
+``CALLABLE()`` takes no arguments and returns an ``nn.Module`` (or any callable); MODULE may
+be a ``.py`` path, whose folder is importable while it loads. Two calling conventions,
+chosen explicitly, never guessed from a signature:
+
+* routed (``python:`` and objects given to the API): ``module(*data_inputs)``, unmodified,
+  with every ``interpolate``/``nn.Upsample`` call run by onnxtool's C++ op at the factor the
+  candidate's feeds give the paired resize site (the PyTorch side's
+  ``exporters.module_reference``); the first run pairs calls and sites, and a candidate that
+  disagrees with the module site by site fails with one line naming the sites. Nested outputs
+  are flattened in the exporters' order;
+* scales (``python-scales:``, ``torch:NAME``, ``scales_argument=True``):
+  ``module(*data_inputs, scales)`` with ``scales`` a float32 tensor ``[1, 1, f, f]``, the
+  values ONNX Resize takes.
+
+Data inputs are tensors in the candidate's graph-input order; outputs are matched to the
+candidate's by position.
 
 Requires: the loaded candidate (for ``onnx-reference``). Ensures: an unusable spec is an
 :class:`OnnxToolError` (exit 3) with one line; a reference that raises while running one
@@ -28,10 +34,11 @@ run by the module runner the PyTorch side registers (:mod:`graphsurgeon_tools.ex
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
-import inspect
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
@@ -76,6 +83,13 @@ class Reference:
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def expose(self, names: list[str]) -> list[str]:
+        """Also return these intermediate tensors from run() (after the outputs); returns those it can.
+
+        The default: none (a PyTorch module has no tensor names to match).
+        """
+        return []
+
     def parameters(self) -> dict[str, np.ndarray]:
         """Named weights, for diagnosing a mismatch (empty when unknown)."""
         return {}
@@ -119,6 +133,9 @@ class OnnxModelReference(Reference):
             )
         return self.runner.run(self.runner.feeds(factor, mapped, {}, baked_scales))
 
+    def expose(self, names: list[str]) -> list[str]:
+        return self.runner.expose(names)
+
     def parameters(self) -> dict[str, np.ndarray]:
         try:
             return {t.name: numpy_helper.to_array(t) for t in self.runner.model.graph.initializer}
@@ -131,10 +148,10 @@ class TorchReference(Reference):
 
     kind = "torch"
 
-    def __init__(self, module: Any, label: str) -> None:
+    def __init__(self, module: Any, label: str, *, takes_scales: bool = True) -> None:
         self.module = module
         self.label = label
-        self.takes_scales = _accepts_extra_argument(module)
+        self.takes_scales = takes_scales
         self.dynamic = True
         if hasattr(module, "eval"):
             module.eval()
@@ -172,22 +189,6 @@ class TorchReference(Reference):
             return {}
 
 
-def _accepts_extra_argument(module: Any) -> bool:
-    """Whether calling ``module`` with a ``scales`` argument after the data is allowed."""
-    target = getattr(module, "forward", module)
-    try:
-        signature = inspect.signature(target)
-    except (TypeError, ValueError):
-        return True
-    params = [
-        p for p in signature.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return True
-    return len(params) >= 2
-
-
 class EvaluatorReference(Reference):
     """``onnx.reference.ReferenceEvaluator`` on the candidate itself, plugin nodes included.
 
@@ -212,15 +213,21 @@ class EvaluatorReference(Reference):
                 f"onnx.reference cannot load the candidate: {' '.join(str(exc).split())[:300]}"
             ) from exc
         self.outputs = [o.name for o in candidate.graph.output]
+        self.produced = {out for node in candidate.graph.node for out in node.output if out}
         self.initializers = candidate.graph.initializer
+        self.exposed: list[str] = []
+
+    def expose(self, names: list[str]) -> list[str]:
+        self.exposed = [n for n in names if n in self.produced and n not in self.outputs]
+        return list(self.exposed)
 
     def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
         try:
-            values = self.evaluator.run(None, candidate_feeds)
+            values = self.evaluator.run(self.outputs + self.exposed, candidate_feeds)
         except _EVALUATOR_ERRORS as exc:
             raise RunFailed(f"onnx.reference failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
-        return list(zip(self.outputs, [np.asarray(v) for v in values]))
+        return list(zip(self.outputs + self.exposed, [np.asarray(v) for v in values]))
 
 
 def _plugin_oprun(domain: str) -> type:
@@ -272,10 +279,10 @@ def _plugin_oprun(domain: str) -> type:
 
 
 def _load_python_callable(spec: str) -> Any:
-    body = spec[len("python:"):]
+    prefix, _, body = spec.partition(":")
     module_name, sep, attr = body.rpartition(":")
     if not sep or not module_name or not attr:
-        raise OnnxToolError(f"reference {spec!r} must look like python:MODULE:CALLABLE")
+        raise OnnxToolError(f"reference {spec!r} must look like {prefix}:MODULE:CALLABLE")
     try:
         if module_name.endswith(".py"):
             path = Path(module_name)
@@ -285,19 +292,14 @@ def _load_python_callable(spec: str) -> Any:
             if mod_spec is None or mod_spec.loader is None:
                 raise OnnxToolError(f"reference {spec!r}: cannot import {path}")
             module = importlib.util.module_from_spec(mod_spec)
-            mod_spec.loader.exec_module(module)
+            # A model file imports the modules beside it, as when run as a script.
+            with _importable(str(path.resolve().parent)):
+                mod_spec.loader.exec_module(module)
         else:
             # The user's module usually sits in the folder they run onnxtool from, which the
             # console script does not put on sys.path; add it for this import only.
-            cwd = str(Path.cwd())
-            added = "" not in sys.path and cwd not in sys.path
-            if added:
-                sys.path.insert(0, cwd)
-            try:
+            with _importable(str(Path.cwd())):
                 module = importlib.import_module(module_name)
-            finally:
-                if added and cwd in sys.path:
-                    sys.path.remove(cwd)
     except OnnxToolError:
         raise
     except Exception as exc:  # the user's module ran on import: whatever it raises is theirs, by type
@@ -316,7 +318,33 @@ def _load_python_callable(spec: str) -> Any:
 
 ReferenceLike = Union[str, Path, onnx.ModelProto, Reference, Callable[..., Any]]
 
-_SPECS = "an ONNX model, python:MODULE:CALLABLE, onnx-reference or a registered name such as torch:srcnn"
+_SPECS = ("an ONNX model, python:MODULE:CALLABLE, python-scales:MODULE:CALLABLE, onnx-reference "
+          "or a registered name such as torch:srcnn")
+
+
+@contextlib.contextmanager
+def _importable(folder: str) -> Iterator[None]:
+    """``folder`` on ``sys.path`` for the duration (unless it, or ``""``, already is)."""
+    added = "" not in sys.path and folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _routed_reference(module: Any, label: str, candidate: onnx.ModelProto) -> Reference:
+    """``module`` run unmodified, its resizes routed at the candidate's per-site factors (the PyTorch side's)."""
+    from graphsurgeon_tools.extensions import module_runner
+
+    runner = module_runner()  # one line naming what to install without the PyTorch side
+    build = getattr(runner, "reference", None)
+    if build is None:
+        raise OnnxToolError(f"reference {label}: the installed PyTorch side cannot route resizes; "
+                            "reinstall onnxtool, or use python-scales: for a module that takes scales")
+    return build(module, label, candidate)
 
 
 def _named_reference(name: str) -> Reference:
@@ -332,12 +360,14 @@ def _named_reference(name: str) -> Reference:
     return TorchReference(module, name)
 
 
-def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Reference:
+def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
+                   scales_argument: bool = False) -> Reference:
     """Turn a reference spec into a :class:`Reference`.
 
-    Strings: ``python:MODULE:CALLABLE`` (MODULE may be a ``.py`` path), ``onnx-reference``,
-    a registered name (``torch:srcnn``), or a path to an ONNX model. Objects: a ModelProto,
-    a :class:`Reference`, or an ``nn.Module``/callable (the PyTorch convention).
+    Strings: ``python:MODULE:CALLABLE`` (routed), ``python-scales:MODULE:CALLABLE`` (MODULE may
+    be a ``.py`` path), ``onnx-reference``, a registered name (``torch:srcnn``), or a path to an
+    ONNX model. Objects: a ModelProto, a :class:`Reference`, or an ``nn.Module``/callable
+    (routed; called with ``scales`` when ``scales_argument=True``). See the module docstring.
     Raises :class:`OnnxToolError` (exit 3) for a spec it cannot use.
     """
     if isinstance(reference, Reference):
@@ -348,8 +378,10 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Refe
         raise OnnxToolError(f"empty reference: give {_SPECS}")
     if isinstance(reference, str) and reference == "onnx-reference":
         return EvaluatorReference(candidate)
-    if isinstance(reference, str) and reference.startswith("python:"):
+    if isinstance(reference, str) and reference.startswith("python-scales:"):
         return TorchReference(_load_python_callable(reference), reference)
+    if isinstance(reference, str) and reference.startswith("python:"):
+        return _routed_reference(_load_python_callable(reference), reference, candidate)
     if isinstance(reference, str) and reference.startswith("torch:"):
         return _named_reference(reference)
     if isinstance(reference, (str, Path)):
@@ -358,5 +390,8 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto) -> Refe
             raise OnnxToolError(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
         return OnnxModelReference(load_onnx(path, "reference"), str(path))
     if callable(reference):
-        return TorchReference(reference, getattr(type(reference), "__name__", "callable"))
+        label = getattr(type(reference), "__name__", "callable")
+        if scales_argument:
+            return TorchReference(reference, label)
+        return _routed_reference(reference, label, candidate)
     raise OnnxToolError(f"cannot use a {type(reference).__name__} as a reference")

@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 
 from graphsurgeon_tools import make_dynamic_scale, validate  # noqa: E402
 
-# Until validation builds routed references (H6 after the structure refactor lands).
-pytestmark = pytest.mark.xfail(reason="validate's python:/nn.Module hook lands after the structure refactor", strict=False)
+
+
 
 # A user's model file: it imports a module beside it, resizes at two sites written in its
 # code, and returns nested outputs (a tuple holding a dict), as real projects do.
@@ -139,7 +139,8 @@ def test_the_old_scales_convention_is_chosen_explicitly(tmp_path: Path) -> None:
 
     model = srcnn("cxx-op")
     path = tmp_path / "srcnn.onnx"
-    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input"], output_names=["output"])
+    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
+           output_names=["output"])
     (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
     report = validate(path, f"python-scales:{tmp_path / 'srcnn_ref.py'}:build", factors=[2, 3])
     assert report.passed, report.to_dict()

@@ -296,14 +296,14 @@ def test_python_reference_module_file(tmp_path: Path) -> None:
                             coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75)
     graph = helper.make_graph([node], "up", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    report = validate(model, f"python:{module}:make", factors=[2, 3])
+    report = validate(model, f"python-scales:{module}:make", factors=[2, 3])
     assert report.passed, report.summary_line()
     assert report.reference["kind"] == "torch"
     # PyTorch's bicubic is not ONNX's align_corners: that must fail, and be named.
     bad = onnx.ModelProto()
     bad.CopyFrom(model)
     next(a for a in bad.graph.node[0].attribute if a.name == "coordinate_transformation_mode").s = b"align_corners"
-    failed = validate(bad, f"python:{module}:make", factors=[2])
+    failed = validate(bad, f"python-scales:{module}:make", factors=[2])
     assert not failed.passed
     assert failed.diagnosis.explained_by["change"]["coordinate_transformation_mode"] in (
         "half_pixel", "pytorch_half_pixel")
@@ -350,7 +350,9 @@ def test_table_and_junit_render_the_report() -> None:
     assert "x2" in text and "FAIL" in text and "diagnosis" in text and "FAILED" in text
     root = ET.fromstring(junit_xml(report))
     suite = root.find("testsuite")
-    assert suite.get("tests") == "2" and suite.get("failures") == "2"
+    # one testcase per factor and compared tensor: the output and the Resize site's output (issue 10)
+    assert suite.get("tests") == "4" and suite.get("failures") == "4"
+    assert [c.get("name") for c in suite.findall("testcase")][:2] == ["x2.y", "x2.up"]
     assert "coordinate_transformation_mode" in suite.find("testcase/failure").text
 
 
@@ -399,7 +401,7 @@ def test_cli_mismatch_exit_1_json_and_junit(files: dict[str, Path], tmp_path: Pa
     assert report["passed"] is False
     assert [f["status"] for f in report["factors"]] == ["failed", "failed"]
     assert report["diagnosis"]["explained_by"]["change"] == {"mode": "cubic"}
-    assert ET.parse(junit).getroot().find("testsuite").get("failures") == "2"
+    assert ET.parse(junit).getroot().find("testsuite").get("failures") == "4"  # 2 factors x (output, site)
 
 
 @pytest.mark.parametrize(
@@ -539,7 +541,7 @@ def test_real_model_with_different_factors_per_node(ppocr_det_path: Path) -> Non
     assert point.factor is None and point.outputs[0].max_abs_error == 0
     fed = {tuple(v) for v in point.scale_feeds.values()}
     assert fed == {(1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 4.0, 4.0), (1.0, 1.0, 8.0, 8.0)}
-    # One factor for all six inputs breaks the FPN's shapes: reported as an error, not a crash.
+    # One factor for all six inputs breaks the FPN's shapes: skipped as not free, naming the node.
     uniform = validate(rewritten, "onnx-reference", factors=[2])
-    assert not uniform.passed and uniform.factors[0].status == "error"
-    assert "Concat" in uniform.factors[0].reason
+    assert not uniform.passed and uniform.factors[0].status == "skipped"
+    assert uniform.factors[0].reason.startswith("not free at x2: ") and "Concat" in uniform.factors[0].reason
