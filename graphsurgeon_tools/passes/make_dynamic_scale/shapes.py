@@ -49,6 +49,8 @@ def body_levels(model: ModelProto, sites: list[Any]) -> tuple[list[tuple[Any, li
     """For sites in bodies: (per enclosing body graph, the tensors whose shapes depend on the
     site there) and the main-graph tensors that do (outputs of the node holding the body).
     Names are taken BEFORE the rewrite (node indices move when it inserts nodes)."""
+    if not sites:  # the usual case: no walk over every graph of the model
+        return [], []
     scopes = {scope.name: scope for scope in core_graph.scopes(model, functions=False)}
     levels: list[tuple[Any, list[str]]] = []
     main: list[str] = []
