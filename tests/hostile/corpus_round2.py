@@ -14,6 +14,8 @@ tests/test_hostile_round2.py through :mod:`hostile.harness`). Groups:
 * ``special`` (class 4): a FIFO as ``--spec`` or ``--input``: refused before it is opened
   (subprocess only: a mistake would hang).
 * ``names`` (class 5): a symlink loop as output path (exit 2), as the model or its data file (exit 3).
+* ``plugin`` (class 5): DynamicTRTResize nodes with mistyped or unknown attribute values, turned back
+  (``--reverse``) or validated. Exit 3.
 
 ``SUCCESS_CASES`` are inputs a command must simply handle (exit 0, nothing on stderr):
 non-UTF-8 file and folder names, with and without external data.
@@ -323,6 +325,34 @@ def _(tmp: Path) -> Built:
     path = write(model, tmp / "in" / "model.onnx")
     os.symlink("weights.bin", tmp / "in" / "weights.bin")
     return Built(path, ("model.onnx", "weights.bin"))
+
+
+# --------------------------------------------------------------------------- class 5: plugin nodes, mistyped
+
+
+def _plugin_case(name: str, attr: str, value, commands: frozenset) -> None:
+    def build(tmp: Path) -> Built:
+        from graphsurgeon_tools import swap_plugin
+
+        model = swap_plugin(models.resize_model()).model
+        node = next(n for n in model.graph.node if n.op_type == "DynamicTRTResize")
+        kept = [a for a in node.attribute if a.name != attr]
+        del node.attribute[:]
+        node.attribute.extend(kept + [helper.make_attribute(attr, value)])
+        path = write(model, tmp / "in" / "plugin.onnx")
+        # --reverse for swap-plugin; validate checks against onnx's reference evaluator of the candidate.
+        return Built(path, ("plugin.onnx",), extra=("--reverse",) if commands == SWAP else
+                     ("--reference", "onnx-reference"))
+
+    case(name, "plugin", INVALID, r"attribute|must be|mode|align", commands=commands)(build)
+
+
+for _attr, _value in [("mode", 3), ("cubic_coeff_a", "abc"), ("exclude_outside", "yes"), ("mode", [1, 2]),
+                      ("align_corners", 0.5), ("coordinate_transformation_mode", "bogus")]:
+    _label = f"{_attr}_{type(_value).__name__}"
+    _plugin_case(f"plugin_attr_{_label}_reverse", _attr, _value, SWAP)
+_plugin_case("plugin_attr_mode_int_validate", "mode", 3, VALIDATE)
+_plugin_case("plugin_attr_align_corners_float_validate", "align_corners", 0.5, VALIDATE)
 
 
 # --------------------------------------------------------------------------- inputs that must simply work
