@@ -6,6 +6,12 @@ equivalence check of the passes (original vs rewritten model).
 An element is within tolerance when ``|actual - expected| <= atol + rtol * |expected|``
 (numpy's ``isclose``); equal infinities and NaN-vs-NaN count as equal.
 
+A comparison is *vacuous* when the reference cannot tell a right candidate from a wrong one: it
+is constant (every finite element equal, e.g. a detector's all-zero map on noise), or its largest
+magnitude is below ``atol`` (anything near zero passes). Its figures are kept, ``vacuous`` says so,
+and callers do not count it as a pass on its own. PSNR is given only for image-like outputs
+(NCHW with 1 or 3 channels) whose reference is not vacuous, with the reference's range as peak.
+
 Requires: two arrays (anything ``np.asarray`` accepts).
 Ensures: an :class:`OutputComparison` with figures, or a note saying why there are none
 (shapes differ; non-numeric outputs are compared for equality only).
@@ -40,6 +46,8 @@ class OutputComparison:
     psnr_db: Optional[float] = None  # image-like outputs only; inf when identical
     note: str = ""
     mismatched: int = 0  # elements out of tolerance (all of the reference's when shapes differ)
+    vacuous: bool = False  # the reference is constant or below atol: a pass here proves nothing
+    kind: str = "output"  # "output" (a graph output) or "site" (a Resize/Upsample/plugin node's output)
 
     # The equivalence check's vocabulary (CheckResult.to_dict keeps these keys).
     @property
@@ -67,6 +75,8 @@ class OutputComparison:
             "mismatch_share": self.mismatch_share,
             "passing_atol": self.passing_atol,
             "psnr_db": self.psnr_db,
+            "vacuous": self.vacuous,
+            "kind": self.kind,
             "note": self.note,
         }
 
@@ -89,12 +99,13 @@ def abs_diff(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
 
 
 def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rtol: float,
-                   name: str = "output", reference_name: str = "") -> OutputComparison:
+                   name: str = "output", reference_name: str = "", kind: str = "output") -> OutputComparison:
     """Statistics of ``actual`` (candidate) against ``expected`` (reference).
 
     Relative error is taken over elements with ``|expected| > atol`` (near zero, atol is the
-    yardstick). PSNR uses the reference's value range as the peak. Does not broadcast: a shape
-    difference is a failure with a note, no figures.
+    yardstick). ``vacuous`` when the reference is constant or below atol; PSNR only for
+    image-like, non-vacuous references (peak: the reference's range). Does not broadcast: a
+    shape difference is a failure with a note, no figures.
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -104,6 +115,7 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         candidate_shape=tuple(int(d) for d in actual.shape),
         reference_shape=tuple(int(d) for d in expected.shape),
         passed=False,
+        kind=kind,
     )
     if actual.shape != expected.shape:
         result.note = f"shape {list(actual.shape)} differs from the reference's {list(expected.shape)}"
@@ -135,13 +147,21 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
     result.mismatched = int(out_of_tolerance.sum())
     result.mismatch_share = float(out_of_tolerance.mean())
     result.passing_atol = float(max(0.0, (diff - rtol * b_finite).max()))
-    if _is_image_like(expected.shape):
-        finite = np.isfinite(expected)
-        peak = float(np.ptp(expected[finite])) if finite.any() else 0.0
-        peak = peak if peak > 0 else 1.0
+    finite = expected.astype(np.float64, copy=False)[np.isfinite(expected)]
+    spread = float(np.ptp(finite)) if finite.size else 0.0
+    largest = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if expected.size > 1 and spread == 0.0:  # one element cannot vary: judged by atol alone
+        result.vacuous = True
+        result.note = ("vacuous: the reference is constant"
+                       + (f" ({finite[0]:g} everywhere)" if finite.size == expected.size else " (no finite spread)"))
+    elif largest < atol:
+        result.vacuous = True
+        result.note = f"vacuous: the reference's largest magnitude {largest:.3g} is below atol {atol:g}"
+    if _is_image_like(expected.shape) and not result.vacuous:
         mse = float(np.mean(np.square(diff))) if np.isfinite(diff).all() else math.inf
-        result.psnr_db = math.inf if mse == 0 else (0.0 if not math.isfinite(mse) else 10 * math.log10(peak**2 / mse))
+        result.psnr_db = math.inf if mse == 0 else (0.0 if not math.isfinite(mse) else 10 * math.log10(spread**2 / mse))
     result.passed = not bool(out_of_tolerance.any())
     if not result.passed:
-        result.note = f"{result.mismatched} of {out_of_tolerance.size} elements out of tolerance"
+        result.note = "; ".join(filter(None, (f"{result.mismatched} of {out_of_tolerance.size} elements out of tolerance",
+                                               result.note)))
     return result

@@ -59,8 +59,9 @@ def concrete_input_shapes(
 ) -> dict[str, list[int]]:
     """A concrete shape for every real graph input (initializer-backed ones excluded).
 
-    Static dims are kept; a named dim found in ``dims`` gets that value; any other
-    symbolic or unknown dim becomes 1 at axis 0 and :data:`DEFAULT_DIM` elsewhere.
+    Static dims (positive ``dim_value``) are kept; a named dim found in ``dims`` gets that
+    value; any other dim (named, unknown, or a ``dim_value`` of -1 or 0) becomes 1 at axis 0
+    and :data:`DEFAULT_DIM` elsewhere.
     """
     dims = dict(dims or {})
     initializers = {init.name for init in model.graph.initializer}
@@ -71,7 +72,9 @@ def concrete_input_shapes(
         tensor_type = inp.type.tensor_type
         shape: list[int] = []
         for axis, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value"):
+            # Older paddle2onnx writes dynamic dims as dim_value -1 (and 0 is seen too): any dim
+            # that is not a positive integer is symbolic.
+            if dim.HasField("dim_value") and dim.dim_value > 0:
                 shape.append(int(dim.dim_value))
             elif dim.HasField("dim_param") and dim.dim_param in dims:
                 shape.append(int(dims[dim.dim_param]))
@@ -144,7 +147,7 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
         tensor_type = info.type.tensor_type
         if not tensor_type.HasField("shape") or tensor_type.elem_type == 0:
             continue
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor_type.shape.dim]
         if None in dims:
             continue
         try:

@@ -231,7 +231,9 @@ def _compare_weights(model: onnx.ModelProto, reference: Reference, atol: float, 
 
 def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arrays: dict[str, Any],
               *, atol: float, rtol: float) -> Diagnosis:
-    comparison = next(o for o in failed.outputs if not o.passed)
+    # A graph output when one differs (what the user sees), else the first differing site output.
+    failing = [o for o in failed.outputs if not o.passed]
+    comparison = next((o for o in failing if o.kind == "output"), failing[0])
     name = comparison.output
     expected = arrays["expected"][name]
     actual = arrays["actual"][name]
@@ -249,7 +251,9 @@ def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arr
             if variant is None:
                 continue
             try:
-                outputs = dict(OnnxRunner(variant, runner.where, quiet=True).run(arrays["feeds"]))
+                variant_runner = OnnxRunner(variant, runner.where, quiet=True)
+                variant_runner.expose([name])  # no-op for a graph output
+                outputs = dict(variant_runner.run(arrays["feeds"]))
             except (RunFailed, OnnxToolError):  # a combination ORT refuses: not a suspect
                 continue
             diagnosis.variants_tried += 1

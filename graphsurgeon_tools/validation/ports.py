@@ -203,19 +203,29 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     """Constant scales of every Resize/Upsample/plugin node, the nodes without any, and the count.
 
     Uses :func:`graphsurgeon_tools.resize.find_resize_sites` for Resize/Upsample (it
-    folds constant subgraphs); the plugin node is not a Resize site, so its constant
-    scales input is read directly.
+    folds constant subgraphs); a site driven by constant sizes with static input dims
+    counts with the scales that reproduce its sizes exactly (as ``from_sizes=True``
+    computes them). The plugin node is not a Resize site, so its constant scales input
+    is read directly.
     """
     baked: dict[str, tuple[float, ...]] = {}
     unknown: list[str] = []
     count = 0
     from graphsurgeon_tools.resize import find_resize_sites
 
+    from graphsurgeon_tools.passes.make_dynamic_scale.plan import sizes_to_scales
+
     for site in find_resize_sites(model):
         count += 1
         name = site.node_name or f"#{site.node_index}"
         if site.has_constant_scales and site.scales:
             baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
+            continue
+        # Constant sizes on static input dims bake a factor too: the one make_dynamic_scale
+        # (from_sizes=True) computes, so a rewrite of this site is fed its own factor.
+        from_sizes, _ = sizes_to_scales(site)
+        if from_sizes is not None:
+            baked[name] = _full_scales(from_sizes, site.axes, site.input_rank)
         else:
             unknown.append(name)
     tracer: Optional[ConstantTracer] = None

@@ -58,10 +58,16 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: int 
             continue
         for out in point["outputs"]:
             share = out["mismatch_share"]
-            result = "[green]ok[/green]" if out["passed"] else "[red]FAIL[/red]"
+            if not out["passed"]:
+                result = "[red]FAIL[/red]"
+            elif out.get("vacuous"):  # passes anything: not evidence (see check.compare)
+                result = "[yellow]vacuous[/yellow]"
+            else:
+                result = "[green]ok[/green]"
             shape = out["candidate_shape"] if out["candidate_shape"] == out["reference_shape"] else \
                 f"{out['candidate_shape']} vs {out['reference_shape']}"
-            table.add_row(label, out["output"], "x".join(map(str, shape)) if isinstance(shape, list) else str(shape),
+            name = f"site {out['output']}" if out.get("kind") == "site" else out["output"]
+            table.add_row(label, name, "x".join(map(str, shape)) if isinstance(shape, list) else str(shape),
                           _fmt(out["max_abs_error"]), _fmt(out["mean_abs_error"]), _fmt(out["max_rel_error"]),
                           "-" if share is None else f"{100 * share:.2f}%", _fmt(out["passing_atol"]),
                           _fmt(out["psnr_db"], ".1f"), result)

@@ -1,8 +1,8 @@
 """The validation report as values: :class:`FactorResult`, :class:`Diagnosis`, :class:`ValidationReport`.
 
 Requires: nothing. Ensures: ``ValidationReport.to_dict()`` is the JSON report (stable keys);
-``passed`` holds when at least one factor was compared and every compared output is within
-tolerance. Does NOT print or write (see ``render`` and ``junit``).
+``passed`` holds when at least one factor was compared and every compared factor passed: a
+"vacuous" factor (every comparison against a constant or below-atol reference) is not a pass. Does NOT print or write (see ``render`` and ``junit``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class FactorResult:
     """One sweep point: compared, skipped (with the reason) or failed to run (with the error)."""
 
     factor: Factor
-    status: str  # passed | failed | skipped | error
+    status: str  # passed | failed | vacuous (every comparison vacuous) | skipped | error
     reason: str = ""
     outputs: list[OutputComparison] = field(default_factory=list)
     scale_feeds: dict[str, list[Any]] = field(default_factory=dict)
@@ -92,7 +92,7 @@ class ValidationReport:
 
     @property
     def compared(self) -> list[FactorResult]:
-        return [f for f in self.factors if f.status in ("passed", "failed", "error")]
+        return [f for f in self.factors if f.status in ("passed", "failed", "vacuous", "error")]
 
     @property
     def passed(self) -> bool:
@@ -110,8 +110,14 @@ class ValidationReport:
         tail = f"; {len(skipped)} skipped" if skipped else ""
         if not failed:
             return f"PASSED: {len(compared)} factor(s) within {tol}{tail}"
-        names = ", ".join(format_factor(f.factor) for f in failed)
-        return f"FAILED: {len(failed)} of {len(compared)} factor(s) out of {tol} ({names}){tail}"
+        vacuous = [f for f in failed if f.status == "vacuous"]
+        names = ", ".join(format_factor(f.factor) for f in failed if f.status != "vacuous")
+        if len(vacuous) == len(failed):
+            return (f"FAILED: {len(vacuous)} of {len(compared)} factor(s) vacuous "
+                    f"({', '.join(format_factor(f.factor) for f in vacuous)}): the reference is constant or below "
+                    f"atol={self.atol:g}, nothing was proven{tail}")
+        extra = f"; {len(vacuous)} vacuous" if vacuous else ""
+        return f"FAILED: {len(failed) - len(vacuous)} of {len(compared)} factor(s) out of {tol} ({names}){extra}{tail}"
 
     def raise_if_failed(self) -> "ValidationReport":
         """Raise :class:`CheckFailedError` (exit code 1) unless the report passed; return self."""
@@ -139,6 +145,8 @@ class ValidationReport:
                 "failed": sum(1 for f in compared if f.status != "passed"),
                 "skipped": sum(1 for f in self.factors if f.status == "skipped"),
                 "worst_max_abs_error": max(worst) if worst else None,
+                "vacuous": sum(1 for f in compared for o in f.outputs if o.vacuous),
+                "sites": sum(1 for f in compared for o in f.outputs if o.kind == "site"),
             },
             "factors": [f.to_dict() for f in self.factors],
             "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,

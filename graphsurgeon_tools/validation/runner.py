@@ -3,7 +3,9 @@
 :func:`load_onnx` loads through :func:`graphsurgeon_tools.io.load_model` and refuses
 nonsense scales up front; :class:`OnnxRunner` feeds a model its data plus, for each scale
 input, the value for a factor, and runs it through
-:func:`graphsurgeon_tools.runtime.make_session` (plugin nodes included).
+:func:`graphsurgeon_tools.runtime.make_session` (plugin nodes included). ``expose`` makes
+it return the outputs of the resize sites as well (after the graph outputs), so that validate
+compares what a rewrite changed, not only what reaches the model's outputs.
 
 Requires: a loaded ModelProto. Ensures: a failing run is a :class:`RunFailed` (recorded in
 the report, not fatal); a model ORT cannot load is an :class:`InvalidModelError` naming it.
@@ -13,7 +15,7 @@ Does NOT compare anything or print (sessions are quiet: the report carries ORT's
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import onnx
@@ -23,7 +25,10 @@ from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor
 
-__all__ = ["OnnxRunner", "RunFailed", "load_onnx", "ort_session"]
+__all__ = ["SITE_OPS", "OnnxRunner", "RunFailed", "load_onnx", "ort_session"]
+
+#: Nodes whose outputs validate compares too: exactly what a rewrite changed.
+SITE_OPS = ("Resize", "Upsample", "DynamicTRTResize")
 
 
 class RunFailed(Exception):
@@ -83,12 +88,34 @@ class OnnxRunner:
         self.quiet = quiet
         self.ports = model_ports(model, where)
         self._session = session
+        self.exposed: list[str] = []  # site tensors run() returns after the graph outputs
 
     @property
     def session(self) -> Any:
         if self._session is None:
-            self._session = ort_session(self.model, self.where, quiet=self.quiet)
+            outputs = self.model.graph.output
+            for name in self.exposed:  # exposed for this session only; the caller's model is left as it was
+                outputs.append(onnx.ValueInfoProto(name=name))
+            try:
+                self._session = ort_session(self.model, self.where, quiet=self.quiet)
+            finally:
+                for _ in self.exposed:
+                    outputs.pop()
         return self._session
+
+    def site_outputs(self) -> list[str]:
+        """Outputs of the main graph's Resize/Upsample/plugin nodes that are not graph outputs."""
+        graph_outputs = {o.name for o in self.model.graph.output}
+        return [node.output[0] for node in self.model.graph.node
+                if node.op_type in SITE_OPS and node.output and node.output[0] not in graph_outputs]
+
+    def expose(self, names: Sequence[str]) -> list[str]:
+        """Also return the tensors ``names`` that a node of this model produces; returns those."""
+        produced = {out for node in self.model.graph.node for out in node.output if out}
+        graph_outputs = {o.name for o in self.model.graph.output}
+        self.exposed = [n for n in names if n in produced and n not in graph_outputs]
+        self._session = None
+        return list(self.exposed)
 
     def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],
               reference_baked: Optional[dict[str, tuple[float, ...]]] = None) -> dict[str, np.ndarray]:

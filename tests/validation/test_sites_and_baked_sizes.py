@@ -1,0 +1,54 @@
+"""Issue 10 items 3 and 5 in validate: sizes-driven sites have a baked factor each site is fed;
+site outputs are compared; a sweep point with only vacuous comparisons is not a pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import golden
+from graphsurgeon_tools import make_dynamic_scale, validate
+from graphsurgeon_tools.validation.junit import junit_xml
+
+
+def test_a_rewrite_of_sizes_sites_is_fed_each_sites_own_factor_against_its_original() -> None:
+    original = golden.sizes_model(13, sizes=(1, 3, 24, 20), shape=(1, 3, 8, 10))
+    candidate = make_dynamic_scale(original, from_sizes=True).model
+    report = validate(candidate, original)
+    data = report.to_dict()
+    assert report.passed, data["summary"]
+    assert data["reference"]["baked_factor"] is None  # 3 x 2: no single factor
+    (point,) = data["factors"]
+    assert point["factor"] == "baked" and point["scale_feeds"] == {"scales": [1.0, 1.0, 3.0, 2.0]}
+
+
+def test_validate_compares_the_site_outputs_too() -> None:
+    original = golden.fpn_model(13, symbolic=False)
+    candidate = make_dynamic_scale(original).model
+    data = validate(candidate, original).to_dict()
+    (point,) = data["factors"]
+    kinds = [(o["output"], o["kind"]) for o in point["outputs"]]
+    assert kinds == [("y", "output"), ("up_0", "site"), ("up_1", "site"), ("up_2", "site")]
+    assert data["counts"]["sites"] == 3 and data["passed"]
+
+
+def _constant_output_model() -> onnx.ModelProto:
+    zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const")
+    nodes = [helper.make_node("Mul", ["x", "zero"], ["z"], name="mul"),
+             helper.make_node("Resize", ["z", "", "scales_const"], ["y"], name="resize", mode="nearest")]
+    graph = helper.make_graph(nodes, "zeros", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 8, 8])], [zero, scales])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_a_sweep_point_with_only_vacuous_comparisons_is_not_a_pass() -> None:
+    model = _constant_output_model()
+    report = validate(model, "onnx-reference", factors=None)
+    data = report.to_dict()
+    assert not report.passed
+    assert [p["status"] for p in data["factors"]] == ["vacuous"]
+    assert "vacuous" in data["summary"] and data["counts"]["vacuous"] == 1
+    xml = junit_xml(data)
+    assert 'type="vacuous"' in xml and 'skipped="1"' in xml
