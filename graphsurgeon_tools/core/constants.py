@@ -79,12 +79,27 @@ class ValueTrace:
 
 
 def fold_byte_budget(max_bytes: Optional[int] = None) -> Optional[int]:
-    """The byte bound of folding: ``max_bytes`` when given (0: no bound), else
-    :data:`DEFAULT_FOLD_BYTES`. Callers above core (the passes, the checks) pass the user's
-    limit (``graphsurgeon_tools.check.limits.max_output_bytes()``); core cannot import check."""
-    if max_bytes is None:
-        return DEFAULT_FOLD_BYTES
-    return max_bytes or None
+    """The byte bound of folding: ``max_bytes`` when given (0: no bound), else the smaller of
+    :data:`DEFAULT_FOLD_BYTES` and the user's ``ONNXTOOL_MAX_OUTPUT_BYTES`` (the output-size
+    family of ``graphsurgeon_tools.check.limits``, read here without importing check, which
+    sits above core; a malformed or ``0`` value leaves the default: check.limits reports a
+    malformed one, and folding is never unbounded by accident)."""
+    if max_bytes is not None:
+        return max_bytes or None
+    return min(DEFAULT_FOLD_BYTES, _user_output_limit() or DEFAULT_FOLD_BYTES)
+
+
+def _user_output_limit() -> Optional[int]:
+    """``ONNXTOOL_MAX_OUTPUT_BYTES`` in bytes (same syntax as check.limits: ``512K``, ``2G``,
+    ``2GiB``), or None when unset, ``0`` or malformed."""
+    import os
+    import re
+
+    match = re.match(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", os.environ.get("ONNXTOOL_MAX_OUTPUT_BYTES", ""), re.I)
+    if match is None:
+        return None
+    value = int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[match.group(2).upper()]
+    return value or None
 
 
 def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None) -> "np.ndarray":

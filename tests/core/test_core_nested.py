@@ -36,3 +36,38 @@ def test_consumers_and_cleanup_count_a_body_read_as_its_holder_reading() -> None
     assert (body.name, body.holder, body.function) == ("Loop 'steps' body", 2, False)
     names = [(s.name, s.parent, s.function) for s in scopes(nested.function_model())]
     assert names == [("main graph", None, False), ("function 'local.Up'", None, True)]
+
+
+def test_folding_obeys_the_users_output_limit(monkeypatch) -> None:
+    """ONNXTOOL_MAX_OUTPUT_BYTES below the 16 MiB default bounds folding too (class 4: bounded work)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    from graphsurgeon_tools.core.constants import DEFAULT_FOLD_BYTES, fold_byte_budget
+    from graphsurgeon_tools.resize import ValueSource, find_resize_sites
+
+    monkeypatch.delenv("ONNXTOOL_MAX_OUTPUT_BYTES", raising=False)
+    assert fold_byte_budget() == DEFAULT_FOLD_BYTES
+    for raw, expected in [("1K", 1024), ("2GiB", DEFAULT_FOLD_BYTES), ("0", DEFAULT_FOLD_BYTES),
+                          ("junk", DEFAULT_FOLD_BYTES), ("64", 64)]:
+        monkeypatch.setenv("ONNXTOOL_MAX_OUTPUT_BYTES", raw)
+        assert fold_byte_budget() == expected, raw
+    assert fold_byte_budget(0) is None and fold_byte_budget(10) == 10  # an explicit bound wins
+    # scales = Slice(a 4 KiB table, 0:4): folded at the default bound, run time at a 1 KiB limit
+    from onnx import TensorProto, helper
+
+    table = np.ones(1024, np.float32)
+    table[2:4] = 2.0
+    ints = [numpy_helper.from_array(np.asarray(v, np.int64), n) for n, v in (("b", [0]), ("e", [4]), ("a", [0]))]
+    graph = helper.make_graph(
+        [helper.make_node("Slice", ["table", "b", "e", "a"], ["scales"], name="cut"),
+         helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up")],
+        "g", [nested.X], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [numpy_helper.from_array(table, "table"), *ints])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    monkeypatch.delenv("ONNXTOOL_MAX_OUTPUT_BYTES")
+    (site,) = find_resize_sites(model)
+    assert site.scales_source is ValueSource.FOLDED and site.scales == (1, 1, 2, 2)
+    monkeypatch.setenv("ONNXTOOL_MAX_OUTPUT_BYTES", "1K")
+    (site,) = find_resize_sites(model)
+    assert site.scales_source is ValueSource.RUNTIME and any("over 1024 bytes" in n for n in site.notes), site.notes
