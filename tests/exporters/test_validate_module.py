@@ -150,3 +150,33 @@ def test_the_cli_takes_a_python_reference(user_model: dict, run_cli) -> None:
     folder = user_model["folder"]
     result = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--factors", "2,3")
     assert result.code == 0, result.out + result.err
+
+
+def test_chosen_sites_are_swept_with_the_others_at_their_original_factors(user_model: dict) -> None:
+    nodes = [n.name for n in user_model["dynamic"].graph.node if n.op_type == "Resize"]
+    report = validate(user_model["dynamic"], user_model["net"], sites={"#1": [1.5, 3]})
+    assert report.passed, report.to_dict()
+    assert [r.factor_label for r in report.factors] == [f"{nodes[1]}=x1.5", f"{nodes[1]}=x3"]
+    assert report.factors[1].scale_feeds == {"scales_0": [1.0, 1.0, 2.0, 2.0], "scales_1": [1.0, 1.0, 3.0, 3.0]}
+    by_scope = validate(user_model["dynamic"], user_model["net"], sites=["up=3", f"{nodes[1]}=1"])
+    assert by_scope.passed and by_scope.factors[0].outputs[0].shape == [1, 1, 24, 30]
+
+
+def test_a_pinned_site_is_skipped_as_not_free(tmp_path: Path) -> None:
+    nn = torch.nn
+
+    class Skip(nn.Module):
+        def forward(self, x):
+            up = torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+            return up + x.repeat(1, 1, 2, 2)  # a skip connection pins the site's factor
+
+    module = Skip().eval()
+    x = torch.rand(1, 1, 4, 4)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"])
+    dynamic = make_dynamic_scale(onnx.load_from_string(buffer.getvalue())).model
+    report = validate(dynamic, module, sites={"#0": [2, 3]})
+    assert [r.status for r in report.factors] == ["passed", "skipped"]
+    assert report.factors[1].reason.startswith(f"{report.reference['sites'][0]['node']} is not free at x3: ")
