@@ -257,3 +257,69 @@ def test_api_reads_are_tracked_in_a_scope(tmp_path) -> None:
         with pytest.raises(UsageError, match="model.onnx"):
             write_bytes_atomic(b"<xml/>", tmp_path / "alias.onnx")
     write_bytes_atomic(b"<xml/>", tmp_path / "other.xml")  # outside the scope nothing is remembered
+
+
+# --------------------------------------------------------------------------- the API face of every case
+
+
+def _arg(built, flag: str):
+    extra = list(built.extra)
+    values = [extra[i + 1] for i, item in enumerate(extra[:-1]) if item == flag]
+    return values[-1] if values else None
+
+
+def _api_call(case, built, good: Path):
+    """What a pipeline would call for this case: the same files through the Python API."""
+    from graphsurgeon_tools import load_model, save_model, swap_plugin, validate
+    from graphsurgeon_tools.validation import write_junit
+
+    spec, npy, reference = _arg(built, "--spec"), _arg(built, "--input"), _arg(built, "--reference")
+    inputs = dict([npy.split("=", 1)]) if npy else None
+    if case.group == "spec":
+        return lambda: swap_plugin(built.model, spec=spec)
+    if case.group == "npy":
+        return lambda: validate(built.model, built.reference or built.model, inputs=inputs)
+    if case.group == "plugin":
+        if "--reverse" in built.extra:
+            return lambda: swap_plugin(built.model, reverse=True)
+        return lambda: validate(built.model, "onnx-reference")
+    if case.group == "names" and built.output is None:
+        return lambda: load_model(built.model)
+    if "validate-junit" in case.commands:
+        return lambda: write_junit(validate(built.model, reference or good, inputs=inputs), built.output)
+
+    def load_and_save():
+        from graphsurgeon_tools.plugins import load_spec
+
+        model = load_model(built.model)
+        if spec:
+            load_spec(spec)
+        save_model(model, built.output)
+
+    return load_and_save
+
+
+API_CASES = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(reason=PENDING[c.name], strict=False)]
+                          if c.name in PENDING else [])
+             for c in CASES if not c.subprocess_only]
+
+
+@pytest.mark.parametrize("case", API_CASES)
+def test_api_raises_one_line_user_errors_inside_a_scope(case, tmp_path, monkeypatch) -> None:
+    """Inside tracking_reads() (what the CLI opens per command) the API refuses every case the same way."""
+    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.io import tracking_reads
+
+    for name in _ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    built = case.build(tmp_path)
+    for name, value in built.env.items():
+        monkeypatch.setenv(name, value)
+    good = models.write(models.resize_model(), tmp_path / "ref" / "reference.onnx")
+    before = snapshot(tmp_path)
+    with tracking_reads(), pytest.raises(OnnxToolError) as info:
+        _api_call(case, built, good)()
+    message = str(info.value)
+    assert "\n" not in message.strip(), message
+    assert info.value.exit_code == case.code, (info.value.exit_code, message)
+    assert snapshot(tmp_path) == before
