@@ -10,8 +10,8 @@
 //                     Runtime's own Resize computes them (see axis_scales).
 //   (X, size_tensor)  MMDeploy's: rank >= 2, any element type; only the shape
 //                     is read: its last two dims are the output H, W.
-//   (X, sizes)        the TensorRT V3 form: 1-D int64, one entry per axis of X
-//                     (or two: H, W), as Resize's `sizes`.
+//   (X, sizes)        the TensorRT V3 form: 1-D int64 (or int32), the output
+//                     (H, W) or one entry per axis of X, as Resize's `sizes`.
 // X: float32, float64 or float16 (computed in float32, rounded once).
 // Attributes: those of ONNX Resize (mode, coordinate_transformation_mode,
 // cubic_coeff_a, exclude_outside, nearest_mode; ONNX defaults when absent)
@@ -324,6 +324,7 @@ double element(const TensorView& v, int64_t i) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return static_cast<const double*>(v.data)[i];
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return half_to_float(static_cast<const uint16_t*>(v.data)[i]);
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return static_cast<double>(static_cast<const int64_t*>(v.data)[i]);
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return static_cast<double>(static_cast<const int32_t*>(v.data)[i]);
     default: return 0.0;
   }
 }
@@ -377,16 +378,16 @@ OrtStatus* target(const Kernel& k, const TensorView& x, const TensorView& second
     }
     return nullptr;
   }
-  if (srank == 1 && second.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {  // sizes (V3)
+  const bool integer = second.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 || second.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+  if (srank == 1 && integer) {  // sizes (V3): the output (H, W), or every axis
     if (second.numel != rank && !(second.numel == 2 && rank >= 2)) {
       std::ostringstream os;
-      os << k.where << ": sizes must have one entry per input dimension (" << rank
-         << ") or two (H, W), got " << second.numel;
+      os << k.where << ": sizes must have 2 or rank(X) = " << rank << " entries, got " << second.numel;
       return error(ORT_INVALID_ARGUMENT, os.str());
     }
     const int64_t first = rank - second.numel;
     for (int64_t i = 0; i < rank; ++i)
-      (*sizes)[i] = i < first ? x.shape[i] : static_cast<const int64_t*>(second.data)[i - first];
+      (*sizes)[i] = i < first ? x.shape[i] : static_cast<int64_t>(element(second, i - first));
   } else if (srank >= 2 && rank >= 2) {  // MMDeploy's size tensor: only its shape counts
     for (int64_t i = 0; i < rank; ++i) (*sizes)[i] = i < rank - 2 ? x.shape[i] : second.shape[srank - rank + i];
   } else {
@@ -483,7 +484,8 @@ OrtStatus* infer_shape(const OrtCustomOp*, OrtShapeInferContext* ctx) {
   std::vector<int64_t> out(rank, -1);
   std::vector<std::string> out_names(rank);
   const bool size_tensor = srank >= 2 && rank >= 2;
-  const bool sizes_or_size_tensor = size_tensor || stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+  const bool sizes_or_size_tensor = size_tensor || stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ||
+                                    stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
   for (size_t i = 0; i < rank; ++i) {
     if (sizes_or_size_tensor && i + 2 < rank) {  // kept: the leading dims pass through
       out[i] = dims[i];
@@ -556,7 +558,8 @@ const std::vector<std::unique_ptr<ResizeOp>>& ops() {
     const ONNXTensorElementDataType xs[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
                                             ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16};
     const ONNXTensorElementDataType seconds[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
-                                                 ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64};
+                                                 ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
+                                                 ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32};
     for (auto x : xs)
       for (auto s : seconds) v->emplace_back(new ResizeOp(x, s));
     return v;

@@ -143,6 +143,12 @@ def test_v3_sizes_form_takes_int64_sizes_of_every_axis_or_of_h_w(library):
     model2 = _plugin_model([2], second_type=TensorProto.INT64, mode="linear")
     got2 = _lib_session(model2, library).run(None, {"X": x, "S": np.array([11, 9], np.int64)})[0]
     np.testing.assert_array_equal(got2, want)
+    model3 = _plugin_model([2], second_type=TensorProto.INT32, mode="linear")
+    got3 = _lib_session(model3, library).run(None, {"X": x, "S": np.array([11, 9], np.int32)})[0]
+    np.testing.assert_array_equal(got3, want)
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+                       match=r"node 'plugin': sizes must have 2 or rank\(X\) = 4 entries, got 3"):
+        _lib_session(model, library).run(None, {"X": x, "S": np.array([2, 11, 9], np.int64)})
 
 
 @pytest.mark.parametrize(("x_type", "np_type", "s_type"), [
