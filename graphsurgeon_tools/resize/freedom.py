@@ -38,10 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Clash", "Freedom", "factor_clash", "not_free_message", "runnable_factors", "site_freedom", "site_key"]
 
 #: Node visits all per-site passes together may make, at least (a site's cone is re-run once;
-#: ~20-50 us a visit, so the default bound is about a second plus the base pass).
+#: ~10-40 us a visit: the default bound costs at most about what the base pass costs).
 MIN_VISITS = 20_000
 #: ... or this many times the node count, whichever is larger.
-VISITS_PER_NODE = 2
+VISITS_PER_NODE = 1
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,14 @@ bodies (their outputs are unknown) and does NOT know custom-domain ops (unknown 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
+import onnx
+from onnx import helper
+
+from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.core.dtypes import elem_type
 from graphsurgeon_tools.resize.shape_values import MAX_VALUE_ELEMENTS, compute_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,10 +53,10 @@ class Tensor:
     elem: int = 0
     shape: Optional[tuple[Optional[int], ...]] = None
     value: Any = None  # np.ndarray or None
+    static: bool = field(init=False, compare=False)  # every dim known (computed once: read on every visit)
 
-    @property
-    def static(self) -> bool:
-        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "static", self.shape is not None and None not in self.shape)
 
     def same_as(self, other: "Tensor") -> bool:
         import numpy as np
@@ -240,13 +245,8 @@ class ShapeFlow:
 
     def _node(self, node: "NodeProto", inputs: list[Tensor]) -> Any:
         """Output tensors by name, or a Clash when ONNX's shape inference refuses the node."""
-        import onnx
-        from onnx import helper
-
         value = compute_value(node, inputs, self.model)
         if value is not None:
-            from graphsurgeon_tools.core.dtypes import elem_type
-
             try:
                 elem = elem_type(value.dtype)
             except KeyError:
@@ -292,6 +292,8 @@ _SAME_SHAPE = frozenset({"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", 
                          "Gelu", "Erf", "Exp", "Log", "Abs", "Neg", "Sqrt", "Softplus", "Softsign", "Identity",
                          "Clip", "Mish", "Softmax", "LogSoftmax", "Floor", "Ceil", "Round", "Sign", "Reciprocal",
                          "Sin", "Cos", "Not", "Cast", "BatchNormalization", "InstanceNormalization"})
+_BOOL = 9  # onnx.TensorProto.BOOL
+_CLASH_OPS = BROADCASTING | {"Concat", "MatMul", "Reshape"}
 _COMPARISONS = frozenset({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
 
 
@@ -303,8 +305,6 @@ def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     if op in _SAME_SHAPE and inputs[0].static and inputs[0].elem:
         elem = inputs[0].elem
         if op == "Cast":
-            from graphsurgeon_tools.core.attributes import get_attr
-
             elem = int(get_attr(node, "to", 0))
         return Tensor(elem, inputs[0].shape) if elem else None
     if op in BROADCASTING and op != "Where" and len(inputs) >= 2 and all(t.static and t.elem for t in inputs):
@@ -316,9 +316,7 @@ def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
                     if dims[i] not in (1, d):
                         return None  # a clash: _clash has said so already
                     dims[i] = d
-        from onnx import TensorProto
-
-        return Tensor(TensorProto.BOOL if op in _COMPARISONS else inputs[0].elem, tuple(dims))
+        return Tensor(_BOOL if op in _COMPARISONS else inputs[0].elem, tuple(dims))
     return None
 
 
@@ -334,10 +332,8 @@ def _from_type(type_proto: Any) -> Tensor:
 
 def _clash(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optional[Clash]:
     """The clash rules on static shapes (the changed input named first when there is one)."""
-    from graphsurgeon_tools.core.attributes import get_attr
-
     op = node.op_type
-    if node.domain not in ("", "ai.onnx"):
+    if op not in _CLASH_OPS or node.domain not in ("", "ai.onnx"):
         return None
     shaped = [(name, t) for name, t in zip(node.input, inputs) if name and t.static]
     first = next((i for i, (name, _) in enumerate(shaped) if name in touched), 0)
@@ -365,8 +361,6 @@ def _clash(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optio
 
 
 def _reshape_clash(node: "NodeProto", shape: tuple, target: "np.ndarray") -> Optional[Clash]:
-    from graphsurgeon_tools.core.attributes import get_attr
-
     allowzero = int(get_attr(node, "allowzero", 0))
     count = 1
     for d in shape:

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+import numpy as np
+
+from graphsurgeon_tools.core.attributes import get_attr
+
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
     from onnx import ModelProto, NodeProto
 
 __all__ = ["MAX_VALUE_ELEMENTS", "VALUE_OPS", "compute_value"]
@@ -31,8 +34,6 @@ VALUE_OPS = frozenset({"Constant", "Shape", "Size", "Identity", "Cast", "Gather"
 
 
 def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> Optional["np.ndarray"]:
-    import numpy as np
-
     op = node.op_type
     if op not in VALUE_OPS or node.domain not in ("", "ai.onnx") or len(node.output) != 1:
         return None
@@ -68,8 +69,6 @@ def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> 
 
 
 def _attr(node: "NodeProto", name: str, default: Any) -> Any:
-    from graphsurgeon_tools.core.attributes import get_attr
-
     return get_attr(node, name, default)
 
 
@@ -81,8 +80,6 @@ def _axes(node: "NodeProto", values: list[Any], index: int) -> Optional[list[int
 
 
 def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
-    import numpy as np
-
     x = values[0]
     if op == "Identity":
         return x
@@ -162,8 +159,6 @@ def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
 
 
 def _slice(node: "NodeProto", values: list[Any]) -> Any:
-    import numpy as np
-
     x = values[0]
     starts = _attr(node, "starts", None)
     if starts is not None:  # Slice-1: attributes
