@@ -148,7 +148,8 @@ def test_v3_sizes_form_takes_int64_sizes_of_every_axis_or_of_h_w(library):
     np.testing.assert_array_equal(got3, want)
     with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument,
                        match=r"node 'plugin': sizes must have 2 or rank\(X\) = 4 entries, got 3"):
-        _lib_session(model, library).run(None, {"X": x, "S": np.array([2, 11, 9], np.int64)})
+        _lib_session(_plugin_model([None], second_type=TensorProto.INT64), library).run(
+            None, {"X": x, "S": np.array([2, 11, 9], np.int64)})
 
 
 @pytest.mark.parametrize(("x_type", "np_type", "s_type"), [
