@@ -182,6 +182,33 @@ def test_numpy_warnings_never_reach_stderr(tmp_path) -> None:
     assert outcome.code in (0, 1, 3), outcome
 
 
+_WARNING_COMMAND = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np
+    from graphsurgeon_tools.io import load
+    real = load.load_model
+    def noisy(*args, **kwargs):
+        np.float32(1e30) * np.float32(1e30)  # RuntimeWarning: overflow
+        warnings.warn("something a library says", UserWarning)
+        return real(*args, **kwargs)
+    load.load_model = noisy
+    import graphsurgeon_tools.io as io
+    io.load_model = noisy
+    from graphsurgeon_tools.cli import main
+    main(sys.argv[1:])
+""")
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_library_warnings_stay_off_stderr_unless_debugging(debug: str, tmp_path) -> None:
+    model = models.write(models.resize_model(), tmp_path / "in" / "model.onnx")
+    env = {**os.environ, "ONNXTOOL_DEBUG": debug}
+    proc = subprocess.run([sys.executable, "-c", _WARNING_COMMAND, "inspect", str(model)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc
+    assert ("Warning" in proc.stderr) == bool(debug), proc.stderr
+
+
 _SLOW_SAVE = textwrap.dedent("""
     import sys, time
     from graphsurgeon_tools.io import atomic
