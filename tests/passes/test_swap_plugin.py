@@ -348,7 +348,7 @@ def test_domain_and_plugin_name_overrides_round_trip():
     with pytest.raises(UsageError, match="standard ONNX domain"):
         swap_plugin(model, domain="")
     with pytest.raises(UsageError, match="unknown signature"):
-        swap_plugin(model, signature="sizes")
+        swap_plugin(model, signature="values")
 
 
 def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
@@ -403,7 +403,7 @@ def test_cli_writes_default_output_and_json(tmp_path, run_cli, save_model_file):
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--signature", "sizes"], 2, "unknown signature 'sizes'"),
+        (["--signature", "values"], 2, "unknown signature 'values'"),
         (["--nodes", "nothing"], 2, "--nodes 'nothing' matches no"),
         (["--in-place", "-o", "x.onnx"], 2, "exclude each other"),
         (["--domain", ""], 2, "standard ONNX domain"),

@@ -7,6 +7,8 @@
     Resize-10(X, const) / Upsample-9(X, const)                      ->  same op, (X, scales)
     Upsample-7(X){scales=[..]} at opset 7/8                         ->  Upsample-9(X, scales), opset 9
     factor=True:  ... scales  ->  Concat(Constant(non-spatial part), factor[h, w])
+    layout="factor": Resize(X, roi, "", Concat(Shape(X)[:-2], Shape(X)[-2:] * factor:int64[2]))
+    layout="sizes":  Resize(X, roi, "", Concat(Shape(X)[:-2], sizes:int64[2]))   (:mod:`.layouts`)
 
 where ``scales`` (``scales_0``, ``scales_1``... for several sites) is a new float32 graph
 input. Resize-10 and Upsample keep their op type: both already read scales from an input,
@@ -65,6 +67,7 @@ def make_dynamic_scale(
     check_dims: Optional[dict[str, int]] = None,
     inline_functions: bool = False,
     only_free: bool = False,
+    layout: str = "scales",
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -88,6 +91,12 @@ def make_dynamic_scale(
         inplace: change the caller's proto instead of a copy (saves memory on big models;
             with ``check`` the original is serialized first).
         check_dims: sizes for named input dims in the check.
+        layout: what the new input holds: "scales" (float32 scales, today's form; ONNX
+            Runtime), "factor" (int64 whole factors (h, w), expanded in-graph) or "sizes"
+            (int64 output (h, w)); the integer layouts are what TensorRT can take (shape
+            inputs must be integers). Sites a layout cannot express exactly are skipped with
+            the reason; each rewritten site says where it equals the original in ONNX Runtime
+            and in TensorRT (:func:`.layouts.arithmetic`).
         inline_functions: inline model-local functions first (``onnx.inliner``) so their
             sites are rewritten; without it they are skipped with the reason.
         only_free: rewrite only the sites whose factor can change alone (resize.freedom); the
@@ -103,7 +112,7 @@ def make_dynamic_scale(
         else str(model)
     the_pass = MakeDynamicScale(
         nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
-        from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims,
+        from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims, layout=layout,
         inline_functions=inline_functions, only_free=only_free,
     )
     try:

@@ -30,7 +30,10 @@ class RewrittenSite:
     source: str  # where the constant came from (initializer, constant, identity, folded, attribute, sizes)
     original_scales: list[float]
     new_input: str
-    fed_value: list[float]  # what to feed the new input to get the original behaviour
+    fed_value: list[float]  # what to feed the new input to get the original behaviour ([]: depends on X's size)
+    layout: str = "scales"  # what the new input holds: scales | factor | sizes
+    onnxruntime: str = ""  # where this layout equals the original in ONNX Runtime
+    tensorrt: str = ""  # where TensorRT's out/in arithmetic equals ONNX Runtime's
     free: Optional[bool] = None  # factor freedom (resize.freedom): can this site's factor change alone?
     pinned_by: Optional[str] = None  # when not free: the node that breaks and the shapes meeting there
 
@@ -56,7 +59,8 @@ class DynamicScaleResult(PassResult):
 
     def feeds(self) -> dict[str, np.ndarray]:
         """Inputs that make the rewritten model behave like the original."""
-        return {inp.name: np.asarray(inp.value, dtype=np.float32) for inp in self.new_inputs}
+        return {inp.name: np.asarray(inp.value, dtype=np.int64 if inp.dtype == "int64" else np.float32)
+                for inp in self.new_inputs if inp.value}
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()

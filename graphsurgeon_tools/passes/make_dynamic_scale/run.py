@@ -21,6 +21,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import InvalidScalesError, PreconditionError, UnsupportedModelError, UsageError
 from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import free
+from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
@@ -56,9 +57,10 @@ def site_names(site: ResizeSite) -> tuple[str, str]:
     return site.node_name, site.output_name
 
 
-def _rewritten(plans: list[Plan]) -> list[RewrittenSite]:
+def _rewritten(plans: list[Plan], layout: str = "scales") -> list[RewrittenSite]:
     return [
-        RewrittenSite(
+        RewrittenSite(**{key: value for key, value in layouts.arithmetic(plan, layout).items()
+                         if key in ("layout", "onnxruntime", "tensorrt")},
             node=plan.label,
             op_type=plan.site.op_type,
             op_version=9 if plan.bumped else plan.site.op_version,
@@ -83,6 +85,7 @@ def dynamize_sites(
     factor: bool = False,
     keep_default: bool = False,
     timings: Optional[dict[str, float]] = None,
+    layout: str = "scales",
 ) -> tuple[DynamicScaleResult, list[Plan]]:
     """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
 
@@ -96,22 +99,29 @@ def dynamize_sites(
     plans, result.skipped = planning.plan_sites(
         model, sites, opset=opset, from_sizes=from_sizes, factor=factor, shared=shared
     )
+    plans, refused = layouts.gate(plans, layout, opset)
+    result.skipped.extend(refused)
     if not plans:
         return result, plans
     check_input_name(model, plans, shared, input_name)
     levels, held = body_levels(model, [p.site for p in plans if not p.site.in_main_graph])
-    result.new_inputs, result.removed_nodes, result.notes = rewrite(
-        model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
-    )
+    if layout in layouts.INTEGER_LAYOUTS:
+        result.new_inputs, result.removed_nodes, result.notes = layouts.rewrite_integer(
+            model, plans, layout=layout, shared=shared, input_name=input_name)
+    else:
+        result.new_inputs, result.removed_nodes, result.notes = rewrite(
+            model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
+        )
     timer.lap("rewrite")
     for body, starts in levels:
         forget_body_shapes(body, starts)
     outputs = [p.site.output_name for p in plans if p.site.in_main_graph] + held
-    touched = refresh_shapes(model, outputs, factor_hints([p for p in plans if p.site.in_main_graph], factor))
+    touched = refresh_shapes(model, outputs, factor_hints([p for p in plans if p.site.in_main_graph],
+                                                         factor or layout in layouts.INTEGER_LAYOUTS))
     if touched:
         result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
     timer.lap("shapes")
-    result.rewritten = _rewritten(plans)
+    result.rewritten = _rewritten(plans, layout)
     result.opset_after = opsets.default_opset(model)
     return result, plans
 
@@ -136,7 +146,14 @@ class MakeDynamicScale(Pass):
         check_dims: Optional[dict[str, int]] = None,
         inline_functions: bool = False,
         only_free: bool = False,
+        layout: str = "scales",
     ) -> None:
+        if layout not in layouts.LAYOUTS:
+            raise UsageError(f"layout={layout!r} is not a layout (choose from: {', '.join(layouts.LAYOUTS)})")
+        if factor and layout != "scales":
+            raise UsageError(f'factor=True is the float form of the factor; it does not combine with layout="{layout}"')
+        self.layout = layout
+        self._pending: list[layouts.PendingSizes] = []
         self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
         self.inline_functions, self.only_free = inline_functions, only_free
         self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
@@ -184,13 +201,14 @@ class MakeDynamicScale(Pass):
         plans, _ = planning.plan_sites(
             model, selected, opset=opset, from_sizes=self.from_sizes, factor=self.factor, shared=self.shared
         )
+        plans, _ = layouts.gate(plans, self.layout, opset)
         timer.lap("plan")
         self.model_check = ModelCheck(model)
         if not plans:
             self.model_check.unchanged()
             timer.lap("precheck")
             result, _ = dynamize_sites(model, selected, from_sizes=self.from_sizes, factor=self.factor,
-                                       timings=timings)
+                                       timings=timings, layout=self.layout)
             result.skipped[:0] = held
             return result
         check_input_name(model, plans, self.shared, self.input_name)
@@ -206,8 +224,9 @@ class MakeDynamicScale(Pass):
         timer.lap("copy")
         result, done = dynamize_sites(
             model, selected, from_sizes=self.from_sizes, shared=self.shared, input_name=self.input_name,
-            factor=self.factor, keep_default=self.keep_default, timings=timings,
+            factor=self.factor, keep_default=self.keep_default, timings=timings, layout=self.layout,
         )
+        self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held
         result.rewritten = free.annotate(result.rewritten, done, decided)
         return result
@@ -221,5 +240,13 @@ class MakeDynamicScale(Pass):
         if self.check:
             from graphsurgeon_tools.check.equivalence import compare_models
 
-            result.check = compare_models(self.original, model, result.feeds(), dims=self.check_dims)
+            feeds = result.feeds()
+            if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
+                from graphsurgeon_tools.check.feeds import concrete_input_shapes
+
+                original = self.original if isinstance(self.original, ModelProto) \
+                    else ModelProto.FromString(self.original)
+                shapes = concrete_input_shapes(original, self.check_dims)
+                feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
+            result.check = compare_models(self.original, model, feeds, dims=self.check_dims)
             timer.lap("check")

@@ -5,7 +5,9 @@ Built-in spec ``DynamicTRTResize`` (the ``resize`` handler)::
     Resize(X, roi, scales)            -> DynamicTRTResize(X, scales')            signature "scales"
     Resize(X, roi, scales)            -> DynamicTRTResize(X, size_tensor)        signature "size-tensor"
     Resize(X, roi, "", sizes)         -> DynamicTRTResize(X, size_tensor(sizes))
-    DynamicTRTResize(X, scales | size_tensor) -> Resize(...)                     reverse=True
+    Resize(X, roi, scales | sizes)    -> DynamicTRTResize(X, sizes:int64[2])     signature "sizes" (IPluginV3)
+        tensorrt_plugin_shape_input_indices=[1]: (h, w) VALUES, a TensorRT shape input (:mod:`.shape_input`)
+    DynamicTRTResize(X, scales | size_tensor | sizes) -> Resize(...)             reverse=True
 
 Generic specs (``handler = "generic"``, e.g. GridSample -> grid_sampler) map inputs and
 attributes as the TOML says (:mod:`graphsurgeon_tools.plugins`); they have no reverse.
@@ -45,7 +47,7 @@ from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, load_spec
 
 __all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginResult", "SwappedNode", "swap_plugin"]
 
-SIGNATURES = ("scales", "size-tensor")
+SIGNATURES = ("scales", "size-tensor", "sizes")
 
 
 def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
@@ -80,6 +82,9 @@ class SwapPlugin(Pass):
             raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
         if size_input is not None and (signature != "size-tensor" or reverse):
             raise UsageError('size_input= needs signature="size-tensor" (and no reverse=True)')
+        if keep_constant and signature == "sizes":
+            raise UsageError('keep_constant=True has no signature="sizes" form: the V3 plugin reads its output '
+                             "(h, w) from an int64 input")
         if size_input is not None and not size_input.strip():
             raise UsageError("size_input must not be empty")
         self.spec = _resolve_spec(spec)
@@ -152,7 +157,10 @@ def swap_plugin(
         model: a ModelProto (never modified), a path, or an ``onnx_graphsurgeon.Graph``
             (``result.model`` is then a Graph too).
         plugin: the op_type to emit (reverse: the op_type to turn back); default the spec's.
-        signature: "scales" | "size-tensor" (resize handler only).
+        signature: "scales" | "size-tensor" | "sizes" (resize handler only). "sizes" is the
+            TensorRT IPluginV3 form: ``DynamicTRTResize(X, sizes:int64[2])`` with
+            ``tensorrt_plugin_shape_input_indices=[1]``; constant scales first become
+            make_dynamic_scale's ``layout="sizes"`` input.
         domain: the plugin node's domain; default the spec's.
         nodes: exact names or glob patterns; a pattern matching no candidate is a UsageError.
         reverse: plugin nodes back to Resize (resize handler only).

@@ -35,7 +35,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.passes.base import Skip, select
-from graphsurgeon_tools.passes.swap_plugin import refusals, size_tensor
+from graphsurgeon_tools.passes.swap_plugin import refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.site_facts import SourceNotes, expand_axes, freedom_of, full_rank_view, site_rank
@@ -77,7 +77,8 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
     return chosen
 
 
-def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult) -> dict[str, ResizeSite]:
+def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult,
+                  layout: str = "scales") -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
 
     Its ORT self-check is not run: swap-plugin's own tests and ``onnxtool validate`` prove
@@ -85,7 +86,7 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     """
     from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites
 
-    dyn, plans = dynamize_sites(model, sites, from_sizes=True)
+    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
     result.new_inputs.extend(dataclasses.asdict(i) for i in dyn.new_inputs)
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
@@ -93,10 +94,13 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     now: dict[str, ResizeSite] = {}
     for plan in plans:
         site = plan.site
+        sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
         now[site.output_name] = dataclasses.replace(
             site,
-            scales=None, scales_source=ValueSource.GRAPH_INPUT, scales_tensor=plan.input_name, scales_nodes=(),
-            sizes=None, sizes_source=ValueSource.ABSENT, sizes_tensor="", sizes_nodes=(),
+            scales=None, scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
+            scales_tensor="" if sizes else plan.input_name, scales_nodes=(), sizes=None,
+            sizes_source=ValueSource.GRAPH_INPUT if sizes else ValueSource.ABSENT,
+            sizes_tensor=plan.input_name if sizes else "", sizes_nodes=(),
             op_version=9 if plan.bumped else site.op_version, opset=opsets.default_opset(model),
             notes=tuple(n for n in site.notes if not n.startswith(("scales:", "sizes:"))),
         )
@@ -138,15 +142,21 @@ def forward_resize(
     notes = {s.output_name: sources.notes(s) for s in chosen if s.scales_source == ValueSource.RUNTIME
              or s.sizes_source == ValueSource.RUNTIME}
     before = {s.output_name: s for s in chosen}
-    to_dynamic = [
-        s for s in chosen
-        if not keep_constant and size_input is None and s.scales_source not in _DYNAMIC
-        and (s.scales_source != ValueSource.ABSENT or signature == "scales")
-    ]
+    if signature == shape_input.SIGNATURE:  # constant scales or sizes -> an int64 (h, w) input
+        to_dynamic = [s for s in chosen if s.has_constant_scales
+                      or (s.sizes is not None and s.sizes_source not in _DYNAMIC)]
+    else:
+        to_dynamic = [
+            s for s in chosen
+            if not keep_constant and size_input is None and s.scales_source not in _DYNAMIC
+            and (s.scales_source != ValueSource.ABSENT or signature == "scales")
+        ]
     if to_dynamic:
-        now = _make_dynamic(model, to_dynamic, result)
+        now = _make_dynamic(model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales")
         refused = {s.output_name for s in to_dynamic} - set(now)  # its skip reason is in the result
         chosen = [now.get(s.output_name, s) for s in chosen if s.output_name not in refused]
+    if signature == shape_input.SIGNATURE:
+        chosen = shape_input.with_hw(model, chosen, types, result.skipped)
 
     builder = Builder(model)
     graph = model.graph
@@ -196,6 +206,8 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
         notes.append(f"axes={list(site.axes)}: the plugin reads the {rank}-entry vector expanded in-graph")
     if signature == "scales":
         second = scales_name
+    elif signature == shape_input.SIGNATURE:
+        second = site.sizes_tensor  # the int64 (h, w) shape_input.with_hw found
     else:
         assert rank is not None  # refused in _choose otherwise
         if size_input is not None:
@@ -214,6 +226,8 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
         notes.append(f"{site.op_type} nearest rounds up when downsampling; the plugin floors "
                      "(same result for factors >= 1)")
     attrs = plugin_attributes(spec, refusals.site_semantics(site))
+    if signature == shape_input.SIGNATURE:
+        attrs[shape_input.SHAPE_INPUT_INDICES] = [1]
     new = helper.make_node(op_type, [site.input_name, second], [site.output_name], name=node.name, domain=domain)
     new.attribute.extend(make_attr(k, v) for k, v in attrs.items())
     replaced_inputs.extend(i for i in list(node.input)[1:] if i and i != second)

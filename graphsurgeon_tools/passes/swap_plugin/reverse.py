@@ -5,6 +5,7 @@
     DynamicTRTResize(X, scales)                            -> Resize(X, "", scales)     (Upsample below opset 10)
     DynamicTRTResize(X, size_tensor built by forward)      -> Resize(X, "", scales | sizes)
     DynamicTRTResize(X, outside size tensor S)             -> Resize(X, "", "", Concat(Shape(X)[:-2], Shape(S)[-2:]))
+    DynamicTRTResize(X, hw:int 1-D)  (signature "sizes")   -> Resize(X, "", "", Concat(Shape(X)[:-2], hw))
 
 The size tensor forward built is recognised by :func:`.size_tensor.trace_size_tensor` and
 its subgraph removed in the one cleanup step; the plugin domain's opset import goes when
@@ -34,6 +35,7 @@ from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes
+from graphsurgeon_tools.passes.swap_plugin import shape_input
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.size_tensor import trace_size_tensor
 from graphsurgeon_tools.plugins import PluginSpec
@@ -81,9 +83,17 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
             len(second_type.tensor_type.shape.dim)
             if second_type is not None and second_type.tensor_type.HasField("shape") else None
         )
-        scales, sizes = (second, None) if second_rank == 1 else trace_size_tensor(model, second, producers)
+        v3 = shape_input.integer_vector(second_type)  # (h, w) values: the V3 form
+        scales, sizes = (None, None) if v3 else \
+            (second, None) if second_rank == 1 else trace_size_tensor(model, second, producers)
         extra: list[NodeProto] = []
         base = _label(node)
+        if v3:
+            if opset < 11:
+                result.skipped.append(Skip(base, node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
+                continue
+            sizes = shape_input.sizes_from_hw(builder, extra, base, x, second, opset,
+                                              second_type.tensor_type.elem_type)
         if scales is None and sizes is None:
             if second_rank is None:
                 result.skipped.append(Skip(base, node.op_type, f"cannot tell whether {second!r} is scales or a "
@@ -119,7 +129,8 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
             dropped.append(second)
         result.rewritten.append(SwappedNode(
             node=node_name, op_type_before=op_type, op_type_after=resize_op, domain_after="",
-            signature="size-tensor" if sizes is not None else "scales", inputs=tuple(inputs), attributes=new_attrs,
+            signature="sizes" if v3 else "size-tensor" if sizes is not None else "scales", inputs=tuple(inputs),
+            attributes=new_attrs,
         ))
     builder.insert_all()
     if result.rewritten:

@@ -1,0 +1,304 @@
+"""make-dynamic-scale layouts: what the new graph input holds, and how the graph expands it.
+
+::
+
+    layout="scales"  Resize(X, roi, scales:float[r])                         (today; ONNX Runtime)
+    layout="factor"  Resize(X, roi, "", Concat(Shape(X)[:-2], Shape(X)[-2:] * factor:int64[2]))
+    layout="sizes"   Resize(X, roi, "", Concat(Shape(X)[:-2], sizes:int64[2]))
+
+The integer layouts are for TensorRT: an int64 graph input that sets a shape is a shape
+tensor TensorRT accepts (a float one it refuses; lint rule trt-shape-input-integer), and
+a Resize driven by ``sizes`` is what its parser imports without float shape arithmetic.
+Both resize by out/in, in ONNX Runtime and in TensorRT alike.
+
+Where each layout equals the original (:func:`arithmetic`, one entry per site in the report):
+
+* scales: ONNX Runtime computes exactly as before (the same float scale); TensorRT sizes
+  the output floor(in*scale) and resizes by out/in, which departs wherever in*scale is
+  not whole.
+* factor: only whole spatial factors (>= 1) are expressible; at those out/in == scale,
+  so ONNX Runtime and TensorRT equal the original at every input size.
+* sizes: equal to the original where in*scale is whole (out/in == scale); elsewhere
+  the original's scale and out/in differ, and so do the outputs. TensorRT equals ONNX
+  Runtime (both use out/in).
+
+Requires: plans from :mod:`.plan` (``plan.value`` the full constant scales). Ensures: the
+gate refuses (with the reason) every site a layout cannot express exactly at the original
+factor; the rewrite keeps the node order topological and removes the freed constants in one
+cleanup. Does NOT: check the model or refresh shapes (the pass does).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+from onnx import ModelProto, NodeProto, TensorProto, helper
+
+from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
+from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
+
+__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "arithmetic", "gate", "pending_sizes", "rewrite_integer",
+           "sizes_feeds"]
+
+LAYOUTS = ("scales", "factor", "sizes")
+INTEGER_LAYOUTS = ("factor", "sizes")
+_INT64_MAX = 2**63 - 1
+
+
+def _whole(value: float) -> bool:
+    return math.isfinite(value) and float(value).is_integer()
+
+
+def _ort_output(dim: int, scale: float) -> int:
+    """ONNX Runtime's output length for scales: floor(float32(dim) * float32(scale))."""
+    return int(math.floor(float(np.float32(dim) * np.float32(scale))))
+
+
+def _refusal(plan: Plan, layout: str, opset: int) -> Optional[str]:
+    site = plan.site
+    if not site.in_main_graph:
+        return f"inside {site.scope}: layout={layout!r} rewrites main-graph sites only"
+    if site.op_type != "Resize" or site.op_version < 11:
+        return (f"layout={layout!r} needs a Resize-11 or later (a sizes input); this is "
+                f"{site.op_type}-{site.op_version} at opset {opset}: use layout=\"scales\" or raise the opset")
+    if site.axes is not None:
+        return f"axes={list(site.axes)}: layout={layout!r} writes full-rank sizes; use layout=\"scales\""
+    if site.coordinate_transformation_mode == "tf_crop_and_resize":
+        return "tf_crop_and_resize maps through roi, not through the output size"
+    start = spatial_suffix(site, len(plan.value))
+    if start is None or len(plan.value) - start != 2:
+        return f"scales {list(plan.value)} do not end in two spatial axes (h, w)"
+    if any(v != 1.0 for v in plan.value[:start]):
+        return f"scales {list(plan.value)} change a non-spatial axis; the {layout} input holds (h, w) only"
+    spatial = plan.value[start:]
+    if layout == "factor":
+        bad = [v for v in spatial if not _whole(v) or v < 1]
+        if bad:
+            return f"scale {bad[0]:g} is not a whole factor >= 1; layout=\"sizes\" or \"scales\" can express it"
+        return None
+    return None
+
+
+def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[Skip]]:
+    """Keep the plans ``layout`` can express exactly at the original factor; skip the others.
+
+    Sets ``plan.prefix`` (the constant non-spatial part) and ``plan.fed`` (the factor or the
+    output size to feed for the original behaviour) on the kept plans.
+    """
+    if layout == "scales":
+        return plans, []
+    kept: list[Plan] = []
+    skipped: list[Skip] = []
+    for plan in plans:
+        reason = _refusal(plan, layout, opset)
+        if reason is not None:
+            skipped.append(Skip(plan.label, plan.site.op_type, reason))
+            continue
+        start = len(plan.value) - 2
+        plan.prefix = plan.value[:start]
+        if layout == "factor":
+            plan.fed = tuple(float(int(v)) for v in plan.value[start:])
+        else:
+            dims = plan.site.input_shape[start:] if plan.site.input_shape is not None else (None, None)
+            # symbolic dims: the output size to feed depends on the input size (see sizes_feeds)
+            plan.fed = tuple(float(_ort_output(d, s)) for d, s in zip(dims, plan.value[start:])) \
+                if all(isinstance(d, int) for d in dims) else ()
+        kept.append(plan)
+    return kept, skipped
+
+
+def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
+    """Where this layout equals the original at this site, in ONNX Runtime and in TensorRT."""
+    site = plan.site
+    spatial = plan.value[-2:]
+    dims = site.input_shape[-2:] if site.input_shape is not None else (None, None)
+    known = all(isinstance(d, int) for d in dims)
+    uneven = [f"{d}*{s:g}" for d, s in zip(dims, spatial) if isinstance(d, int) and not _whole(d * s)]
+    whole_scales = all(_whole(s) for s in spatial)
+    if layout == "scales":
+        ort = "equal: the same float scales, the same arithmetic"
+        if whole_scales:
+            trt = "equal: every scale is whole, so out/in == scale at every input size"
+        elif known and not uneven:
+            trt = (f"equal at the original input size ({'x'.join(map(str, dims))}); TensorRT resizes by out/in, "
+                   "which departs from the scale wherever in*scale is not whole")
+        elif uneven:
+            trt = f"differs: in*scale is not whole ({', '.join(uneven)}); TensorRT resizes by out/in"
+        else:
+            trt = "equal only where in*scale is whole (TensorRT resizes by out/in)"
+    elif layout == "factor":
+        ort = "equal: a whole factor f gives out = in*f, and out/in == f at every input size"
+        trt = "equal to ONNX Runtime (both resize by out/in)"
+    else:
+        if whole_scales:
+            ort = "equal: whole scales, so out/in == scale"
+        elif known and not uneven:
+            ort = f"equal at the original input size ({'x'.join(map(str, dims))}): in*scale is whole there"
+        else:
+            ort = f"differs: in*scale is not whole ({', '.join(uneven)}), out/in != scale"
+        trt = "equal to ONNX Runtime (both resize by out/in)"
+    return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
+            "onnxruntime": ort, "tensorrt": trt}
+
+
+class _Consts:
+    """Int64 constants shared by every expansion in one rewrite (one node each)."""
+
+    def __init__(self, taken: set[str], nodes: list[NodeProto]) -> None:
+        self.taken, self.nodes, self.made = taken, nodes, {}
+
+    def get(self, label: str, values: list[int], dtype: int = TensorProto.INT64) -> str:
+        key = (label, tuple(values), dtype)
+        if key not in self.made:
+            name = core_graph.unique_name(self.taken, f"onnxtool_{label}")
+            self.taken.add(name)
+            self.nodes.append(helper.make_node("Constant", [], [name], name=name,
+                                               value=helper.make_tensor(name, dtype, [len(values)], values)))
+            self.made[key] = name
+        return self.made[key]
+
+
+def _final_names(base: str, count: int) -> list[str]:
+    return [base] if count == 1 else [f"{base}_{i}" for i in range(count)]
+
+
+def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared: bool,
+                    input_name: Optional[str]) -> tuple[list[NewInput], list[str], list[str]]:
+    """Rewire every planned site to an int64 (h, w) graph input. Returns (new inputs, removed, notes)."""
+    graph = model.graph
+    taken = core_graph.all_tensor_names(graph)
+    old = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
+    old += [p.site.sizes_tensor for p in plans if p.site.sizes_tensor]
+    count = 1 if shared else len(plans)
+    placeholders = [core_graph.unique_name(taken, f"__onnxtool_{layout}_{i}") for i in range(count)]
+    taken.update(placeholders)
+    for index, plan in enumerate(plans):
+        plan.input_name = placeholders[0 if shared else index]
+    by_output = {n.output[0]: n for n in graph.node if n.output}
+    head: list[NodeProto] = []
+    consts = _Consts(taken, head)
+    before: dict[str, list[NodeProto]] = {}
+    for plan in plans:
+        node = by_output[plan.site.output_name]
+        x = node.input[0]
+        stem = core_graph.unique_name(taken, f"{plan.label}_{layout}".replace(" ", "_").replace("#", "n"))
+        taken.add(stem)
+        shape, lead, size = f"{stem}_shape", f"{stem}_lead", f"{stem}_out"
+        extra = [helper.make_node("Shape", [x], [shape], name=shape),
+                 helper.make_node("Slice", [shape, consts.get("zero", [0]), consts.get("minus2", [-2])], [lead],
+                                  name=lead)]
+        hw = plan.input_name
+        if layout == "factor":
+            spatial = f"{stem}_in_hw"
+            hw = f"{stem}_out_hw"
+            extra.append(helper.make_node("Slice", [shape, consts.get("minus2", [-2]),
+                                                    consts.get("end", [_INT64_MAX])], [spatial], name=spatial))
+            extra.append(helper.make_node("Mul", [spatial, plan.input_name], [hw], name=hw))
+        extra.append(helper.make_node("Concat", [lead, hw], [size], name=size, axis=0))
+        taken.update([shape, lead, size, f"{stem}_in_hw", f"{stem}_out_hw"])
+        before[plan.site.output_name] = extra
+        inputs = list(node.input) + [""] * 4
+        roi = inputs[1]
+        if plan.site.op_version in (11, 12):  # roi and scales are required inputs there: empty tensors
+            roi = roi or consts.get("empty_roi", [], TensorProto.FLOAT)
+            scales = consts.get("empty_scales", [], TensorProto.FLOAT)
+        else:
+            scales = ""
+        del node.input[:]
+        node.input.extend([x, roi, scales, size])
+    rebuilt: list[NodeProto] = list(head)
+    for node in graph.node:
+        if node.output and node.output[0] in before:
+            rebuilt.extend(before[node.output[0]])
+        rebuilt.append(node)
+    del graph.node[:]
+    graph.node.extend(rebuilt)
+    removed = core_graph.remove_unused(graph, old)
+
+    taken = core_graph.all_tensor_names(graph)
+    base = input_name or layout
+    names = []
+    for wanted in _final_names(base, count):
+        if wanted in taken:
+            if input_name is not None:
+                from graphsurgeon_tools.errors import UsageError
+
+                raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
+            wanted = core_graph.unique_name(taken, wanted)
+        taken.add(wanted)
+        names.append(wanted)
+    renames = dict(zip(placeholders, names))
+    for node in graph.node:
+        if any(name in renames for name in node.input):
+            replaced = [renames.get(name, name) for name in node.input]
+            del node.input[:]
+            node.input.extend(replaced)
+    for plan in plans:
+        plan.input_name = renames[plan.input_name]
+    owners: dict[str, Plan] = {}
+    for plan in plans:
+        owners.setdefault(plan.input_name, plan)
+    new_inputs = []
+    for name in names:
+        value = [int(v) for v in owners[name].fed]  # [] when it depends on the input size
+        graph.input.append(helper.make_tensor_value_info(name, TensorProto.INT64, [2]))
+        new_inputs.append(NewInput(name, "int64", [2], None, value))
+    what = "the whole factor per spatial axis" if layout == "factor" else "the output (h, w)"
+    notes = [f"layout={layout!r}: int64 input(s) {', '.join(names)} hold {what}; TensorRT needs them in its "
+             "optimization profile as shape VALUES"]
+    return new_inputs, removed, notes
+
+
+PendingSizes = tuple[str, str, tuple[float, float]]  # (sizes input, the site's X, spatial scales)
+
+
+def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[PendingSizes]:
+    """The sizes inputs whose value to feed depends on the input size (symbolic dims)."""
+    unknown = {i.name for i in new_inputs if not i.value}
+    seen: dict[str, PendingSizes] = {}
+    for plan in plans:
+        if plan.input_name in unknown and plan.input_name not in seen:
+            scales = tuple(float(v) for v in plan.value[-2:])
+            seen[plan.input_name] = (plan.input_name, plan.site.input_name, scales)  # type: ignore[assignment]
+    return list(seen.values())
+
+
+def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
+                input_shapes: dict[str, list[int]]) -> dict[str, np.ndarray]:
+    """The original output size at each pending site for concrete input shapes (ORT's floor rule).
+
+    The site's input dims come from ONNX shape inference on the original model with the graph
+    inputs fixed to ``input_shapes``; a site whose dims stay unknown is left out (the check
+    then reports the missing feed).
+    """
+    import onnx
+
+    from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
+
+    if not pending:
+        return {}
+    work = weightless_copy(original)
+    for info in work.graph.input:
+        shape = input_shapes.get(info.name)
+        if shape is None:
+            continue
+        for dim, value in zip(info.type.tensor_type.shape.dim, shape):
+            dim.ClearField("dim_param")
+            dim.dim_value = int(value)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+        return {}
+    infos = value_info_map(inferred.graph)
+    infos.update({i.name: i for i in inferred.graph.input})
+    feeds: dict[str, np.ndarray] = {}
+    for name, x, scales in pending:
+        dims = static_shape(infos.get(x)) or ()
+        if len(dims) < 2 or not all(isinstance(d, int) for d in dims[-2:]):
+            continue
+        feeds[name] = np.array([_ort_output(d, s) for d, s in zip(dims[-2:], scales)], dtype=np.int64)
+    return feeds
