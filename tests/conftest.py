@@ -98,7 +98,7 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest'
     reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])
                if getattr(r, "when", "call") == "call"]
     kinds = {"::test_in_process[": "in-process", "::test_subprocess[": "subprocess", "::test_api_raises": "API"}
-    hostile = [r for r in reports if "test_hostile_inputs.py" in r.nodeid and any(k in r.nodeid for k in kinds)]
+    hostile = [r for r in reports if "test_hostile_" in r.nodeid and any(k in r.nodeid for k in kinds)]
     if hostile:
         split = ", ".join(f"{sum(k in r.nodeid for r in hostile)} {label}" for k, label in kinds.items())
         terminalreporter.write_line(
