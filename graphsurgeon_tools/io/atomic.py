@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -213,8 +214,12 @@ def _sendfile(src: int, dst: int, size: int) -> None:
 def check_destination(path: Path) -> None:
     """Refuse (UsageError, exit 2) a destination that cannot take a new file, before any work.
 
-    A symlink loop or a path through a file is refused too (not an OSError later)."""
-    write_target_stat(path, "output path")
+    A symlink loop or a path through a file is refused too (not an OSError later), and so is
+    an existing FIFO, device or socket: the rename would replace it (``-o /dev/null`` as root
+    would replace the device node itself)."""
+    info = write_target_stat(path, "output path")
+    if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"output path is not a regular file (a FIFO, device or socket): {path}")
     if path.is_dir():
         raise UsageError(f"output path is a directory: {path}")
     if not path.parent.is_dir():

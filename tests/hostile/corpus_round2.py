@@ -311,6 +311,15 @@ def _(tmp: Path) -> Built:
     return Built(model, ("result.onnx", "a"), output=tmp / "out" / "a" / "result.onnx")
 
 
+@case("output_is_fifo", "names", USAGE, r"not a regular file|fifo|device", commands=WRITING | JUNIT)
+def _(tmp: Path) -> Built:
+    # Writing never opens it, but the rename would replace it (as -o /dev/null would replace the device).
+    model = write(models.resize_model(), tmp / "in" / "model.onnx")
+    (tmp / "out").mkdir()
+    os.mkfifo(tmp / "out" / "pipe.onnx")
+    return Built(model, ("pipe.onnx",), output=tmp / "out" / "pipe.onnx")
+
+
 @case("model_symlink_loop", "names", INVALID, r"symlink|symbolic|loop|levels")
 def _(tmp: Path) -> Built:
     (tmp / "in").mkdir(parents=True)
