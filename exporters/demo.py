@@ -8,6 +8,9 @@
         --swap_plugin--> srcnn_plugin.onnx                (DynamicTRTResize node)
         --validate vs torch:srcnn at x2, x3, x4 (the plugin node runs in ORT)
         --images: input.png, bicubic_xF.png, srcnn_xF.png, ground_truth_x3.png
+    transformers Swin2SR (nearest+conv, random weights; needs transformers) --export--> swin2sr_static_x4.onnx
+        --make_dynamic_scale--> swin2sr_dynamic.onnx --validate vs its unmodified module at x2, x3, x4
+        --images: swin2sr_input.png, swin2sr_xF.png           (see exporters.demo_swin2sr)
         --report.json
 
 It lives on the PyTorch side (it exports, and its reference is a PyTorch model), so
@@ -211,6 +214,15 @@ def run_demo(
             result.psnr_db["bicubic_x3"] = _psnr(bicubic, image.transpose(2, 0, 1)[None])
             result.psnr_db["srcnn_x3"] = _psnr(sr, image.transpose(2, 0, 1)[None])
     step("images", f"input.png {low_np.shape[3]}x{low_np.shape[2]} from {source}")
+
+    # 6. A model a user would bring: transformers' Swin2SR, exported normally, made dynamic and
+    #    validated against its own unmodified module (its resizes routed through the C++ op).
+    from exporters.demo_swin2sr import run_swin2sr_demo
+
+    second = run_swin2sr_demo(out, low_np, [f for f in factors if f <= 4], step=step, write_png=_write_png)
+    if second is not None:
+        result.validations.update(second[0])
+        result.files.update(second[1])
 
     result.seconds = time.perf_counter() - started
     report_path = out / "report.json"

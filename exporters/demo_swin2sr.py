@@ -6,7 +6,7 @@
         --export (TorchScript, as transformers' docs do)--> swin2sr_static_x4.onnx   (two nearest x2 sites)
         --make_dynamic_scale--> swin2sr_dynamic.onnx    (scales_0, scales_1: one input per site)
         --validate vs the unmodified module (resizes routed through the C++ op) at x2, x3, x4
-        --images: swin2sr_x2.png, swin2sr_x3.png, swin2sr_x4.png
+        --images: swin2sr_input.png, swin2sr_x2.png, swin2sr_x3.png, swin2sr_x4.png (contrast-stretched)
 
 A total factor ``F`` is split over the two sites as ``(F / 2, 2)``, so the first site
 runs x1, x1.5 and x2 and the second stays x2: Swin2SR crops its output to its native x4
@@ -16,7 +16,8 @@ per-site factors from the candidate's feeds.
 
 Requires: transformers (the ``realmodels`` extra); without it :func:`run_swin2sr_demo`
 returns None and the demo says why. The weights are random (seeded, no download): the
-pictures show sizes and the pipeline, not super-resolution quality.
+pictures show sizes and the pipeline, not super-resolution quality (each channel is contrast-
+stretched to its own range; the validations compare the raw outputs).
 """
 
 from __future__ import annotations
@@ -102,7 +103,10 @@ def run_swin2sr_demo(out: Path, low: np.ndarray, factors: Sequence[float], *,
         validations[f"swin2sr_{tag}_vs_module"] = validate(dynamic_path, module, factors=[float(total)],
                                                            inputs={"input": x, **fixed})
         (sr,) = session.run(None, {"input": x, **fixed})
-        files[f"swin2sr_{tag}"] = write_png(sr, out / f"swin2sr_{tag}.png")
+        # Random weights give a nearly flat image: stretch its range so the structure shows.
+        low_c, high_c = sr.min(axis=(0, 2, 3), keepdims=True), sr.max(axis=(0, 2, 3), keepdims=True)
+        stretched = (sr - low_c) / np.maximum(high_c - low_c, 1e-12)
+        files[f"swin2sr_{tag}"] = write_png(stretched, out / f"swin2sr_{tag}.png")
     step("swin2sr validate", f"{dynamic_path.name} vs its unmodified module at "
          f"{', '.join(f'x{float(f):g}' for f in factors)} ({time.perf_counter() - started:.1f} s)")
     return validations, files

@@ -47,7 +47,9 @@ def test_demo_report_records_passing_validations(demo_run: dict) -> None:
     report = json.loads((demo_run["out"] / "report.json").read_text())
     assert report["passed"] is True
     validations = report["validations"]
-    assert set(validations) == {"dynamic_vs_torch", "dynamic_vs_static", "plugin_vs_torch"}
+    srcnn = {"dynamic_vs_torch", "dynamic_vs_static", "plugin_vs_torch"}
+    swin2sr = {f"swin2sr_x{f}_vs_module" for f in FACTORS}
+    assert set(validations) == (srcnn | swin2sr if _has("transformers") else srcnn)
     for name in ("dynamic_vs_torch", "plugin_vs_torch"):
         factors = [f["factor"] for f in validations[name]["factors"] if f["status"] == "passed"]
         assert factors == [float(f) for f in FACTORS], name
@@ -59,6 +61,29 @@ def test_demo_report_records_passing_validations(demo_run: dict) -> None:
     assert report["psnr_db"]["srcnn_x3"] > report["psnr_db"]["bicubic_x3"]
     for path in report["files"].values():
         assert Path(path).is_file(), path
+
+
+def _has(package: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(package) is not None
+
+
+@pytest.mark.slow
+def test_demo_second_model_is_validated_against_its_unmodified_module(demo_run: dict) -> None:
+    """transformers' Swin2SR, exported normally and made dynamic, against its own module at x2/x3/x4."""
+    if not _has("transformers"):
+        pytest.skip("the demo's second model needs transformers (the realmodels extra)")
+    report = json.loads((demo_run["out"] / "report.json").read_text())
+    for f in FACTORS:
+        validation = report["validations"][f"swin2sr_x{f}_vs_module"]
+        assert validation["passed"], validation
+        assert validation["reference"]["label"] == "Swin2SRForImageSuperResolution"
+        assert [s["free"] for s in validation["reference"]["sites"]] == [True, True]
+        assert (demo_run["out"] / f"swin2sr_x{f}.png").is_file()
+    from PIL import Image
+
+    assert Image.open(demo_run["out"] / "swin2sr_x3.png").size == (48 * 3, 48 * 3)  # a 48 x 48 crop, x3
 
 
 @pytest.mark.slow
