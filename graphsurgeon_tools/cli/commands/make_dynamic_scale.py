@@ -89,6 +89,13 @@ def make_dynamic_scale(
         Optional[str],
         typer.Option("--input-name", help="Name of the new input (NAME_0, NAME_1... for several). Default: scales."),
     ] = None,
+    layout: Annotated[
+        str,
+        typer.Option("--layout", help="What the new input holds: 'scales' (float32 scales, default; ONNX "
+                                      "Runtime), 'factor' (int64 whole factors [h, w], expanded in-graph) or "
+                                      "'sizes' (int64 output [h, w]). The int64 layouts are what TensorRT takes "
+                                      "(shape inputs must be integers; see onnxtool lint)."),
+    ] = "scales",
     factor: Annotated[
         bool, typer.Option("--factor", help="The input holds only the spatial factors ([h, w]), expanded in-graph.")
     ] = False,
@@ -162,6 +169,7 @@ def make_dynamic_scale(
             shared=shared,
             input_name=input_name,
             factor=factor,
+            layout=layout,
             keep_default=keep_default,
             from_sizes=from_sizes,
             inline_functions=inline_functions,

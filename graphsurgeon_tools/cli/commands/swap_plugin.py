@@ -66,8 +66,9 @@ def swap_plugin(
     ] = None,
     signature: Annotated[
         str,
-        typer.Option("--signature", help="Inputs of DynamicTRTResize: 'scales' (X, scales) or 'size-tensor' "
-                                         "(X, size_tensor: MMDeploy's plugin). Built-in/resize specs only."),
+        typer.Option("--signature", help="Inputs of DynamicTRTResize: 'scales' (X, scales), 'size-tensor' "
+                                         "(X, size_tensor: MMDeploy's plugin) or 'sizes' (X, sizes: int64 output "
+                                         "[h, w] values, a TensorRT IPluginV3 shape input). Built-in/resize specs only."),
     ] = "scales",
     domain: Annotated[
         Optional[str],
@@ -75,7 +76,7 @@ def swap_plugin(
     ] = None,
     nodes: NodesOption = None,
     reverse: Annotated[
-        bool, typer.Option("--reverse", help="Turn plugin nodes (either signature) back into standard Resize.")
+        bool, typer.Option("--reverse", help="Turn plugin nodes (any signature) back into standard Resize.")
     ] = False,
     spec: Annotated[
         Optional[Path],
