@@ -115,9 +115,36 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
     if nodes:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
+    sites = _shape_source_notes(proto, sites)
     decided = {}
     if freedom and sites:
         from graphsurgeon_tools.resize.freedom import site_freedom
 
         decided = site_freedom(proto, sites=sites)
     return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided)
+
+
+def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
+    """Run-time scales/sizes that read data SHAPES say so (static ones: simplify=True folds them)
+    instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"."""
+    import dataclasses
+
+    from graphsurgeon_tools.resize import ValueSource
+    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
+
+    flow = None
+    out = []
+    for site in sites:
+        better = {}
+        for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
+                                     ("sizes", site.sizes_source, site.sizes_tensor)):
+            if source == ValueSource.RUNTIME and tensor and site.in_main_graph:
+                flow = flow or shape_flow_for_sources(proto)
+                found = shape_source(proto, tensor, flow=flow)
+                if found is not None:
+                    better[kind] = f"{kind}: {found.describe()}"
+        if better:
+            notes = [better.pop(n.split(":", 1)[0], n) for n in site.notes]
+            site = dataclasses.replace(site, notes=tuple(notes + list(better.values())))
+        out.append(site)
+    return out

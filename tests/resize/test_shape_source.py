@@ -51,3 +51,14 @@ def test_values_read_from_data_or_constants_are_not_shape_sources() -> None:
     """)
     assert shape_source(model, "scales") is None  # the VALUES of graph input s
     assert shape_source(model, "k") is None  # a constant
+
+
+def test_inspect_says_where_run_time_sizes_come_from() -> None:
+    from graphsurgeon_tools.inspection import inspect_model
+
+    model = _model("float[1,4,8,8] x", "float[1,4,16,16] lateral")
+    (site,) = inspect_model(model).to_dict()["sites"]
+    assert site["sizes_source"] == "runtime"
+    assert [n for n in site["notes"] if n.startswith("sizes:")] == [
+        "sizes: computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]: the same [1,4,16,16] "
+        "for every input; simplify=True folds it to a constant"]
