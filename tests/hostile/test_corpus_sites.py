@@ -111,7 +111,6 @@ API_PAIRS = [
     for case in CASES
     for api in ("inspect_model", "make_dynamic_scale", "swap_plugin")
     if case.expected_code({"inspect_model": "inspect"}.get(api, api.replace("_", "-"))) is not None
-    and "--reverse" not in case.build.__code__.co_names  # reverse cases need the flag: CLI only
 ]
 
 
