@@ -5,6 +5,7 @@
     Resize(X, roi, scales)        -> DynamicTRTResize(X, scales')            signature "scales"
     Resize(X, roi, scales)        -> DynamicTRTResize(X, size_tensor)        signature "size-tensor"
     Resize(X, roi, "", sizes)     -> DynamicTRTResize(X, size_tensor(sizes))
+    Resize-18(X, roi, s, axes=A)  -> DynamicTRTResize(X, Gather(Concat(ones, s), index(A)))   (sizes: Shape(X))
 
 ``scales'`` is a graph input made by make-dynamic-scale's own rewrite
 (:func:`~graphsurgeon_tools.passes.make_dynamic_scale.dynamize_sites`) on the sites found
@@ -14,6 +15,10 @@ here (no second discovery, no second checker run), or the constant itself with
 Sites outside the main graph (If/Loop/Scan bodies, model-local functions) are matched and
 refused with the reason: a plugin node inside a body is not something TensorRT's parser
 or the checks here run.
+
+Every refusal is decided before anything changes (site_facts.py: the rank from X or the
+scales/sizes length), so a run that swaps nothing adds no input. Each swapped site reports its
+factor freedom (``free``, ``pinned_by``); run-time sizes read from data shapes say where from.
 
 A selected node whose attributes are mistyped or out of range (``resize.semantics.
 attribute_problems``) is refused (InvalidModelError) before anything changes.
