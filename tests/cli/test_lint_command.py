@@ -40,3 +40,17 @@ def test_an_unreadable_model_exits_3(run_cli, tmp_path):
     path = tmp_path / "broken.onnx"
     path.write_bytes(b"not onnx")
     assert run_cli("lint", str(path)).code == 3
+
+
+def test_export_takes_profile_too_and_says_a_float_scales_input_is_no_shape_input(run_cli, tmp_path):
+    import pytest
+
+    pytest.importorskip("torch")
+    out = tmp_path / "ni.onnx"
+    result = run_cli("export", "srcnn", "--variant", "new-interpolate", "-o", out, "--profile", "16,64,128:2,3,4",
+                     "--json")
+    assert result.code == 0, result.err
+    profile = json.loads(result.out)["profile"]
+    assert profile["trtexec"] == ("--minShapes=input:1x3x16x16 --optShapes=input:1x3x64x64 "
+                                  "--maxShapes=input:1x3x128x128")
+    assert "--layout factor" in profile["notes"][0]

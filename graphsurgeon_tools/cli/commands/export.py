@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit
+from graphsurgeon_tools.cli._app import JsonOption, ProfileOption, app, check_profile_option, emit, profile_lines
 
 export_app = typer.Typer(
     name="export",
@@ -48,10 +48,11 @@ def _human(report: dict) -> str:
         proof = f"ONNX Runtime check skipped: {ort['skipped_reason']}"
     inputs = ", ".join(f"{i['name']} {i['shape']}" for i in report["inputs"])
     ops = ", ".join(f"{op} x{count}" if count > 1 else op for op, count in report["op_types"].items())
-    return (
-        f"wrote {report['path']} ({report['exporter']} exporter, opset {report['opset']}, {report['seconds']:.1f} s)\n"
-        f"  inputs: {inputs}\n  nodes:  {ops}\n  onnx.checker: {report['checker']}\n  {proof}"
-    )
+    return "\n".join([
+        f"wrote {report['path']} ({report['exporter']} exporter, opset {report['opset']}, {report['seconds']:.1f} s)",
+        f"  inputs: {inputs}\n  nodes:  {ops}\n  onnx.checker: {report['checker']}\n  {proof}",
+        *profile_lines(report),
+    ])
 
 
 @export_app.command("srcnn")
@@ -87,6 +88,7 @@ def srcnn(
                  "--compare runs those through onnxtool's plugin kernels).",
         ),
     ] = None,
+    profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export the SRCNN super-resolution example with the shipped x3 weights.
@@ -99,6 +101,7 @@ def srcnn(
     """
     from graphsurgeon_tools import extensions
 
+    check_profile_option(profile)
     result = extensions.command("export-srcnn")(
         output,
         variant=variant.value,
@@ -109,4 +112,9 @@ def srcnn(
         factor=factor,
         compare="auto" if compare is None else compare,
     )
-    emit(result.to_dict(), as_json=as_json, human=_human)
+    report = result.to_dict()
+    if profile is not None:
+        from graphsurgeon_tools.profiles import profile_report
+
+        report["profile"] = profile_report(report["path"], profile)
+    emit(report, as_json=as_json, human=_human)
