@@ -22,6 +22,7 @@ refresh shapes (:mod:`.shapes`).
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import numpy as np
@@ -35,6 +36,11 @@ from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 
 __all__ = ["check_input_name", "rewrite"]
+
+
+#: Names this rewrite generates (``unique_name`` may append ``__N``): a final input name that
+#: could be one of them goes through a placeholder, so every name comes out as it would then.
+_GENERATED = re.compile(r".*_(scales|fixed|full|roi)(__[0-9]+)?$")
 
 
 def _final_names(base: str, count: int) -> list[str]:
@@ -53,9 +59,32 @@ def check_input_name(model: ModelProto, plans: list[Plan], shared: bool, input_n
             raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
 
 
-def _graphs(model: ModelProto) -> dict[str, "core_graph.Scope"]:
-    """Scope name -> scope, for the graphs a rewrite may touch (functions are never rewritten)."""
+def _graphs(model: ModelProto, site_scopes: set[str]) -> dict[str, "core_graph.Scope"]:
+    """Scope name -> scope, for the graphs a rewrite may touch (functions are never rewritten).
+    Sites all in the main graph (the usual case): the main graph alone, no walk over the nodes."""
+    if site_scopes <= {core_graph.MAIN_GRAPH}:
+        return {core_graph.MAIN_GRAPH: core_graph.Scope(core_graph.MAIN_GRAPH, model.graph, None, None, False)}
     return {scope.name: scope for scope in core_graph.scopes(model, functions=False)}
+
+
+def _site_nodes(plans: list[Plan], scopes: dict[str, "core_graph.Scope"]) -> dict[str, NodeProto]:
+    """Site output -> its node: by ``site.node_index`` (one lookup per site); a map over the
+    scope's nodes only where the index no longer points at the site (the Upsample-7 bump
+    inserted nodes ahead of it)."""
+    found: dict[str, NodeProto] = {}
+    maps: dict[str, dict[str, NodeProto]] = {}
+    for plan in plans:
+        site = plan.site
+        nodes = scopes[site.scope].graph.node
+        if 0 <= site.node_index < len(nodes):
+            node = nodes[site.node_index]
+            if node.output and node.output[0] == site.output_name:
+                found[site.output_name] = node
+                continue
+        if site.scope not in maps:
+            maps[site.scope] = {n.output[0]: n for n in nodes if n.output}
+        found[site.output_name] = maps[site.scope][site.output_name]
+    return found
 
 
 def _splice(graph: onnx.GraphProto, before: dict[str, list[NodeProto]]) -> None:
@@ -132,13 +161,21 @@ def rewrite(
     old_tensors += [p.site.sizes_tensor for p in plans if p.source == "sizes"]
 
     # Rewire to placeholder names first: the final names (usually "scales") are often held
-    # by the very constants this rewrite removes, and are free only after that.
+    # by the very constants this rewrite removes, and are free only after that. Final names
+    # free now that no generated name can take are used at once: same names, and no renaming
+    # walk over every node at the end.
     count = 1 if shared else len(plans)
-    placeholders = [core_graph.unique_name(taken, f"__onnxtool_scales_{index}") for index in range(count)]
+    base = input_name or "scales"
+    finals = _final_names(base, count)
+    direct = not any(name in taken or _GENERATED.match(name) for name in finals)
+    if direct:
+        placeholders = list(finals)
+        taken.update(finals)
+    else:
+        placeholders = [core_graph.unique_name(taken, f"__onnxtool_scales_{index}") for index in range(count)]
     for index, plan in enumerate(plans):
         plan.input_name = placeholders[0 if shared else index]
-    base = input_name or "scales"
-    pretty = dict(zip(placeholders, _final_names(base, count)))
+    pretty = dict(zip(placeholders, finals))
 
     if any(p.needs_bump for p in plans):
         old_tensors += _bump_upsample7(model, taken)
@@ -146,9 +183,9 @@ def rewrite(
             plan.bumped = plan.needs_bump
         notes.append(f"opset raised from {opset} to 9: Upsample-7 keeps scales in an attribute, Upsample-9 reads an input")
 
-    scopes = _graphs(model)
     site_scopes = {p.site.scope for p in plans}
-    by_output = {n.output[0]: n for name in site_scopes for n in scopes[name].graph.node if n.output}
+    scopes = _graphs(model, site_scopes)
+    by_output = _site_nodes(plans, scopes)
     before: dict[str, dict[str, list[NodeProto]]] = {}  # scope -> site output -> nodes to insert
     expansions: dict[tuple[str, str, tuple[float, ...]], str] = {}
     for plan in plans:
@@ -198,8 +235,8 @@ def rewrite(
         if scope.parent is None or _encloses(scope.name, site_scopes):
             removed += core_graph.remove_unused(scope.graph, old_tensors)
     taken -= set(removed)
-    names: list[str] = []
-    for wanted in _final_names(base, count):
+    names: list[str] = list(finals) if direct else []
+    for wanted in [] if direct else finals:
         if wanted in taken:
             if input_name is not None:
                 raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
@@ -207,7 +244,7 @@ def rewrite(
         taken.add(wanted)
         names.append(wanted)
     renames = dict(zip(placeholders, names))
-    for name in {ancestor for s in site_scopes for ancestor in _chain(s, scopes)}:
+    for name in set() if direct else {ancestor for s in site_scopes for ancestor in _chain(s, scopes)}:
         for node in scopes[name].graph.node:
             if any(n in renames for n in node.input):
                 replaced = [renames.get(n, n) for n in node.input]
