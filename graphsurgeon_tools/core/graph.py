@@ -197,9 +197,17 @@ def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
     """Every tensor computed (directly or transitively) from ``start`` in the main graph,
     ``start`` included. Requires a topologically sorted graph (one pass in node order)."""
     tainted = set(start)
+    empty = "" in tainted
+    tainted.discard("")  # an empty optional input reads nothing (node_reads leaves "" out)
     for node in graph.node:
-        if node_reads(node) & tainted:
+        # No set per node: isdisjoint on the inputs, captures only for nodes with attributes.
+        hit = not tainted.isdisjoint(node.input)
+        if not hit and len(node.attribute):
+            hit = any(not tainted.isdisjoint(outer_reads(sub)) for sub in subgraphs(node))
+        if hit:
             tainted.update(out for out in node.output if out)
+    if empty:
+        tainted.add("")
     return tainted
 
 
