@@ -96,22 +96,22 @@ def in_function(site: ResizeSite) -> bool:
     return site.scope.startswith("function ")
 
 
-def _value_infos(model: "ModelProto", nested: bool) -> dict[str, Any]:
-    """Declared value infos of the main graph (and, ``nested``, of every body: names are unique
+def _value_infos(graphs: list[Any]) -> dict[str, Any]:
+    """Declared value infos of ``graphs`` (the main graph, then bodies: names are unique
     model-wide)."""
     from graphsurgeon_tools.core.checker import value_info_map
-    from graphsurgeon_tools.core.graph import scopes
 
-    if not nested:
-        return value_info_map(model.graph)
+    if len(graphs) == 1:
+        return value_info_map(graphs[0])
     merged: dict[str, Any] = {}
-    for scope in scopes(model, functions=False):
-        merged.update(value_info_map(scope.graph))
+    for graph in graphs:
+        merged.update(value_info_map(graph))
     return merged
 
 
 def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bool) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched).
+    ``nested``: the model has If/Loop/Scan bodies, whose answers are added too.
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
     import onnx
 
@@ -177,17 +177,19 @@ def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None
     from graphsurgeon_tools.resize import semantics
 
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
-    walked = [(s, [n for n in s.graph.node if semantics.is_resize_node(n)])
+    # The one walk over every node: scopes and (index, node) of their sites.
+    walked = [(s, [(i, n) for i, n in enumerate(s.graph.node) if semantics.is_resize_node(n)])
               for s in (scopes(model) if nested else [_main_scope(model)])]
     for _, resize_nodes in walked:
-        for node in resize_nodes:
+        for _, node in resize_nodes:
             if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
                 label = node.name or (node.output[0] if node.output else "?")
                 raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
-    infos = _value_infos(model, nested)
+    graphs = [s.graph for s, _ in walked if not s.function]  # main graph, then its bodies
+    infos = _value_infos(graphs)
     declared = set(infos)
-    if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for n in nodes):
-        infos = _inferred_value_infos(model, infos, nested)
+    if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for _, n in nodes):
+        infos = _inferred_value_infos(model, infos, len(graphs) > 1)
 
     tracers: dict[str, ConstantTracer] = {}
     sites: list[ResizeSite] = []
@@ -201,9 +203,8 @@ def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None
         if not resize_nodes:
             continue
         versions = {op: semantics.op_version(op, tracer.opset) for op in semantics.RESIZE_OPS}
-        for index, node in enumerate(scope.graph.node):
-            if semantics.is_resize_node(node):
-                sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared))
+        for index, node in resize_nodes:
+            sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared))
     return sites
 
 
