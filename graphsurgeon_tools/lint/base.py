@@ -170,7 +170,9 @@ class LintContext:
 
     ``producers`` (tensor -> node), ``graph_inputs`` (name -> elem type, initializers
     excluded), ``elem_types`` (every tensor whose element type the model states),
-    ``sites`` (:func:`graphsurgeon_tools.resize.find_resize_sites`) and ``plugin_nodes``.
+    ``sites`` (:func:`graphsurgeon_tools.resize.find_resize_sites`, bodies and functions
+    included) and ``plugin_nodes`` (main graph). Values are traced through the main graph
+    only: a shape input that reaches a body site through the body's own nodes is not seen.
     """
 
     def __init__(self, model: "ModelProto", sites: Iterable["ResizeSite"]) -> None:
@@ -200,9 +202,17 @@ class LintContext:
         }
         self.plugin_nodes = [n for n in self.nodes if n.domain not in _ONNX_DOMAINS]
         self._feeding: dict[str, tuple[str, ...]] = {}
+        self._scope_graphs: Optional[dict[str, Any]] = None
 
     def node_of(self, site: "ResizeSite") -> "NodeProto":
-        return self.nodes[site.node_index]
+        """The site's node, in whatever graph it lives (main graph, a body, a function)."""
+        if site.in_main_graph:
+            return self.nodes[site.node_index]
+        if self._scope_graphs is None:
+            from graphsurgeon_tools.core.graph import scopes
+
+            self._scope_graphs = {scope.name: scope.graph for scope in scopes(self.model)}
+        return self._scope_graphs[site.scope].node[site.node_index]
 
     def graph_inputs_feeding(self, tensor: str) -> tuple[str, ...]:
         """Graph inputs whose *values* reach ``tensor`` (walk stops at Shape/Size), in graph order.

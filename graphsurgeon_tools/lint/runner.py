@@ -46,7 +46,7 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
 
     rules = rules_for(target)
     proto = load_model(model)
-    ctx = LintContext(proto, find_resize_sites(proto))
+    ctx = LintContext(proto, find_resize_sites(proto, nested=True))  # TensorRT imports bodies too
     report = LintReport(target=target, rules=tuple(r.id for r in rules), sites=len(ctx.sites),
                         plugin_nodes=len(ctx.plugin_nodes))
     for rule in rules:
@@ -60,9 +60,10 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
             reason = rule.check(ctx, subject)
             if reason is None:
                 continue
+            scope = getattr(subject, "scope", "main graph")
             report.findings.append(Finding(
                 rule=rule.id, target=rule.target, severity=reason.severity, source=rule.source,
                 node=node_label(node) if node is not None else "", op_type=node.op_type if node is not None else "",
-                reason=reason.text, fix=reason.fix,
+                reason=reason.text if scope == "main graph" else f"in {scope}: {reason.text}", fix=reason.fix,
             ))
     return report

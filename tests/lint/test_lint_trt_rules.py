@@ -141,3 +141,20 @@ def test_an_unknown_target_is_a_usage_error():
 
     with pytest.raises(UsageError, match="not a lint target"):
         lint_model(m.resize(inputs="float[4] s"), "tflite")
+
+
+def test_sites_inside_control_flow_bodies_are_linted_and_say_where():
+    model = m.parse("""
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[1,3,8,8] X, bool c) => (float[?,?,?,?] Y) {
+  Y = If (c) <
+    then_branch = t () => (float[?,?,?,?] A) {
+      s = Constant <value = float[4] {1.0, 1.0, 2.0, 2.0}> ()
+      A = Resize <mode="linear", antialias=1> (X, , s)
+    },
+    else_branch = e () => (float[?,?,?,?] B) { B = Identity(X) }
+  >
+}""", check=False)
+    report = lint_model(model, "tensorrt")
+    (finding,) = [f for f in report.findings if f.rule == "trt-antialias"]
+    assert finding.reason.startswith("in If ") and finding.node == "A"
