@@ -212,6 +212,8 @@ CLAIMS = [
           reason=r"inside If 'branch'.*main-graph sites only"),
     Claim("swap_skips_function", nested.function_model, "swap-plugin", skipped=("fn_resize",),
           reason=r"function 'local\.Up'"),
+    Claim("swap_inlines_function", lambda: nested.function_model(calls=2), "swap-plugin", ("--inline-functions",),
+          rewritten=("fn_resize__1", "fn_resize__2")),
     Claim("inspect_lists_scopes", nested.nested_if_in_loop_model, "inspect",
           scopes=("Loop 'steps' body / If 'inner' else_branch", "Loop 'steps' body / If 'inner' then_branch")),
 ]

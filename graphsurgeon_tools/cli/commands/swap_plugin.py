@@ -92,6 +92,11 @@ def swap_plugin(
                                           "name (MMDeploy's layout; TensorRT-friendly) instead of computing it "
                                           "from the scales."),
     ] = None,
+    inline_functions: Annotated[
+        bool,
+        typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
+                                                "sites inside them are swapped too (skipped otherwise)."),
+    ] = False,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -123,6 +128,7 @@ def swap_plugin(
             spec=spec,
             keep_constant=keep_constant,
             size_input=size_input,
+            inline_functions=inline_functions,
         )
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     if result.signature == "generic" and signature != "scales":
