@@ -100,12 +100,21 @@ class PassResult:
         return self.check is not None and self.check.passed is False
 
     def failure_message(self) -> str:
+        from graphsurgeon_tools.passes.responsible import responsible_sites
+
         bad = [o for o in self.check.outputs if not o.passed]
-        worst = max(bad, key=lambda o: o.max_abs_diff)
-        return (
-            f"the rewritten model differs from the original in ONNX Runtime: output {worst.name!r} "
-            f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)"
-        )
+        if bad:
+            worst = max(bad, key=lambda o: o.max_abs_diff)
+            text = (f"the rewritten model differs from the original in ONNX Runtime: output {worst.name!r} "
+                    f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)")
+        else:  # only Resize site outputs differ (the model's outputs happen to match)
+            text = "the rewritten model differs from the original in ONNX Runtime at Resize site outputs"
+        sites = {o.name: o for o in getattr(self.check, "sites", ()) if not o.passed}
+        blamed = responsible_sites(self.model, sites) if sites and hasattr(self.model, "graph") else []
+        if blamed:
+            text += "; the difference starts at " + ", ".join(
+                f"site {node!r} (its output {out!r}: max |diff| {sites[out].max_abs_diff:g})" for node, out in blamed[:5])
+        return text
 
     def raise_if_failed(self) -> "PassResult":
         """Raise :class:`CheckFailedError` when the built-in check found a difference; return self."""
