@@ -133,3 +133,32 @@ def test_swap_plugin_inlines_functions_when_asked() -> None:
     result = swap_plugin(model, inline_functions=True)
     assert [r.node for r in result.rewritten] == ["fn_resize__1", "fn_resize__2"] and result.skipped == []
     assert len(model.functions) == 1  # the caller's proto is untouched
+
+
+def test_the_built_in_check_runs_every_if_branch(monkeypatch) -> None:
+    """Seed 0 gives `cond` one value; the check reruns with a seed giving the other, and a
+    difference found there fails the result."""
+    from graphsurgeon_tools.check import equivalence
+    from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+    from graphsurgeon_tools.passes.make_dynamic_scale.branches import branch_seeds
+
+    model = nested.if_model()
+    shapes = concrete_input_shapes(model)
+    (seed,) = branch_seeds(model, ["If 'branch' then_branch"])
+    assert bool(random_feeds(model, shapes, seed)["cond"]) != bool(random_feeds(model, shapes, 0)["cond"])
+    assert branch_seeds(model, ["main graph", "Loop 'steps' body"]) == []  # no If: nothing to steer
+
+    result = make_dynamic_scale(model)
+    assert result.check.passed and any("every branch ran" in n for n in result.notes)
+
+    real, seen = equivalence.compare_models, []
+
+    def fails_on_other_seeds(*args, seed=0, **kwargs):
+        seen.append(seed)
+        check = real(*args, seed=seed, **kwargs)
+        if seed:
+            check.passed = False
+        return check
+
+    monkeypatch.setattr(equivalence, "compare_models", fails_on_other_seeds)
+    assert make_dynamic_scale(model).failed and seen == [0, seed]

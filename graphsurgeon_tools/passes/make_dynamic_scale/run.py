@@ -212,6 +212,7 @@ class MakeDynamicScale(Pass):
             result.skipped[:0] = held
             return result
         check_input_name(model, plans, self.shared, self.input_name)
+        self._scopes = {p.site.scope for p in plans}  # sites in If branches: see _check_other_branches
         timer.lap("precheck")
 
         self.original: Any = None
@@ -249,4 +250,24 @@ class MakeDynamicScale(Pass):
                 shapes = concrete_input_shapes(original, self.check_dims)
                 feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
             result.check = compare_models(self.original, model, feeds, dims=self.check_dims)
+            self._check_other_branches(model, result, feeds)
             timer.lap("check")
+
+    def _check_other_branches(self, model: ModelProto, result: DynamicScaleResult, feeds: dict) -> None:
+        """Sites rewritten inside If branches: rerun the check with seeds that flip the scalar bool
+        inputs, so the branch seed 0 did not take runs too (:mod:`.branches`)."""
+        from graphsurgeon_tools.check.equivalence import compare_models
+        from graphsurgeon_tools.passes.make_dynamic_scale.branches import branch_seeds
+
+        if result.check is None or result.check.passed is not True:
+            return
+        original = self.original if isinstance(self.original, ModelProto) else ModelProto.FromString(self.original)
+        seeds = branch_seeds(original, self._scopes, self.check_dims)
+        for seed in seeds:
+            other = compare_models(self.original, model, feeds, dims=self.check_dims, seed=seed)
+            if other.passed is False:
+                result.check = other
+                break
+        if seeds:
+            result.notes.append(f"sites in If branches: the check also ran with seed(s) "
+                                f"{', '.join(map(str, seeds))}, which flip the bool inputs, so every branch ran")
