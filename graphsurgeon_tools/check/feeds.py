@@ -98,11 +98,11 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
         except KeyError:
             raise InvalidModelError(f"graph input {name!r} has element type {elem}, which the check cannot generate") from None
         if dtype.kind == "f":
-            feeds[name] = rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+            feeds[name] = np.asarray(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
         elif dtype.kind in "iu":
-            feeds[name] = rng.integers(0, 8, size=shape).astype(dtype)
+            feeds[name] = np.asarray(rng.integers(0, 8, size=shape).astype(dtype))
         elif dtype.kind == "b":
-            feeds[name] = rng.integers(0, 2, size=shape).astype(bool)
+            feeds[name] = np.asarray(rng.integers(0, 2, size=shape).astype(bool))
         else:
             raise InvalidModelError(f"graph input {name!r} has dtype {dtype} the check cannot generate")
     return feeds
@@ -289,10 +289,11 @@ def random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator
     # A declared input of 2**20 x 2**20 must be refused, not handed to numpy (MemoryError).
     # Floats are drawn in float64 first, so that is what is allocated.
     check_output_size(concrete, np.float64 if np.issubdtype(dtype, np.floating) else dtype, limit=limit, what=what)
+    # np.asarray: for a 0-d input (a scalar condition) numpy hands back a scalar, which ORT refuses.
     if np.issubdtype(dtype, np.floating):
         # Uniform [0, 1): what an image model sees after normalisation to [0, 1].
-        return rng.random(concrete, dtype=np.float64).astype(dtype)
+        return np.asarray(rng.random(concrete, dtype=np.float64).astype(dtype))
     if dtype == np.bool_:
-        return rng.random(concrete) < 0.5
-    return rng.integers(0, 10, size=concrete).astype(dtype)
+        return np.asarray(rng.random(concrete) < 0.5)
+    return np.asarray(rng.integers(0, 10, size=concrete).astype(dtype))
 

@@ -376,6 +376,15 @@ class SuccessCase:
     commands: tuple[str, ...] = ("inspect", "inspect-json", "make-dynamic-scale", "swap-plugin", "validate")
 
 
+def _scalar_condition_model(folder: Path) -> Path:
+    """x and a 0-d bool input ``cond`` (Where picks x either way): random feeds must be 0-d arrays."""
+    model = models.resize_model()
+    model.graph.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    model.graph.node.insert(0, helper.make_node("Where", ["cond", "x", "x"], ["x_any"], name="pick"))
+    model.graph.node[-1].input[0] = "x_any"
+    return write(model, folder / "scalar_cond.onnx")
+
+
 NON_UTF8 = os.fsdecode(b"caf\xe9-\xff")  # latin-1 bytes: not UTF-8; Python keeps them as surrogates
 
 SUCCESS_CASES = [
@@ -383,6 +392,7 @@ SUCCESS_CASES = [
     SuccessCase("non_utf8_folder_name", lambda tmp: write(models.resize_model(), tmp / NON_UTF8 / "model.onnx")),
     SuccessCase("non_utf8_folder_external_data", lambda tmp: _external_model(tmp / NON_UTF8)),
     SuccessCase("plain_external_data", lambda tmp: _external_model(tmp / "in")),
+    SuccessCase("scalar_bool_input", lambda tmp: _scalar_condition_model(tmp / "in")),
 ]
 
 CASE_NAMES = [c.name for c in CASES]
