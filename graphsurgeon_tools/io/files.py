@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 from typing import BinaryIO, Optional, Union
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError

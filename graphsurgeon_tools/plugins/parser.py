@@ -53,7 +53,9 @@ def load_spec(path: Union[str, Path]) -> PluginSpec:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidSpecError(f"cannot read plugin spec {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InvalidSpecError(
+            f"cannot read plugin spec {path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     return parse_spec(text, source=str(path))
 
 
