@@ -25,9 +25,11 @@ A spec describes one swap ``Op(inputs, attrs) -> Plugin(inputs', attrs')``:
   rank of that input), or ``dtype = "int64"`` with ``rank = 2`` and optionally
   ``shape = ["num_selected", 3]``. These become value_info so shape inference continues.
 
-Modules: :mod:`.model` (the spec dataclasses), :mod:`.parser` (TOML -> spec). Invalid
-specs raise :class:`InvalidSpecError` (exit code 3, like any other invalid input
-file). This module only parses and describes specs; it never changes a model
+Modules: :mod:`.model` (the spec dataclasses), :mod:`.parser` (TOML -> spec), :mod:`.schema`
+(the type and range of every value: indices, dims, ranks, constants per dtype, attribute
+values, names, nesting depth). A spec is validated completely when it is parsed: invalid
+specs raise :class:`InvalidSpecError` (one line naming the file and the key, exit code 3,
+like any other invalid input file); a spec file is read only if it is a regular file. This module only parses and describes specs; it never changes a model
 (:func:`graphsurgeon_tools.passes.swap_plugin.swap_plugin` applies them).
 """
 
