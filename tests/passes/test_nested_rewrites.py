@@ -162,3 +162,25 @@ def test_the_built_in_check_runs_every_if_branch(monkeypatch) -> None:
 
     monkeypatch.setattr(equivalence, "compare_models", fails_on_other_seeds)
     assert make_dynamic_scale(model).failed and seen == [0, seed]
+
+
+def test_a_generic_spec_reports_matching_nodes_inside_bodies() -> None:
+    from onnx import TensorProto, helper
+
+    from graphsurgeon_tools.plugins import parse_spec
+
+    spec = parse_spec('[plugin]\nop_type = "P"\n[match]\nop_type = "Relu"\n', source="relu.toml")
+    body = helper.make_graph([helper.make_node("Relu", ["x"], ["b"], name="body_relu")], "b", [],
+                             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 8, 8])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["m"], name="main_relu"),
+         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
+        "g", [nested.X, nested.COND],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8]),
+         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 8, 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    result = swap_plugin(model, spec=spec)
+    assert [r.node for r in result.rewritten] == ["main_relu"]
+    assert [(s.node, s.reason) for s in result.skipped] == [
+        ("body_relu", "inside If 'branch' else_branch: swap-plugin swaps main-graph nodes only"),
+        ("body_relu", "inside If 'branch' then_branch: swap-plugin swaps main-graph nodes only")]

@@ -132,10 +132,15 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
     """Swap the nodes of ``model`` (in place) that the generic ``spec`` matches."""
     graph = model.graph
     opset = opsets.default_opset(model)
-    candidates = [(i, n) for i, n in enumerate(graph.node)
+    candidates = [(i, n, scope.name) for scope in core_graph.scopes(model) for i, n in enumerate(scope.graph.node)
                   if n.op_type in spec.match.op_types and opsets.is_default_domain(n.domain)]
     selected = select(candidates, nodes, lambda c: (c[1].name, c[1].output[0] if c[1].output else ""),
                       what="/".join(spec.match.op_types))
+    for _, node, where in selected:  # left as they are, never silently
+        if where != core_graph.MAIN_GRAPH and refusals.name_matches(spec, node.name):
+            result.skipped.append(Skip(_label(node), node.op_type,
+                                       f"inside {where}: swap-plugin swaps main-graph nodes only"))
+    selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     types = elem_types_and_shapes(model)
     builder = Builder(model)
     tracer = ConstantTracer(model)
