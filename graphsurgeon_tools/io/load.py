@@ -36,6 +36,7 @@ from graphsurgeon_tools.io.external_data import (
 )
 from graphsurgeon_tools.io.files import open_regular
 from graphsurgeon_tools.io.guard import note_read
+from graphsurgeon_tools.io.utf8 import strings_are_utf8
 
 __all__ = ["load_model", "raise_if_unknown_opsets", "unknown_opsets"]
 
@@ -122,7 +123,7 @@ def _parse(path: Path, data: bytes) -> ModelProto:
     # Protobuf happily parses many non-ONNX byte strings into a near-empty message.
     if model.ir_version <= 0 or not model.HasField("graph") or not (model.graph.node or model.graph.output):
         raise InvalidModelError(f"not an ONNX model (no IR version or empty graph): {path}")
-    bad_text = _first_undecodable_string(model)
+    bad_text = None if strings_are_utf8(data) else _first_undecodable_string(model)  # the walk names the field
     if bad_text:
         raise InvalidModelError(f"not an ONNX model (a {bad_text} is not valid UTF-8; corrupt file?): {path}")
     # An opset import newer than this onnx knows (any domain it defines): exit 3 for every

@@ -119,7 +119,8 @@ def save_model(
     shared_folder = bool(refs) and share_data and base is not None and base.resolve() == path.parent.resolve()
     copies = _data_copies(path, refs, shared_folder)
     targets = [(path, "output")] + [(dest, "data file") for dest, copied in copies.values() if copied]
-    if not refs and _estimated_size(model) > _INLINE_LIMIT:
+    too_big = not refs and _estimated_size(model) > _INLINE_LIMIT  # one walk over the tensors
+    if too_big:
         targets.append((path.parent / f"{path.name}.data", "data file"))
     own = [r for r in (record(ref.path, f"an external data file of the model ({ref.location})") for ref in refs) if r]
     check_writes(targets, reads=own, allow=[path] if in_place else ())
@@ -133,7 +134,7 @@ def save_model(
         with removing_temps_on_signal():
             if refs:
                 _save_with_external(model, path, external, refs, copies, made, restore_locations)
-            elif _estimated_size(model) > _INLINE_LIMIT:
+            elif too_big:
                 _save_externalized(model, path, made, stashed)
             else:
                 commit(write_temp(path.parent, path.name, model.SerializeToString(), made), path)
