@@ -1,7 +1,9 @@
 """Run models with plugin nodes in ONNX Runtime: :func:`make_session` and the kernel behind them.
 
-``session`` holds the onnxruntime-extensions bridge; ``kernels`` the DynamicTRTResize kernel
-(a registered fast backend, else the onnx.reference fallback). Importing this package does
+``session`` makes the sessions: plugin nodes run in the compiled ORT library
+(``ort_library``: find, build, cache, register) where it is built, else through the
+onnxruntime-extensions bridge; ``kernels`` is the bridge's DynamicTRTResize kernel (a
+registered fast backend, else the onnx.reference fallback). Importing this package does
 not import onnxruntime, torch or ``exporters``.
 """
 
