@@ -184,3 +184,16 @@ def test_a_generic_spec_reports_matching_nodes_inside_bodies() -> None:
     assert [(s.node, s.reason) for s in result.skipped] == [
         ("body_relu", "inside If 'branch' else_branch: swap-plugin swaps main-graph nodes only"),
         ("body_relu", "inside If 'branch' then_branch: swap-plugin swaps main-graph nodes only")]
+
+
+def test_main_graph_sites_outside_a_specs_names_are_not_reported_as_nested() -> None:
+    """A spec's [match] name patterns leave other main-graph sites alone (not "nested" skips)."""
+    import dataclasses
+
+    from graphsurgeon_tools.plugins import builtin_spec
+    from hostile import models
+
+    spec = builtin_spec("DynamicTRTResize")
+    spec = dataclasses.replace(spec, match=dataclasses.replace(spec.match, name_patterns=("nothing*",)))
+    result = swap_plugin(models.resize_model(), spec=spec)
+    assert not result.changed and result.skipped == []

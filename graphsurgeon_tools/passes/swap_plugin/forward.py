@@ -20,8 +20,8 @@ Every refusal is decided before anything changes (site_facts.py: the rank from X
 scales/sizes length), so a run that swaps nothing adds no input. Each swapped site reports its
 factor freedom (``free``, ``pinned_by``); run-time sizes read from data shapes say where from.
 
-A selected node whose attributes are mistyped or out of range (``resize.semantics.
-attribute_problems``) is refused (InvalidModelError) before anything changes.
+A selected node whose attributes are out of range is refused before anything changes: they
+are in ``ResizeSite.problems`` (``resize.semantics.attribute_problems``), the one nonsense gate.
 
 Requires: the pass's working copy (changed in place) that passed the structural checker.
 Ensures: every matched site is swapped or skipped with its reason; the constants the swap
@@ -130,10 +130,7 @@ def forward_resize(
     found = [s for s in resize_sites.find_resize_sites(model, nested=True) if s.op_type in spec.match.op_types]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
     for site in selected:
-        if site.in_main_graph and refusals.name_matches(spec, site.node_name):
-            # before anything is written: a bad attribute is the model's fault
-            refusals.raise_if_bad_attributes(model.graph.node[site.node_index], site.op_version, label)
-        else:
+        if not site.in_main_graph:
             raise_if_nonsense(site, label)
             result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
     selected = [s for s in selected if s.in_main_graph]
