@@ -185,21 +185,24 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
     for plan in plans:
         node = by_output[plan.site.output_name]
         x = node.input[0]
-        stem = core_graph.unique_name(taken, f"{plan.label}_{layout}".replace(" ", "_").replace("#", "n"))
-        taken.add(stem)
-        shape, lead, size = f"{stem}_shape", f"{stem}_lead", f"{stem}_out"
+        stem = f"{plan.label}_{layout}".replace(" ", "_").replace("#", "n")
+
+        def fresh(suffix: str) -> str:
+            name = core_graph.unique_name(taken, f"{stem}_{suffix}")
+            taken.add(name)
+            return name
+
+        shape, lead, size = fresh("shape"), fresh("lead"), fresh("out")
         extra = [helper.make_node("Shape", [x], [shape], name=shape),
                  helper.make_node("Slice", [shape, consts.get("zero", [0]), consts.get("minus2", [-2])], [lead],
                                   name=lead)]
         hw = plan.input_name
         if layout == "factor":
-            spatial = f"{stem}_in_hw"
-            hw = f"{stem}_out_hw"
+            spatial, hw = fresh("in_hw"), fresh("out_hw")
             extra.append(helper.make_node("Slice", [shape, consts.get("minus2", [-2]),
                                                     consts.get("end", [_INT64_MAX])], [spatial], name=spatial))
             extra.append(helper.make_node("Mul", [spatial, plan.input_name], [hw], name=hw))
         extra.append(helper.make_node("Concat", [lead, hw], [size], name=size, axis=0))
-        taken.update([shape, lead, size, f"{stem}_in_hw", f"{stem}_out_hw"])
         before[plan.site.output_name] = extra
         inputs = list(node.input) + [""] * 4
         roi = inputs[1]
