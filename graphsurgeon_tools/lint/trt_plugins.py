@@ -94,7 +94,9 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
                           "input that is a shape tensor must be int32/int64",
                           fix=Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES,
                                          note="on the model before any rewrite"))
-    return None
+    return Reason(f"{SHAPE_INDICES}={indices} is honoured by an IPluginV3 creator only; a V2 creator found under "
+                  "the same name, plugin_version and plugin_namespace (MMDeploy's DynamicTRTResize is one, version "
+                  "'1') ignores it with a warning and reads the input as a device tensor", severity="info")
 
 
 RULES = (

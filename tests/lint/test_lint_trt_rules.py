@@ -86,7 +86,8 @@ def test_a_model_that_breaks_the_rule_fails_it(rule):
 
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_a_model_that_keeps_the_rule_passes_it(rule):
-    assert rule not in {f.rule for f in lint_model(CASES[rule][1], "tensorrt").findings}
+    # informational notes (severity "info") are not failures: the V3 form's note says a V2 creator ignores it
+    assert rule not in {f.rule for f in lint_model(CASES[rule][1], "tensorrt").findings if f.severity != "info"}
 
 
 def test_the_shape_input_walk_stops_at_shape_so_a_float_data_input_is_not_a_shape_input():
