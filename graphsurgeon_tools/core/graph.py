@@ -170,15 +170,22 @@ def all_tensor_names(graph: "GraphProto") -> set[str]:
     """Every name used in the graph (inputs, outputs, initializers, value_info, node I/O, node
     names), subgraphs included (walked iteratively)."""
     names: set[str] = set()
-    for current in graphs_within(graph):
-        names |= {i.name for i in current.input} | {o.name for o in current.output}
-        names |= {i.name for i in current.initializer} | {v.name for v in current.value_info}
-        names |= {s.values.name for s in current.sparse_initializer}
+    add = names.update
+    pending = [graph]  # bodies are gathered in the same walk over the nodes (no graphs_within pass)
+    while pending:
+        current = pending.pop()
+        add(i.name for i in current.input)
+        add(o.name for o in current.output)
+        add(i.name for i in current.initializer)
+        add(v.name for v in current.value_info)
+        add(s.values.name for s in current.sparse_initializer)
         for node in current.node:
-            names.update(node.input)
-            names.update(node.output)
+            add(node.input)
+            add(node.output)
             if node.name:
                 names.add(node.name)
+            if len(node.attribute):
+                pending.extend(subgraphs(node))
     names.discard("")
     return names
 
@@ -226,14 +233,19 @@ def _scan(graph: "GraphProto") -> tuple[Counter, dict[str, int]]:
     tensor -> producer index. Inputs are gathered into one list and counted once: per-node
     Counter updates cost twice as much on upb protos."""
     reads: list[str] = []
+    gather = reads.extend
     made: dict[str, int] = {}
     for index, node in enumerate(graph.node):
-        reads.extend(node.input)
+        gather(node.input)
         if len(node.attribute):
             for sub in subgraphs(node):
-                reads.extend(outer_reads(sub))
-        for out in node.output:
-            made[out] = index
+                gather(outer_reads(sub))
+        outs = node.output
+        if len(outs) == 1:  # the usual node: no loop
+            made[outs[0]] = index
+        else:
+            for out in outs:
+                made[out] = index
     made.pop("", None)
     return Counter(reads), made
 
