@@ -272,7 +272,8 @@ class ShapeFlow:
                 data[name] = onnx.numpy_helper.from_array(tensor.value, name)
         try:
             result = onnx.shape_inference.infer_node_outputs(schema, node, types, data)
-        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError, KeyError) as exc:
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError,
+                TypeError, KeyError) as exc:  # ONNX refuses the node as it stands (a broken model: its checker says why)
             detail = " ".join(str(exc).split())
             detail = detail.replace("[ShapeInferenceError] ", "").replace("[TypeInferenceError] ", "")
             shapes = tuple(t.shape for t in inputs if t.shape is not None)
@@ -305,7 +306,8 @@ def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     if op in _SAME_SHAPE and inputs[0].static and inputs[0].elem:
         elem = inputs[0].elem
         if op == "Cast":
-            elem = int(get_attr(node, "to", 0))
+            to = get_attr(node, "to", 0)
+            elem = to if isinstance(to, int) else 0
         return Tensor(elem, inputs[0].shape) if elem else None
     if op in BROADCASTING and op != "Where" and len(inputs) >= 2 and all(t.static and t.elem for t in inputs):
         rank = max(len(t.shape) for t in inputs)
@@ -332,9 +334,16 @@ def _from_type(type_proto: Any) -> Tensor:
 
 def _clash(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optional[Clash]:
     """The clash rules on static shapes (the changed input named first when there is one)."""
-    op = node.op_type
-    if op not in _CLASH_OPS or node.domain not in ("", "ai.onnx"):
+    if node.op_type not in _CLASH_OPS or node.domain not in ("", "ai.onnx"):
         return None
+    try:
+        return _clash_rules(node, inputs, touched)
+    except (TypeError, ValueError, IndexError):  # a mistyped attribute (axis="x"): the checker's to refuse
+        return None
+
+
+def _clash_rules(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optional[Clash]:
+    op = node.op_type
     shaped = [(name, t) for name, t in zip(node.input, inputs) if name and t.static]
     first = next((i for i, (name, _) in enumerate(shaped) if name in touched), 0)
     ordered = [shaped[first]] + shaped[:first] + shaped[first + 1:] if shaped else []

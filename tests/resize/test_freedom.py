@@ -239,3 +239,13 @@ def test_a_site_inside_a_body_is_left_undecided_with_where_it_lives() -> None:
     nested = dataclasses.replace(site, scope="If 'branch' then_branch")
     (freedom,) = site_freedom(golden.resize_model(13), sites=[nested]).values()
     assert freedom.free is None and "inside If 'branch' then_branch" in freedom.reason
+
+
+def test_a_node_onnx_refuses_does_not_crash_the_flow() -> None:
+    # A fuzzed model (the checker refuses it later, in the passes): a Constant turned into an input-less Relu.
+    model = golden.resize_model(13, source="constant")
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.output[0].startswith("scales"):
+            node.op_type = "Relu"
+    (freedom,) = site_freedom(model).values()
+    assert freedom.free is None

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from graphsurgeon_tools.cli._app import (
+    CustomOpLibOption,
     InPlaceOption,
     JsonOption,
     ModelArgument,
@@ -66,7 +67,7 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} identical in ONNX Runtime "
                          f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
             optimized = check.get("optimized")
-            if optimized:
+            if optimized and optimized.get("max_abs_diff") is not None:  # None: nothing compared
                 drift = optimized.get("original_drift")
                 lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
                              + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
@@ -138,6 +139,7 @@ def make_dynamic_scale(
         bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")
     ] = False,
     profile: ProfileOption = None,
+    custom_op_lib: CustomOpLibOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Turn constant Resize/Upsample scales into graph inputs.
@@ -178,6 +180,7 @@ def make_dynamic_scale(
             check=check,
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
             check_dims=dims or None,
+            custom_op_libs=custom_op_lib,
         )
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
