@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -199,13 +199,30 @@ def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: O
     return tuple(full)
 
 
+def _static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+    """Fully static shapes (every dim a positive int) that shape inference with data propagation finds."""
+    from graphsurgeon_tools.core.checker import weightless_copy
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
+        return {}  # a model inference cannot follow keeps its runtime sizes unknown
+    shapes: dict[str, tuple[int, ...]] = {}
+    for info in (*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output):
+        dims = info.type.tensor_type.shape.dim
+        if info.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") and d.dim_value > 0 for d in dims):
+            shapes[info.name] = tuple(int(d.dim_value) for d in dims)
+    return shapes
+
+
 def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, ...]], list[str], int]:
     """Constant scales of every Resize/Upsample/plugin node, the nodes without any, and the count.
 
     Uses :func:`graphsurgeon_tools.resize.find_resize_sites` for Resize/Upsample (it
     folds constant subgraphs); a site driven by constant sizes with static input dims
     counts with the scales that reproduce its sizes exactly (as ``from_sizes=True``
-    computes them). The plugin node is not a Resize site, so its constant scales input
+    computes them), and so does one whose sizes are computed from static shapes (shape
+    inference with data propagation pins its input and output shapes). The plugin node is not a Resize site, so its constant scales input
     is read directly.
     """
     baked: dict[str, tuple[float, ...]] = {}
@@ -215,6 +232,7 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
 
     from graphsurgeon_tools.passes.make_dynamic_scale.plan import sizes_to_scales
 
+    static_shapes: Optional[dict[str, tuple[int, ...]]] = None
     for site in find_resize_sites(model):
         count += 1
         name = site.node_name or f"#{site.node_index}"
@@ -224,6 +242,15 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
         # Constant sizes on static input dims bake a factor too: the one make_dynamic_scale
         # (from_sizes=True) computes, so a rewrite of this site is fed its own factor.
         from_sizes, _ = sizes_to_scales(site)
+        if from_sizes is None and site.sizes_source is ValueSource.RUNTIME and site.axes is None:
+            # Sizes computed from Shape of static tensors (the TorchScript exporter's interpolate
+            # size=...): shape inference with data propagation pins both shapes in a static model.
+            if static_shapes is None:
+                static_shapes = _static_shapes(model)
+            before, after = static_shapes.get(site.input_name), static_shapes.get(site.output_name)
+            if before and after and len(before) == len(after):
+                pinned = replace(site, sizes=after, input_shape=before, sizes_source=ValueSource.FOLDED)
+                from_sizes, _ = sizes_to_scales(pinned)
         if from_sizes is not None:
             baked[name] = _full_scales(from_sizes, site.axes, site.input_rank)
         else:
