@@ -117,8 +117,9 @@ class CheckResult:
         if self.differing_sites:
             text += f"; first differing site output: {self.differing_sites[0]}"
         if self.optimized.get("max_abs_diff") is not None:
-            text += (f"; at {self.optimized['level']} max |diff| {self.optimized['max_abs_diff']:g} (the original "
-                     f"differs from itself by {self.optimized['original_drift']:g} between the levels)")
+            text += f"; at {self.optimized['level']} max |diff| {self.optimized['max_abs_diff']:g}"
+            if self.optimized.get("original_drift") is not None:
+                text += f" (the original differs from itself by {self.optimized['original_drift']:g} between the levels)"
         return text
 
 
