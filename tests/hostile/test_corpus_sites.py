@@ -17,7 +17,8 @@ import pytest
 from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus_sites import CASES, CLAIMS, Claim
-from hostile.harness import COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, snapshot
+from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, \
+    run_subprocess, snapshot
 
 PAIRS = [
     pytest.param(case, command, id=f"{case.name}-{command.id}")
@@ -54,6 +55,22 @@ def test_refused(case, command: Command, tmp_path, available, capsys, monkeypatc
     argv = command.args(setup.built, setup.good, setup.output)
     before = snapshot(tmp_path)
     outcome = _runner(monkeypatch, capsys)(argv, dict(setup.built.env))
+    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp_path))
+
+
+SUBPROCESS = [("resize_mode_bogus", "make-dynamic-scale"), ("plugin_mode_mistyped_int", "swap-plugin"),
+              ("opset_ai_onnx_ml_99", "validate"), ("body_loop_scales_nan", "inspect"),
+              ("input_all_nan", "validate")]
+
+
+@pytest.mark.parametrize(("name", "command_id"), SUBPROCESS, ids=[f"{n}-{c}" for n, c in SUBPROCESS])
+def test_refused_by_the_installed_script(name: str, command_id: str, tmp_path) -> None:
+    """The real console script: no traceback, one line, the documented code (what a user sees)."""
+    case = next(c for c in CASES if c.name == name)
+    command = BY_ID[command_id]
+    setup = prepare(case, tmp_path)
+    before = snapshot(tmp_path)
+    outcome = run_subprocess(command.args(setup.built, setup.good, setup.output), dict(setup.built.env))
     check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp_path))
 
 
