@@ -293,7 +293,7 @@ def _(tmp: Path) -> Built:
 # --------------------------------------------------------------------------- class 5: odd paths
 
 
-@case("output_symlink_loop", "names", USAGE, r"symlink|symbolic|loop|levels", commands=WRITING | JUNIT)
+@case("output_symlink_loop", "names", USAGE, r"symlink|symbolic|loop|levels", commands=WRITING | JUNIT | {"export"})
 def _(tmp: Path) -> Built:
     model = write(models.resize_model(), tmp / "in" / "model.onnx")
     (tmp / "out").mkdir()
@@ -311,7 +311,7 @@ def _(tmp: Path) -> Built:
     return Built(model, ("result.onnx", "a"), output=tmp / "out" / "a" / "result.onnx")
 
 
-@case("output_is_fifo", "names", USAGE, r"not a regular file|fifo|device", commands=WRITING | JUNIT)
+@case("output_is_fifo", "names", USAGE, r"not a regular file|fifo|device", commands=WRITING | JUNIT | {"export"})
 def _(tmp: Path) -> Built:
     # Writing never opens it, but the rename would replace it (as -o /dev/null would replace the device).
     model = write(models.resize_model(), tmp / "in" / "model.onnx")
