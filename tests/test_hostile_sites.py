@@ -48,7 +48,7 @@ def _runner(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(("case", "command"), PAIRS)
-def test_refused(case, command: Command, tmp_path, available, capsys, monkeypatch) -> None:
+def test_in_process(case, command: Command, tmp_path, available, capsys, monkeypatch) -> None:
     if command.cli not in available:
         pytest.skip(f"`onnxtool {command.cli}` does not exist yet")
     setup = prepare(case, tmp_path)
@@ -64,7 +64,7 @@ SUBPROCESS = [("resize_mode_bogus", "make-dynamic-scale"), ("plugin_mode_mistype
 
 
 @pytest.mark.parametrize(("name", "command_id"), SUBPROCESS, ids=[f"{n}-{c}" for n, c in SUBPROCESS])
-def test_refused_by_the_installed_script(name: str, command_id: str, tmp_path) -> None:
+def test_subprocess(name: str, command_id: str, tmp_path) -> None:
     """The real console script: no traceback, one line, the documented code (what a user sees)."""
     case = next(c for c in CASES if c.name == name)
     command = BY_ID[command_id]
