@@ -165,6 +165,7 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     path = Path(value)
     try:
         with open_regular(path, f"input {name!r} file", OnnxToolError) as handle:  # never a FIFO or device
+            _refuse_declared_size(name, path, handle)
             array = np.load(handle, allow_pickle=False)
     except FileNotFoundError:
         raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
@@ -178,6 +179,36 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     if not isinstance(array, np.ndarray):
         raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
     return array, str(path)
+
+
+def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
+    """Read a .npy header and refuse a shape the file cannot hold, or one above the size limit.
+
+    np.load allocates what the header declares before it reads: a 100-byte file claiming
+    1x3x100000x100000 would be a 112 GiB MemoryError (exit 4). Not a .npy (an .npz, junk):
+    left to np.load's own errors. The handle is rewound either way."""
+    from numpy.lib import format as npy_format
+
+    start = handle.tell()
+    try:
+        version = npy_format.read_magic(handle)
+        reader = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
+        if reader is None:
+            return
+        shape, _fortran, dtype = reader(handle)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError):
+        return
+    finally:
+        data_start = handle.tell()
+        handle.seek(start)
+    if dtype.hasobject:
+        return  # np.load refuses it (allow_pickle=False) with its own message
+    check_output_size(shape, dtype, what=f"input {name!r} from {path}")
+    available = os.fstat(handle.fileno()).st_size - data_start
+    needed = math.prod(shape) * dtype.itemsize
+    if needed > available:
+        raise OnnxToolError(f"input {name!r}: {path} declares shape {list(shape)} ({needed} bytes of {dtype}) "
+                            f"but holds {available} bytes: truncated or not a .npy array")
 
 
 # Scale-input layouts (validation.ports.ScaleInput.layout) whose values are resize factors.

@@ -254,6 +254,31 @@ _npy_scales_case("input_npy_scales_over_env_limit", r"limit", np.array([1.0, 1.0
 _npy_scales_case("input_npy_scales_objectless_bool", r"numeric|number|dtype", np.array([True, True, True, True]))
 
 
+def _npy_header(shape: tuple, descr: str = "<f4", data: bytes = b"\0" * 64) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue() + data
+
+
+def _npy_bytes_case(name: str, problem: str, content: bytes) -> None:
+    def build(tmp: Path) -> Built:
+        model = write(models.resize_model(), tmp / "in" / "model.onnx")
+        npy = tmp / "data" / "x.npy"
+        npy.parent.mkdir(parents=True, exist_ok=True)
+        npy.write_bytes(content)
+        return Built(model, ("x.npy",), extra=("--input", f"x={npy}"))
+
+    case(name, "npy", INVALID, problem, commands=VALIDATE)(build)
+
+
+# A 100-byte file whose header claims 112 GiB: np.load would allocate before reading.
+_npy_bytes_case("input_npy_header_claims_112_gib", r"limit", _npy_header((1, 3, 100_000, 100_000)))
+_npy_bytes_case("input_npy_header_claims_huge_strings", r"limit", _npy_header((100,), "<U100000000"))
+_npy_bytes_case("input_npy_data_truncated", r"truncated|holds", _npy_header(models.X_SHAPE, data=b"\0" * 10))
+
+
 # --------------------------------------------------------------------------- class 4: special files
 
 
