@@ -144,6 +144,11 @@ def _custom_domains(model: ModelProto) -> list[str]:
 def _default_session(model: Union[bytes, str], options: Any) -> Any:
     import onnxruntime as ort
 
+    from graphsurgeon_tools.runtime import ort_library
+    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
+
+    for library in scoped_custom_op_libs():  # the user's op libraries (custom_op_libs= of the call)
+        ort_library.register(options, library)
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
@@ -222,7 +227,9 @@ def compare_models(
     new_feeds = dict(new_feeds or {})
     original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
     rewritten_proto = rewritten if isinstance(rewritten, ModelProto) else ModelProto.FromString(rewritten)
-    if session_factory is None:
+    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
+
+    if session_factory is None and not scoped_custom_op_libs():  # with the user's libraries, ORT decides
         unknown = sorted(set(_custom_domains(original_proto)) | set(_custom_domains(rewritten_proto)))
         if unknown:
             return CheckResult(

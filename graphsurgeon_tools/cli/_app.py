@@ -65,6 +65,14 @@ ProfileOption = Annotated[
              "(sizes HxW or one int; min,opt,max): prints the trtexec, polygraphy and ONNX Runtime spellings.",
     ),
 ]
+CustomOpLibOption = Annotated[
+    Optional[list[Path]],
+    typer.Option(
+        "--custom-op-lib",
+        help="An ONNX Runtime custom-op library of your own (a .so exporting RegisterCustomOps, e.g. "
+             "MMDeploy's ORT ops) for every ONNX Runtime session of the command (repeatable).",
+    ),
+]
 ModelArgument = Annotated[Path, typer.Argument(help="The ONNX model to read (never modified).")]
 
 

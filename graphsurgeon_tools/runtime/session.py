@@ -31,10 +31,12 @@ model can be validated.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -42,7 +44,7 @@ import numpy as np
 
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 
-__all__ = ["CONTRIB_DOMAIN", "make_session", "ort_errors", "plugin_nodes"]
+__all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "plugin_nodes", "scoped_custom_op_libs"]
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"
 
@@ -218,6 +220,30 @@ def _inline_copy(model: Any) -> Any:
 _TWO_GB = 2**31 - 2**20
 
 
+# The users' op libraries of the call in progress (validate(custom_op_libs=...), a pass's
+# built-in check): every session made inside registers them, however deep it is made.
+_scoped_libraries: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar("onnxtool_custom_op_libs", default=())
+
+
+@contextlib.contextmanager
+def custom_op_scope(custom_op_libs: Optional[Iterable[Union[str, Path]]]) -> Iterator[tuple[Path, ...]]:
+    """Within the block, every :func:`make_session` (and the built-in check's sessions) also
+    registers ``custom_op_libs``; UsageError up front for a path that is not a file."""
+    from graphsurgeon_tools.runtime import ort_library
+
+    added = tuple(ort_library.user_libraries(custom_op_libs))
+    token = _scoped_libraries.set(_scoped_libraries.get() + added)
+    try:
+        yield _scoped_libraries.get()
+    finally:
+        _scoped_libraries.reset(token)
+
+
+def scoped_custom_op_libs() -> tuple[Path, ...]:
+    """The libraries :func:`custom_op_scope` put in force here (empty outside any scope)."""
+    return _scoped_libraries.get()
+
+
 def make_session(
     model_or_path: Union[str, Path, Any],
     *,
@@ -232,7 +258,8 @@ def make_session(
             library runs), given as a path, is opened by ORT straight from the file.
         custom_op_libs: the user's own ONNX Runtime custom-op libraries (shared objects
             exporting ``RegisterCustomOps``, such as MMDeploy's ORT ops), registered before
-            the session is made. A missing file or one ORT cannot load is a UsageError.
+            the session is made, after those of an enclosing :func:`custom_op_scope`. A
+            missing file or one ORT cannot load is a UsageError.
         ort_options: passed to ``InferenceSession`` (``sess_options``, ``providers``;
             providers default to CPU). A ``sess_options`` object may be reused across calls.
 
@@ -244,7 +271,7 @@ def make_session(
 
     from graphsurgeon_tools.runtime import ort_library
 
-    user_libraries = ort_library.user_libraries(custom_op_libs)
+    user_libraries = [*scoped_custom_op_libs(), *ort_library.user_libraries(custom_op_libs)]
     from_path: Optional[Path] = None
     if isinstance(model_or_path, (str, Path)):
         from_path = Path(model_or_path)

@@ -221,6 +221,7 @@ def validate(
     progress: Optional[ProgressCallback] = None,
     sites: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
     scales_argument: bool = False,
+    custom_op_libs: Optional[Sequence[Union[str, os.PathLike]]] = None,
 ) -> ValidationReport:
     """Run ``candidate`` in ONNX Runtime against ``reference`` at each factor and compare.
 
@@ -249,6 +250,8 @@ def validate(
             every other site its original factor; see :mod:`.sites`.
         scales_argument: call an ``nn.Module`` reference as ``module(*data, scales)`` instead of
             running it unmodified with its resizes routed (see :mod:`.references`).
+        custom_op_libs: the user's own ONNX Runtime op libraries (e.g. MMDeploy's), registered
+            on every session of the run (candidate, ONNX reference, diagnosis).
 
     Factors a plain sweep cannot run because the graph pins a site (a skip connection meeting
     the upsampled tensor, a baked Reshape) are skipped as ``not free at xN: ...``.
@@ -258,6 +261,20 @@ def validate(
     arrays that do not fit, unknown references and nonsense factors. Does not modify or
     write any file, and does not check the graph itself (use ``onnx.checker`` for that).
     """
+    from graphsurgeon_tools.runtime.session import custom_op_scope
+
+    with custom_op_scope(custom_op_libs):
+        return _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
+                         input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
+                         progress=progress, sites=sites, scales_argument=scales_argument)
+
+
+def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: ReferenceLike, *,
+              factors: Optional[Sequence[float]], inputs: Optional[Mapping[str, InputLike]], atol: float,
+              rtol: float, seed: int, input_size: int, diagnose: bool, max_output_bytes: Optional[int],
+              progress: Optional[ProgressCallback], sites: Optional[Union[Mapping[str, Any], Sequence[str]]],
+              scales_argument: bool) -> ValidationReport:
+    # validate's body, inside the custom_op_libs scope (every session made here registers them)
     if not (atol >= 0 and rtol >= 0 and math.isfinite(atol) and math.isfinite(rtol)):
         raise UsageError(f"tolerances must be finite and non-negative, got atol={atol} rtol={rtol}")
     if int(input_size) < 1 or int(seed) < 0:

@@ -590,3 +590,80 @@ def test_v3_sizes_form_runs_through_make_session(library):
     model = _plugin_model([4], second_type=TensorProto.INT64, mode="nearest", tensorrt_plugin_shape_input_indices=[1])
     got = make_session(model).run(None, {"X": x, "S": np.array([1, 2, 8, 12], np.int64)})[0]
     np.testing.assert_array_equal(got, np.repeat(np.repeat(x, 2, axis=2), 2, axis=3))
+
+
+# --------------------------------------------------------------------------- custom_op_libs through validate, passes, CLI
+
+
+def _user_resize_model(*, plugin: bool, constant_scales: bool = False) -> onnx.ModelProto:
+    """X -> Twice (user.ops) -> Resize (or the plugin) -> Y; scales an input, or a constant."""
+    twice = helper.make_node("Twice", ["X"], ["T"], domain="user.ops", name="twice")
+    if plugin:
+        resize = helper.make_node("DynamicTRTResize", ["T", "S"], ["Y"], domain="trt.plugins", name="up", mode="linear")
+    else:
+        resize = helper.make_node("Resize", ["T", "", "S"], ["Y"], name="up", mode="linear")
+    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4, 4])]
+    initializers = []
+    if constant_scales:
+        initializers.append(onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "S"))
+    else:
+        inputs.append(helper.make_tensor_value_info("S", TensorProto.FLOAT, [4]))
+    graph = helper.make_graph([twice, resize], "g", inputs,
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, "OH", "OW"])],
+                              initializer=initializers)
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("user.ops", 1)]
+    if plugin:
+        opsets.append(helper.make_opsetid("trt.plugins", 1))
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def _twice_as_mul(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same model with Twice written as a standard Mul by 2 (the reference)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    node = copy.graph.node[0]
+    node.op_type, node.domain = "Mul", ""
+    node.input.append("two")
+    copy.graph.initializer.append(onnx.numpy_helper.from_array(np.array(2, np.float32), "two"))
+    kept = [o for o in copy.opset_import if o.domain != "user.ops"]
+    del copy.opset_import[:]
+    copy.opset_import.extend(kept)
+    return copy
+
+
+def test_validate_registers_custom_op_libs_on_every_session(library, user_library):
+    from graphsurgeon_tools.validation import validate
+
+    candidate = _user_resize_model(plugin=True)
+    reference = _twice_as_mul(_user_resize_model(plugin=False))
+    report = validate(candidate, reference, factors=[2, 3], custom_op_libs=[user_library])
+    assert report.passed, report.to_dict()
+    with pytest.raises(Exception, match="user.ops|Twice"):
+        validate(candidate, reference, factors=[2])  # without the library ORT cannot load the candidate
+
+
+def test_the_built_in_check_runs_models_with_a_users_op(library, user_library):
+    from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
+
+    model = _user_resize_model(plugin=False, constant_scales=True)
+    without = make_dynamic_scale(model)
+    assert without.check is not None and without.check.passed is None  # skipped: ORT lacks user.ops
+    checked = make_dynamic_scale(model, custom_op_libs=[user_library])
+    assert checked.check is not None and checked.check.passed is True, checked.check.to_dict()
+
+
+def test_cli_custom_op_lib_on_validate_and_make_dynamic_scale(
+        library, user_library, tmp_path, run_cli):
+    original = tmp_path / "user.onnx"
+    onnx.save(_user_resize_model(plugin=False, constant_scales=True), original)
+    done = run_cli("make-dynamic-scale", original, "-o", tmp_path / "dynamic.onnx", "--custom-op-lib", user_library)
+    assert done.code == 0 and "check passed" in done.out, done
+    done = run_cli("swap-plugin", tmp_path / "dynamic.onnx", "-o", tmp_path / "plugin.onnx")  # runs no session
+    assert done.code == 0, done
+    onnx.save(_twice_as_mul(_user_resize_model(plugin=False)), tmp_path / "reference.onnx")
+    done = run_cli("validate", tmp_path / "plugin.onnx", "--reference", tmp_path / "reference.onnx",
+                   "--factors", "2,3", "--custom-op-lib", user_library, "--custom-op-lib", user_library)
+    assert done.code == 0, done
+    done = run_cli("validate", tmp_path / "plugin.onnx", "--reference", tmp_path / "reference.onnx",
+                   "--custom-op-lib", tmp_path / "missing.so")
+    assert done.code == 2 and "--custom-op-lib" in done.err and "missing.so" in done.err, done

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit, note, parse_factors_option
+from graphsurgeon_tools.cli._app import CustomOpLibOption, JsonOption, app, emit, note, parse_factors_option
 
 
 def _parse_inputs(values: Optional[list[str]]) -> dict[str, Path]:
@@ -55,6 +55,7 @@ def validate(
     junit: Annotated[
         Optional[Path], typer.Option("--junit", help="Also write the result as JUnit XML to this file.")
     ] = None,
+    custom_op_lib: CustomOpLibOption = None,
     as_json: JsonOption = False,
 ) -> int:
     """Run CANDIDATE in ONNX Runtime against a reference over a sweep of factors.
@@ -95,6 +96,7 @@ def validate(
             input_size=input_size,
             diagnose=diagnose,
             progress=progress,
+            custom_op_libs=custom_op_lib,
         )
     finally:
         if show_progress:

@@ -40,7 +40,8 @@ writes files.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
 
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, NewInput, RewrittenSite, SkippedSite
@@ -68,6 +69,7 @@ def make_dynamic_scale(
     inline_functions: bool = False,
     only_free: bool = False,
     layout: str = "scales",
+    custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -102,6 +104,8 @@ def make_dynamic_scale(
         only_free: rewrite only the sites whose factor can change alone (resize.freedom); the
             others are skipped with the node that pins them. Every rewritten site reports
             ``free`` and ``pinned_by`` either way.
+        custom_op_libs: the user's own ONNX Runtime op libraries (e.g. MMDeploy's), registered
+            on the built-in check's sessions, for models with custom ops ORT lacks.
 
     Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
     selection, ``shared`` with differing values, a name clash), PreconditionError (the input
@@ -115,8 +119,11 @@ def make_dynamic_scale(
         from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims, layout=layout,
         inline_functions=inline_functions, only_free=only_free,
     )
+    from graphsurgeon_tools.runtime.session import custom_op_scope
+
     try:
-        return the_pass(model)
+        with custom_op_scope(custom_op_libs):  # the built-in check's sessions register them
+            return the_pass(model)
     except OnnxToolError as exc:
         # Errors name the file when there is one (io's own messages already do).
         if label is None or label in str(exc):
