@@ -169,14 +169,13 @@ class ConstantTracer:
     def __init__(self, model: "ModelProto", *, max_nodes: int = MAX_FOLD_NODES,
                  max_bytes: Optional[int] = None, graph: Any = None,
                  outer: Optional["ConstantTracer"] = None) -> None:
-        from graphsurgeon_tools.core.graph import producers
         from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS, default_opset
 
         self.model = model
         self.graph = model.graph if graph is None else graph
         self.nested = graph is not None
         self.outer = outer
-        self.producers = producers(self.graph)
+        self._producers: Optional[dict[str, int]] = None
         self.initializers = {init.name: init for init in getattr(self.graph, "initializer", ())}
         # GraphProto inputs are ValueInfoProtos, FunctionProto inputs plain names.
         self.inputs = {getattr(inp, "name", inp) for inp in self.graph.input}
@@ -190,6 +189,16 @@ class ConstantTracer:
         # A body folds under its enclosing scope's budget unless told otherwise.
         self.max_bytes = outer.max_bytes if outer is not None and max_bytes is None else fold_byte_budget(max_bytes)
         self.memo: dict[str, ValueTrace] = {}
+
+    @property
+    def producers(self) -> dict[str, int]:
+        """Tensor name -> index of its node in this scope, built on first use: scales held by
+        initializers or graph inputs never need the walk over every node."""
+        if self._producers is None:
+            from graphsurgeon_tools.core.graph import producers
+
+            self._producers = producers(self.graph)
+        return self._producers
 
     def _outer_trace(self, name: str) -> Optional[ValueTrace]:
         """``name`` traced in the enclosing scope (its node indices dropped), or None at the top."""
