@@ -667,3 +667,13 @@ def test_cli_custom_op_lib_on_validate_and_make_dynamic_scale(
     done = run_cli("validate", tmp_path / "plugin.onnx", "--reference", tmp_path / "reference.onnx",
                    "--custom-op-lib", tmp_path / "missing.so")
     assert done.code == 2 and "--custom-op-lib" in done.err and "missing.so" in done.err, done
+
+
+def test_float16_on_the_extensions_path_is_refused_naming_the_node_not_a_crash(monkeypatch):
+    from graphsurgeon_tools.errors import UnsupportedModelError
+    from graphsurgeon_tools.runtime import make_session
+
+    monkeypatch.setattr(ort_library, "library_path", lambda **_: None)
+    model = _plugin_model([4], x_type=TensorProto.FLOAT16, name="half")
+    with pytest.raises(UnsupportedModelError, match=r"node 'half': no DynamicTRTResize kernel for input types \(float16, float\)"):
+        make_session(model)
