@@ -189,15 +189,23 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
     left to np.load's own errors. The handle is rewound either way."""
     from numpy.lib import format as npy_format
 
+    import tokenize
+
     start = handle.tell()
     try:
-        version = npy_format.read_magic(handle)
+        try:
+            version = npy_format.read_magic(handle)
+        except (ValueError, OSError, EOFError):
+            return  # not a .npy (an .npz, junk): np.load says what it is
         reader = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}.get(version)
         if reader is None:
             return
-        shape, _fortran, dtype = reader(handle)
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError):
-        return
+        try:
+            shape, _fortran, dtype = reader(handle)
+        except (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError) as exc:
+            # numpy parses the header with a tokenizer: a cut or garbled one fails in many ways
+            raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array (its header: "
+                                f"{type(exc).__name__})") from None
     finally:
         data_start = handle.tell()
         handle.seek(start)

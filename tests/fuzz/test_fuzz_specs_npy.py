@@ -11,6 +11,9 @@ Laws:
   shape, given to ``validate`` as a data input, or to :func:`conform_scale_input` as a scale
   input, gives a report or an :class:`OnnxToolError` - never another exception and never a
   warning (warnings are errors here).
+* A ``.npy`` file whose header declares any shape and dtype, followed by any bytes (often far
+  fewer than declared, sometimes a cut header), loads or is refused in one line - never a
+  MemoryError or another exception.
 
 Bounded and reproducible: ``derandomize=True``, fixed example counts (a few seconds each).
 """
@@ -178,6 +181,41 @@ ARRAYS = st.one_of(
     st.builds(lambda shape: np.full(shape, "1.5"), st.sampled_from([(4,), (1, 3, 8, 8)])),
     st.builds(lambda n: np.array([2**63 - 1] * n, dtype=np.uint64), st.integers(1, 4)),
 )
+
+
+@st.composite
+def npy_files(draw) -> bytes:
+    """Raw .npy bytes: a header with any shape and dtype, followed by any number of bytes (often too few)."""
+    import io
+
+    shape = tuple(draw(st.lists(st.integers(0, 10**6), max_size=5)))
+    descr = draw(st.sampled_from(["<f4", "<f8", "<i8", "|b1", "<U8", "<U100000000", "|S3", "<c8", ">f4", "|u1"]))
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": draw(st.booleans()), "shape": shape})
+    data = draw(st.binary(max_size=256))
+    cut = draw(st.integers(0, 3))  # sometimes the header itself is cut short
+    header = buffer.getvalue()
+    return header[: len(header) - cut * 7] + data if cut else header + data
+
+
+def test_hostile_npy_files(tmp_path, request) -> None:
+    from graphsurgeon_tools.check.feeds import load_user_array
+
+    @settings(max_examples=300, **_SETTINGS)
+    @given(content=npy_files())
+    def law(content: bytes) -> None:
+        COUNTS["npy-files"] = COUNTS.get("npy-files", 0) + 1
+        npy = tmp_path / "x.npy"
+        npy.write_bytes(content)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                load_user_array("x", npy)
+            except OnnxToolError as exc:
+                assert "\n" not in str(exc).strip(), str(exc)
+                COUNTS["npy-files:refused"] = COUNTS.get("npy-files:refused", 0) + 1
+
+    _run_counted(request, "npy-files", law)
 
 
 @pytest.fixture(scope="module")
