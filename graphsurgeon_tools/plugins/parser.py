@@ -246,6 +246,8 @@ class _Parser:
                 value = tuple(value if isinstance(value, list) else [value])
             elif value is not None:
                 raise self.fail(where, "a graph_input extra input takes no value")
+            elif shape is None:  # a graph input without a shape fails the ONNX checker
+                raise self.fail(where, 'a graph_input extra input needs a shape (dim names allowed: ["n", 3])')
             extras.append(ExtraInput(name=name, kind=kind, dtype=dtype, value=value, shape=shape))
 
         attributes = self.attributes(data.get("attributes", {}))

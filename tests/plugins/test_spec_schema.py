@@ -33,6 +33,8 @@ REFUSED = {
                                 'shape = [99999999999999999999]\n', "2**63-1"),
     "rank too high": (HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\nshape = ['
                       + ", ".join(["1"] * 65) + "]\n", "rank 65"),
+    "graph input without shape": (HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\n',
+                                  "needs a shape"),
     "duplicate extra": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 1\n'
                                '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 2\n', "already"),
     "empty attribute list": (HEAD + "[attributes.set]\nx = []\n", "empty list"),
