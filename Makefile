@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml constraints.txt
 # The ONNX Runtime custom-op library (DynamicTRTResize, csrc/ort/); ONNX Runtime's headers are
 # fetched once into .build/ (Debian's libonnxruntime-dev, private apt state). Where that cannot
 # be done it prints why and builds nothing: plugin models then run through onnxruntime-extensions.
-.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/resize_kernel.h csrc/resize_plan.h)
+.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/*.h)
 	$(PY) -m graphsurgeon_tools.runtime.ort_library build
 	@mkdir -p .build && touch $@
 

@@ -75,8 +75,10 @@ _reason: list[str] = [""]
 
 
 def _sources() -> list[Path]:
-    return sorted([*(CSRC_DIR / "ort").glob("*.cpp"), *(CSRC_DIR / "ort").glob("*.map"),
-                   CSRC_DIR / "resize_kernel.h", CSRC_DIR / "resize_plan.h"])
+    # csrc/*.h: the shared kernel (resize_kernel.h, resize_passes.h, resize_plan.h) and
+    # the torch op's headers, which cost a rebuild at most.
+    return sorted([*(CSRC_DIR / "ort").glob("*.cpp"), *(CSRC_DIR / "ort").glob("*.h"),
+                   *(CSRC_DIR / "ort").glob("*.map"), *CSRC_DIR.glob("*.h")])
 
 
 def _header_dir_in(root: Path) -> Optional[Path]:
