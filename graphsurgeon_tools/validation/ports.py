@@ -26,10 +26,15 @@ import onnx
 from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.core.opsets import default_opset
-from graphsurgeon_tools.errors import InvalidModelError
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
 from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS, is_resize_node, op_version, scale_slots
 
 __all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
+
+# Ops that move a value without computing a new one (a sizes input passes through them unchanged).
+_VALUE_PRESERVING = frozenset({"Identity", "Cast", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice",
+                               "Gather"})
+
 
 @dataclass(frozen=True)
 class DataInput:
@@ -66,6 +71,10 @@ class ScaleInput:
             n = self.length or len(x_shape) or self.rank
             values = [1.0] * max(n - spatial, 0) + [factor] * min(spatial, n)
             return np.asarray(values, dtype=self.dtype)
+        if self.layout in ("pair", "factor") and np.issubdtype(self.dtype, np.integer) \
+                and not float(factor).is_integer():
+            raise InvalidScalesError(f"input {self.name!r} holds whole factors ({self.dtype}); "
+                                     f"factor {factor:g} is not whole")
         if self.layout == "pair":
             return np.full((self.length or 2,), factor, dtype=self.dtype)
         if self.layout == "factor":
@@ -233,7 +242,9 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     from graphsurgeon_tools.passes.make_dynamic_scale.plan import sizes_to_scales
 
     static_shapes: Optional[dict[str, tuple[int, ...]]] = None
-    for site in find_resize_sites(model):
+    for site in find_resize_sites(model, nested=True):  # bodies too (functions: their calls are not sites)
+        if site.scope.startswith("function "):
+            continue
         count += 1
         name = site.node_name or f"#{site.node_index}"
         if site.has_constant_scales and site.scales:
@@ -287,13 +298,22 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
     initializer_names = {t.name for t in graph.initializer}
     inputs = [i for i in graph.input if i.name not in initializer_names]
     input_names = {i.name for i in inputs}
-    producers = {out: node for node in graph.node for out in node.output}
+    # Every graph but functions: a body's Resize may read a main-graph input from the outer
+    # scope (make_dynamic_scale rewrites sites in If/Loop/Scan bodies that way); names are
+    # unique model-wide.
+    from graphsurgeon_tools.core.graph import scopes
+
+    nodes_everywhere = [(i, n) for scope in scopes(model, functions=False) for i, n in enumerate(scope.graph.node)]
+    producers = {out: node for _, node in nodes_everywhere for out in node.output}
     opset = model_opset(model)
 
     driven: dict[str, tuple[str, list[str]]] = {}  # input -> (slot kind, nodes)
+    # Inputs reaching a sizes slot only through arithmetic (make_dynamic_scale layout="factor":
+    # sizes = Concat(Shape(X)[:-2], Shape(X)[-2:] * factor)) hold whole factors, not sizes.
+    via_math: set[str] = set()
     plugin_direct: set[str] = set()  # graph inputs that ARE a plugin node's second input
     x_rank: dict[str, int] = {}
-    for index, node in enumerate(graph.node):
+    for index, node in nodes_everywhere:
         if not _is_resize(node):
             continue
         for slot, kind in _scale_slots(node, opset):
@@ -302,20 +322,23 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
             if node.op_type == PLUGIN_OP_TYPE:
                 plugin_direct.add(node.input[slot])
             seen: set[str] = set()
-            queue = deque([node.input[slot]])
+            queue = deque([(node.input[slot], False)])
             while queue:
-                tensor = queue.popleft()
+                tensor, math = queue.popleft()
                 if tensor in seen or len(seen) > 64:
                     continue
                 seen.add(tensor)
                 if tensor in input_names:
                     entry = driven.setdefault(tensor, (kind, []))
                     entry[1].append(node.name or f"#{index}")
+                    if math and kind == "sizes":
+                        via_math.add(tensor)
                     continue
                 producer = producers.get(tensor)
                 if producer is None or producer.op_type in ("Shape", "Size"):
                     continue
-                queue.extend(t for t in producer.input if t)
+                math = math or producer.op_type not in _VALUE_PRESERVING
+                queue.extend((t, math) for t in producer.input if t)
         # Rank of X when its graph input says so; SRCNN-like models resize the input itself.
         x_info = next((i for i in inputs if node.input and i.name == node.input[0]), None)
         if x_info is not None:
@@ -336,7 +359,8 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
         if len(shape) >= 2:
             layout, length = "size-tensor", None
-        elif kind == "sizes" or (info.name in plugin_direct and np.issubdtype(dtype, np.integer)):
+        elif (kind == "sizes" and info.name not in via_math) or (
+                info.name in plugin_direct and np.issubdtype(dtype, np.integer)):
             layout = "sizes"  # a Resize's sizes, or the TensorRT V3 plugin form: sizes as values
         elif len(shape) == 0:
             layout, length = "factor", None
