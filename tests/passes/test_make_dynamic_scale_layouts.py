@@ -176,3 +176,14 @@ def test_a_profile_for_a_written_model_lists_its_new_inputs_as_shape_values(ppoc
     names = {i.name: i.role for i in profile.inputs}
     assert names == {"x": "data", **{f"factor_{i}": "factor" for i in range(6)}}
     assert "factor_3:4x4" in profile.trtexec()[2]
+
+
+def test_each_rewritten_site_reports_every_layout_expressible_or_why_not() -> None:
+    result = make_dynamic_scale(_model(13, "linear", "1.0, 1.0, 1.5, 2.0", x="float[1,3,6,7]"))
+    (site,) = result.to_dict()["rewritten"]
+    table = site["layouts"]
+    assert set(table) == {"scales", "factor", "sizes"}
+    assert table["scales"]["expressible"] and "refuses a float32" in table["scales"]["tensorrt"]
+    assert not table["factor"]["expressible"] and "not a whole factor" in table["factor"]["reason"]
+    assert table["sizes"]["expressible"] and table["sizes"]["tensorrt"].startswith("equal to ONNX Runtime")
+    assert table["sizes"]["onnxruntime"].startswith("equal at the original input size (6x7)")

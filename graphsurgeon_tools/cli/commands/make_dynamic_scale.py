@@ -47,10 +47,12 @@ def _human(report: dict[str, Any]) -> str:
                      f"scales {_values(site['original_scales'])} from {site['source']} -> input {site['new_input']}")
         if site.get("free") is False:  # factor freedom: runs only at factors that keep this node's shapes
             lines.append(f"  not free: {site['pinned_by']}")
+        if site.get("layout") and site["layout"] != "scales":  # the integer layouts: where they equal the original
+            lines.append(f"  layout {site['layout']}: ONNX Runtime {site['onnxruntime']}; TensorRT {site['tensorrt']}")
     for item in report["new_inputs"]:
         default = f", default {_values(item['default'])}" if item["default"] is not None else ""
-        lines.append(f"new input {item['name']}: {item['dtype']}{item['shape']} "
-                     f"(original value {_values(item['value'])}{default})")
+        value = _values(item["value"]) if item["value"] else "floor(in*scale): depends on the input size"
+        lines.append(f"new input {item['name']}: {item['dtype']}{item['shape']} (original value {value}{default})")
     for site in report["skipped"]:
         lines.append(f"skipped {site['node']} ({site['op_type']}): {site['reason']}")
     lines.extend(f"note: {text}" for text in report["notes"])

@@ -11,7 +11,8 @@ tensor TensorRT accepts (a float one it refuses; lint rule trt-shape-input-integ
 a Resize driven by ``sizes`` is what its parser imports without float shape arithmetic.
 Both resize by out/in, in ONNX Runtime and in TensorRT alike.
 
-Where each layout equals the original (:func:`arithmetic`, one entry per site in the report):
+Where each layout equals the original (:func:`arithmetic` for the layout written, and
+:func:`alternatives` for all three, per site in the report):
 
 * scales: ONNX Runtime computes exactly as before (the same float scale); TensorRT sizes
   the output floor(in*scale) and resizes by out/in, which departs wherever in*scale is
@@ -41,8 +42,8 @@ from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 
-__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "arithmetic", "gate", "pending_sizes", "rewrite_integer",
-           "sizes_feeds"]
+__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "gate", "pending_sizes",
+           "rewrite_integer", "sizes_feeds"]
 
 LAYOUTS = ("scales", "factor", "sizes")
 INTEGER_LAYOUTS = ("factor", "sizes")
@@ -130,6 +131,8 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
             trt = f"differs: in*scale is not whole ({', '.join(uneven)}); TensorRT resizes by out/in"
         else:
             trt = "equal only where in*scale is whole (TensorRT resizes by out/in)"
+        # the arithmetic is moot as a graph input: TensorRT refuses float shape inputs
+        trt += "; and TensorRT refuses a float32 scales graph input (lint rule trt-shape-input-integer)"
     elif layout == "factor":
         ort = "equal: a whole factor f gives out = in*f, and out/in == f at every input size"
         trt = "equal to ONNX Runtime (both resize by out/in)"
@@ -138,11 +141,26 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
             ort = "equal: whole scales, so out/in == scale"
         elif known and not uneven:
             ort = f"equal at the original input size ({'x'.join(map(str, dims))}): in*scale is whole there"
-        else:
+        elif uneven:
             ort = f"differs: in*scale is not whole ({', '.join(uneven)}), out/in != scale"
+        else:
+            ort = "equal only where in*scale is whole (elsewhere out/in != scale)"
         trt = "equal to ONNX Runtime (both resize by out/in)"
     return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
             "onnxruntime": ort, "tensorrt": trt}
+
+
+def alternatives(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Every layout at this site: whether it can express the original factor, and where it equals it."""
+    out: dict[str, dict[str, Any]] = {}
+    for layout in LAYOUTS:
+        refusal = None if layout == "scales" else _refusal(plan, layout, plan.site.opset)
+        if refusal is not None:
+            out[layout] = {"expressible": False, "reason": refusal}
+        else:
+            facts = arithmetic(plan, layout)
+            out[layout] = {"expressible": True, "onnxruntime": facts["onnxruntime"], "tensorrt": facts["tensorrt"]}
+    return out
 
 
 class _Consts:

@@ -34,6 +34,7 @@ class RewrittenSite:
     layout: str = "scales"  # what the new input holds: scales | factor | sizes
     onnxruntime: str = ""  # where this layout equals the original in ONNX Runtime
     tensorrt: str = ""  # where TensorRT's out/in arithmetic equals ONNX Runtime's
+    layouts: dict[str, Any] = field(default_factory=dict)  # every layout here: expressible? where equal?
     free: Optional[bool] = None  # factor freedom (resize.freedom): can this site's factor change alone?
     pinned_by: Optional[str] = None  # when not free: the node that breaks and the shapes meeting there
 

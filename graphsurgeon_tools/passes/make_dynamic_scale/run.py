@@ -60,7 +60,7 @@ def site_names(site: ResizeSite) -> tuple[str, str]:
 def _rewritten(plans: list[Plan], layout: str = "scales") -> list[RewrittenSite]:
     return [
         RewrittenSite(**{key: value for key, value in layouts.arithmetic(plan, layout).items()
-                         if key in ("layout", "onnxruntime", "tensorrt")},
+                         if key in ("layout", "onnxruntime", "tensorrt")}, layouts=layouts.alternatives(plan),
             node=plan.label,
             op_type=plan.site.op_type,
             op_version=9 if plan.bumped else plan.site.op_version,
