@@ -50,7 +50,7 @@ from graphsurgeon_tools.validation.references import Reference, ReferenceLike, m
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
 from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
-from graphsurgeon_tools.validation.sites import localise, not_free_points
+from graphsurgeon_tools.validation.sites import ClashFinder, localise, not_free_points, originals_of
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_INPUT_SIZE", "DEFAULT_RTOL", "validate"]
@@ -117,8 +117,9 @@ def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[
         except CheckFailedError as exc:
             results.append(FactorResult(factor=None, status="failed", reason=str(exc)))
             return [], []
-    originals = ref.original_scales() if hasattr(ref, "original_scales") else dict(ref.baked_scales)
-    points = plan_site_points(wanted, runner.model, runner.ports, ref, originals, notes)
+    originals = originals_of(ref, data)
+    points = plan_site_points(wanted, runner.model, runner.ports, ref, originals, notes,
+                              {name: array.shape for name, array in data})
     x_shape = data[0][1].shape if data else ()
     return ([(None, reason) for _, reason in points],
             [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points])
@@ -296,7 +297,9 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
                              "every other site at its original factor")
         plan, point_fixed = _site_plan(sites, runner, ref, data, fixed, notes, results)
     else:
-        plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed)
+        finder = ClashFinder(model, runner.ports, originals_of(ref, data),
+                             {name: array.shape for name, array in data})
+        plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
         point_fixed = [(None, fixed)] * len(plan)
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)

@@ -10,8 +10,9 @@ applies to every point); each point feeds the named sites their factor and every
 input the scales its node has originally (the PyTorch reference's code, or a static reference's
 baked scales), so both sides receive exactly the same per-site factors.
 
-Only free sites are swept (:func:`graphsurgeon_tools.resize.freedom.site_freedom`): a point that
-changes a site the graph pins is skipped with ``not free: <the node that breaks>``.
+Only free sites are swept: a point that changes a site the graph pins is skipped with
+``<node> is not free at xN: <the node that breaks>`` (:class:`ClashFinder`, through
+:func:`graphsurgeon_tools.resize.freedom.factor_clash` from a base pass at the original scales).
 
 :func:`not_free_points` skips the factors of a plain sweep the graph cannot run ("not free at
 x3: Concat ... joins ..."), never leaving them to a raw ONNX Runtime error; :func:`localise`
@@ -33,7 +34,8 @@ import numpy as np
 
 from graphsurgeon_tools.errors import UsageError
 
-__all__ = ["SitePoint", "localise", "not_free_points", "parse_site_factors", "plan_site_points", "point_feeds"]
+__all__ = ["ClashFinder", "SitePoint", "localise", "not_free_points", "originals_of", "parse_site_factors",
+           "plan_site_points", "point_feeds"]
 
 SitesLike = Union[Mapping[str, Any], Iterable[str]]
 
@@ -105,7 +107,8 @@ def _resolve(name: str, nodes: list[str], reference: Any) -> list[str]:
 
 
 def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, ports: Any, reference: Any,
-                     originals: Mapping[str, Sequence[float]], notes: list[str]) -> list[tuple[SitePoint, str]]:
+                     originals: Mapping[str, Sequence[float]], notes: list[str],
+                     input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> list[tuple[SitePoint, str]]:
     """The zipped points, each with its skip reason ("" to run it).
 
     Args:
@@ -114,6 +117,7 @@ def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, po
         ports: the candidate's ports; reference: the Reference (for module scopes).
         originals: node name -> original full scales of every scale-driven site.
         notes: appended to when a named site shares its scale input with others.
+        input_shapes: the data inputs' shapes (for the freedom check's shape pass).
     """
     nodes = _scale_driven_nodes(ports)
     if not nodes:
@@ -132,31 +136,66 @@ def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, po
         named = [n for n in scale.nodes if any(n in v for v in resolved.values())]
         if named and len(scale.nodes) > 1:
             notes.append(f"input {scale.name!r} drives {', '.join(scale.nodes)}: they take the factor together")
-    freedom = _freedom(model, ports, originals)
+    finder = ClashFinder(model, ports, originals, input_shapes)
     points: list[tuple[SitePoint, str]] = []
     for i in range(count):
         factors = tuple((node, float(v[0] if len(v) == 1 else v[i])) for name, v in site_factors.items()
                         for node in resolved[name])
+        changed = {node: f for node, f in factors if any(abs(f - o) > 1e-9 for o in list(originals[node])[2:])}
+        clash = finder.clash(changed) if changed else None
         reason = ""
-        for node, factor in factors:
-            state = freedom.get(node)
-            original = list(originals[node])[2:]
-            if state is not None and state.free is False and any(abs(factor - o) > 1e-9 for o in original):
-                reason = f"{node} is not free at x{factor:g}: {state.pinned_by.describe()}"
-                break
+        if clash is not None:
+            at = ", ".join(f"x{f:g}" for f in dict.fromkeys(changed.values()))
+            reason = f"{', '.join(changed)} {'is' if len(changed) == 1 else 'are'} not free at {at}: {clash.describe()}"
         points.append((SitePoint(factors), reason))
     return points
 
 
-def _freedom(model: Any, ports: Any, originals: Mapping[str, Sequence[float]]) -> dict[str, Any]:
-    from graphsurgeon_tools.resize.freedom import site_freedom
+class ClashFinder:
+    """Whether sites at given factors break the candidate's shapes, from the graph (one base shape pass).
 
-    values = {}
-    for scale in ports.scale_inputs:
-        node = next((n for n in scale.nodes if n in originals), None)
-        if node is not None:
-            values[scale.name] = scale.feed_scales(list(originals[node]), ())
-    return site_freedom(model, input_values=values)
+    The base pass feeds the scale inputs the sites' original scales when known, so the shapes
+    downstream of every site are known before one is changed.
+    """
+
+    def __init__(self, model: Any, ports: Any, originals: Mapping[str, Sequence[float]],
+                 input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> None:
+        self.model, self.ports, self.originals, self.input_shapes = model, ports, originals, input_shapes
+        self._state: Optional[tuple[Any, Any, Any]] = None
+
+    def clash(self, factors: Mapping[str, float]) -> Any:
+        from graphsurgeon_tools.resize.freedom import factor_clash
+
+        if self._state is None:
+            self._state = self._prepare()
+        model, flow, sites = self._state
+        if model is None:
+            return None
+        return factor_clash(model, dict(factors), sites=sites, flow=flow)
+
+    def _prepare(self) -> tuple[Any, Any, Any]:
+        from graphsurgeon_tools.errors import OnnxToolError
+        from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
+        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+        from graphsurgeon_tools.resize.sites import find_resize_sites
+
+        model = self.model
+        if any(node.op_type == PLUGIN_OP_TYPE for node in model.graph.node):
+            # Shapes cannot be followed through a plugin node: decide on the same graph with the
+            # plugin nodes swapped back to Resize (node names are kept).
+            from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+            try:
+                model = swap_plugin(model, reverse=True).model
+            except OnnxToolError:
+                return None, None, None
+        values = {}
+        for scale in self.ports.scale_inputs:
+            node = next((n for n in scale.nodes if n in self.originals), None)
+            if node is not None and scale.layout in ("scales", "pair", "factor"):
+                values[scale.name] = scale.feed_scales(list(self.originals[node]), ())
+        flow = ShapeFlow(model, input_shapes=self.input_shapes, input_values=values)
+        return model, flow, find_resize_sites(model)
 
 
 def point_feeds(point: SitePoint, ports: Any, x_shape: Sequence[int],
@@ -174,26 +213,41 @@ def point_feeds(point: SitePoint, ports: Any, x_shape: Sequence[int],
     return feeds
 
 
-def not_free_points(plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str, Any]) -> list[tuple[Any, str]]:
+def not_free_points(plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str, Any],
+                    finder: "ClashFinder") -> list[tuple[Any, str]]:
     """``plan`` with each factor the graph cannot run skipped as ``not free at xN: <the node that breaks>``.
 
     Only the sites the sweep drives (scale inputs the user did not fix) take the factor.
     Decided from the graph (:func:`graphsurgeon_tools.resize.freedom.factor_clash`); a graph whose
     shapes cannot be followed keeps its points (ONNX Runtime is then the judge).
     """
-    driven = {node: None for scale in runner.ports.scale_inputs if scale.name not in fixed for node in scale.nodes}
+    driven = [node for scale in runner.ports.scale_inputs if scale.name not in fixed for node in scale.nodes]
     if not driven:
         return plan
-    from graphsurgeon_tools.resize.freedom import factor_clash, not_free_message
+    from graphsurgeon_tools.resize.freedom import not_free_message
 
     checked: list[tuple[Any, str]] = []
     for factor, reason in plan:
         if not reason and isinstance(factor, (int, float)):
-            clash = factor_clash(runner.model, {node: float(factor) for node in driven})
+            clash = finder.clash({node: float(factor) for node in driven})
             if clash is not None:
                 reason = not_free_message(float(factor), clash)
         checked.append((factor, reason))
     return checked
+
+
+def originals_of(reference: Any, data: Sequence[tuple[str, np.ndarray]]) -> dict[str, tuple[float, ...]]:
+    """Node name -> original scales, from a routed PyTorch reference (paired with the candidate now) or a
+    static reference's baked scales; empty when unknown or when the pairing fails (the run reports that)."""
+    from graphsurgeon_tools.errors import CheckFailedError
+
+    if hasattr(reference, "original_scales"):
+        try:
+            reference.prepare([array for _, array in data])
+            return dict(reference.original_scales())
+        except CheckFailedError:
+            return {}
+    return dict(getattr(reference, "baked_scales", {}) or {})
 
 
 def localise(runner: Any, reference: Any, data: Sequence[tuple[str, np.ndarray]],

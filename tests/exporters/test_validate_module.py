@@ -180,3 +180,45 @@ def test_a_pinned_site_is_skipped_as_not_free(tmp_path: Path) -> None:
     report = validate(dynamic, module, sites={"#0": [2, 3]})
     assert [r.status for r in report.factors] == ["passed", "skipped"]
     assert report.factors[1].reason.startswith(f"{report.reference['sites'][0]['node']} is not free at x3: ")
+
+
+# --- real models (tests/realmodels builders) through validate() itself ------------------------
+
+REAL_POINTS = {  # free sites to sweep alone (by site number) and factors; Swin2SR keeps within its x4 crop
+    "swin2sr": ({"#0": [1, 1.5], "#1": [1, 1.5]}, [1.5, 2]),
+    "vae_decoder": ({"#0": [3, 4]}, [2, 3, 4]),
+    "dpt": ({"#3": [3, 4], "#4": [3, 4]}, [2, 3, 4]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["dynamic", "plugin"])
+@pytest.mark.parametrize("variant", ["torchscript-17", "dynamo-18"])
+@pytest.mark.parametrize("name", list(REAL_POINTS))
+def test_real_models_validate_against_their_unmodified_modules(real_export, name: str, variant: str,
+                                                               form: str) -> None:
+    from graphsurgeon_tools import swap_plugin
+    from graphsurgeon_tools.resize.freedom import site_freedom
+
+    built, path = real_export(name, variant)
+    static = onnx.load(str(path))
+    candidate = make_dynamic_scale(static, check=False).model
+    if form == "plugin":
+        candidate = swap_plugin(candidate).model
+    x = {candidate.graph.input[0].name: built.example.numpy()}
+    free = {k for k, v in site_freedom(static).items() if v.free}
+    sites, factors = REAL_POINTS[name]
+    compared = 0
+    for site, values in sites.items():
+        report = validate(candidate, built.module, sites={site: values}, inputs=x)
+        node = report.reference["sites"][int(site[1:])]["node"]
+        for point in report.factors:
+            assert point.status in ("passed", "skipped"), (site, point.reason)
+            assert point.status == "passed" or node not in free, (site, point.reason)
+            compared += point.status == "passed"
+    together = validate(candidate, built.module, factors=factors, inputs=x)
+    for point in together.factors:
+        assert point.status in ("passed", "skipped"), point.reason
+        assert point.status == "passed" or point.reason.startswith("not free at x"), point.reason
+    assert sum(p.status == "passed" for p in together.factors) >= 1  # at least the original factor
+    assert compared >= 1 or not free, "a free site was never compared away from its original factor"
