@@ -71,12 +71,12 @@ _EXTERNALIZE_THRESHOLD = 1024
 _ALIGNMENT = 4096
 
 
-def _estimated_size(model: ModelProto) -> int:
+def _estimated_size(model: ModelProto, tensors: Optional[list[TensorProto]] = None) -> int:
     """The tensors' share of the serialized size, from their dims (cheap: upb's ByteSize()
     serializes the whole message to count it, a second per GiB). The graph itself is
-    covered by the margin in _INLINE_LIMIT."""
+    covered by the margin in _INLINE_LIMIT. ``tensors``: the model's tensors, when walked already."""
     total = 0
-    for tensor in iter_model_tensors(model):
+    for tensor in iter_model_tensors(model) if tensors is None else tensors:
         if tensor.data_location == TensorProto.EXTERNAL:
             continue
         size = expected_nbytes(tensor)
@@ -114,12 +114,13 @@ def save_model(
     if recorded is not None:
         saved_entry = (model.metadata_props[recorded].key, model.metadata_props[recorded].value)
     base = Path(external_data_dir) if external_data_dir is not None else recorded_data_dir(model)
-    external = [t for t in iter_model_tensors(model) if is_external(t)]
+    tensors = list(iter_model_tensors(model))  # one walk: the external ones and the inline size
+    external = [t for t in tensors if is_external(t)]
     refs = external_tensor_refs(model, base) if external else []
     shared_folder = bool(refs) and share_data and base is not None and base.resolve() == path.parent.resolve()
     copies = _data_copies(path, refs, shared_folder)
     targets = [(path, "output")] + [(dest, "data file") for dest, copied in copies.values() if copied]
-    too_big = not refs and _estimated_size(model) > _INLINE_LIMIT  # one walk over the tensors
+    too_big = not refs and _estimated_size(model, tensors) > _INLINE_LIMIT
     if too_big:
         targets.append((path.parent / f"{path.name}.data", "data file"))
     own = [r for r in (record(ref.path, f"an external data file of the model ({ref.location})") for ref in refs) if r]
