@@ -199,8 +199,10 @@ def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
     import os
 
     from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.io import external_tensor_refs
+    from graphsurgeon_tools.io import external_data_dir, external_tensor_refs
 
+    if external_data_dir(proto) is None:  # load_model records a folder exactly when there is external data
+        return
     if target.exists() and any(os.path.samefile(target, ref.path) for ref in external_tensor_refs(proto)):
         raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
 
