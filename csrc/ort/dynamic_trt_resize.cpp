@@ -27,7 +27,6 @@
 // plugin has none of them; swap-plugin refuses such nodes).
 #include <onnxruntime_c_api.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,14 +35,18 @@
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../resize_kernel.h"
+#include "float16.h"
+#include "ort_executor.h"
+#include "shape_inference.h"
 
 namespace {
 
-using onnxtool::Executor;
+using onnxtool::ort_op::OrtExecutor;
+using onnxtool::ort_op::float_to_half;
+using onnxtool::ort_op::half_to_float;
 using onnxtool::ResizeAttrs;
 using onnxtool::ResizePlan;
 
@@ -54,99 +57,6 @@ constexpr const char* kOpName = "DynamicTRTResize";
 OrtStatus* error(OrtErrorCode code, const std::string& message) {
   return g_api->CreateStatus(code, message.c_str());
 }
-
-// ---- float16 <-> float32 (IEEE 754 binary16, round to nearest even) --------
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal: normalise
-    int e = -1;
-    do {
-      ++e;
-      mant <<= 1;
-    } while ((mant & 0x400u) == 0);
-    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u)  // inf or nan (nan keeps a payload bit)
-    return sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u);
-  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds past 65504: inf
-  if (abs < 0x38800000u) {                        // below the smallest normal half
-    if (abs < 0x33000000u) return sign;           // under half the smallest subnormal
-    const uint32_t e = abs >> 23;
-    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126 - e;  // 14..24
-    uint32_t h = mant >> shift;
-    const uint32_t rest = mant & ((1u << shift) - 1);
-    const uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
-    return sign | static_cast<uint16_t>(h);
-  }
-  uint32_t h = ((abs >> 13) - (112u << 10));
-  const uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return sign | static_cast<uint16_t>(h);
-}
-
-// ---- threads: ORT's intra-op pool --------------------------------------------
-
-class OrtExecutor final : public Executor {
- public:
-  explicit OrtExecutor(OrtKernelContext* context) : context_(context) {}
-
-  // ORT does not tell a kernel its pool size; this only sizes work blocks.
-  int64_t threads() const override {
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 1 : static_cast<int64_t>(n);
-  }
-
-  void for_chunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& f,
-                  int64_t max_threads) const override {
-    if (n <= 0) return;
-    chunk = std::max<int64_t>(1, chunk);
-    const int64_t chunks = (n + chunk - 1) / chunk;
-    if (max_threads <= 1 || chunks <= 1) {
-      f(0, n);
-      return;
-    }
-    struct Job {
-      const std::function<void(int64_t, int64_t)>* f;
-      int64_t n, chunk;
-    } job{&f, n, chunk};
-    auto body = [](void* data, size_t c) {
-      const Job* j = static_cast<const Job*>(data);
-      const int64_t begin = static_cast<int64_t>(c) * j->chunk;
-      (*j->f)(begin, std::min(j->n, begin + j->chunk));
-    };
-    // With a one-thread session ORT has no pool and runs the chunks inline.
-    OrtStatus* status = g_api->KernelContext_ParallelFor(context_, body, static_cast<size_t>(chunks), 0, &job);
-    if (status != nullptr) {  // refused before running anything (no pool here): run inline
-      g_api->ReleaseStatus(status);
-      f(0, n);
-    }
-  }
-
- private:
-  OrtKernelContext* context_;
-};
 
 // ---- attributes --------------------------------------------------------------
 
@@ -428,7 +338,7 @@ OrtStatus* compute(const Kernel& k, OrtKernelContext* context) {
   if (OrtStatus* s = g_api->GetTensorMutableData(out, &y)) return s;
   if (plan.out_numel == 0) return nullptr;
 
-  const OrtExecutor exec(context);
+  const OrtExecutor exec(g_api, context);
   switch (x.type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
       onnxtool::run_plan<float>(plan, static_cast<const float*>(x.data), static_cast<float*>(y), exec);
@@ -449,67 +359,6 @@ OrtStatus* compute(const Kernel& k, OrtKernelContext* context) {
     default:
       return error(ORT_INVALID_ARGUMENT, k.where + ": X must be float32, float64 or float16");
   }
-}
-
-// ---- shape inference: rank, leading dims and (size tensor / sizes) the sizes --
-
-// The input infos belong to the context (the C++ wrapper releases them
-// unfreed too); only the output info is ours to free.
-OrtStatus* infer_shape(const OrtCustomOp*, OrtShapeInferContext* ctx) {
-  OrtTensorTypeAndShapeInfo* xi = nullptr;
-  if (OrtStatus* s = g_api->ShapeInferContext_GetInputTypeShape(ctx, 0, &xi)) return s;
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  size_t rank = 0;
-  OrtStatus* status = g_api->GetTensorElementType(xi, &type);
-  if (status == nullptr) status = g_api->GetDimensionsCount(xi, &rank);
-  std::vector<int64_t> dims(rank, -1);
-  std::vector<const char*> symbols(rank, "");
-  if (status == nullptr) status = g_api->GetDimensions(xi, dims.data(), rank);
-  if (status == nullptr) status = g_api->GetSymbolicDimensions(xi, symbols.data(), rank);
-  std::vector<std::string> names(symbols.begin(), symbols.end());
-  if (status != nullptr) return status;
-  // A rank-0 "shape" is what an input without any shape looks like here: leave the output unknown.
-  if (rank == 0) return nullptr;
-
-  OrtTensorTypeAndShapeInfo* si = nullptr;
-  if (OrtStatus* s = g_api->ShapeInferContext_GetInputTypeShape(ctx, 1, &si)) return s;
-  size_t srank = 0;
-  ONNXTensorElementDataType stype = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  status = g_api->GetTensorElementType(si, &stype);
-  if (status == nullptr) status = g_api->GetDimensionsCount(si, &srank);
-  std::vector<int64_t> sdims(srank, -1);
-  if (status == nullptr) status = g_api->GetDimensions(si, sdims.data(), srank);
-  if (status != nullptr) return status;
-
-  std::vector<int64_t> out(rank, -1);
-  std::vector<std::string> out_names(rank);
-  const bool size_tensor = srank >= 2 && rank >= 2;
-  const bool sizes_or_size_tensor = size_tensor || stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ||
-                                    stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
-  for (size_t i = 0; i < rank; ++i) {
-    if (sizes_or_size_tensor && i + 2 < rank) {  // kept: the leading dims pass through
-      out[i] = dims[i];
-      out_names[i] = names[i];
-    } else if (size_tensor && i + 2 >= rank) {
-      out[i] = sdims[srank - rank + i];
-    }
-  }
-  // An unknown dim needs a name: ORT stores a nameless -1 as the value -1 and
-  // then warns on every run. Fresh names promise nothing about equality.
-  static std::atomic<uint64_t> counter{0};
-  for (size_t i = 0; i < rank; ++i)
-    if (out[i] < 0 && out_names[i].empty())
-      out_names[i] = "DynamicTRTResize_dim_" + std::to_string(counter.fetch_add(1));
-  std::vector<const char*> out_symbols;
-  for (const std::string& n : out_names) out_symbols.push_back(n.c_str());
-  OrtTensorTypeAndShapeInfo* oi = nullptr;
-  if (OrtStatus* s = g_api->CreateTensorTypeAndShapeInfo(&oi)) return s;
-  status = g_api->SetTensorElementType(oi, type);
-  if (status == nullptr) status = g_api->SetDimensions(oi, out.data(), rank);
-  if (status == nullptr) status = g_api->SetSymbolicDimensions(oi, out_symbols.data(), rank);
-  if (status == nullptr) status = g_api->ShapeInferContext_SetOutputTypeShape(ctx, 0, oi);
-  g_api->ReleaseTensorTypeAndShapeInfo(oi);
-  return status;
 }
 
 // ---- the op, one instance per (X, second input) element-type pair -----------
@@ -546,7 +395,9 @@ struct ResizeOp : OrtCustomOp {
       return compute(*static_cast<const Kernel*>(kernel), context);
     };
     KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
-    InferOutputShapeFn = infer_shape;
+    InferOutputShapeFn = [](const OrtCustomOp*, OrtShapeInferContext* ctx) {
+      return onnxtool::ort_op::infer_output_shape(g_api, ctx);
+    };
     GetStartVersion = [](const OrtCustomOp*) { return 1; };
     GetEndVersion = [](const OrtCustomOp*) { return std::numeric_limits<int>::max(); };
   }

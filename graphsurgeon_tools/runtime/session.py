@@ -92,13 +92,32 @@ def _safe_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray:
         return np.zeros((0,) * max(x.ndim, 1), dtype=x.dtype)
 
 
+def _import_extensions(*names: str) -> tuple[Any, ...]:
+    """Names from onnxruntime_extensions, imported without its side effect on the environment.
+
+    Importing it sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python in os.environ (its cvt
+    module), which every subprocess started afterwards inherits: they then run protobuf's
+    slow pure-Python parser, whose errors differ. The variable is put back as it was.
+    """
+    key = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
+    before = os.environ.get(key)
+    try:
+        import onnxruntime_extensions as extensions
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+    return tuple(getattr(extensions, name) for name in names)
+
+
 def _define_kernels() -> None:
     """Define every custom op once, before any session registers the extensions library."""
     global _defined
     with _define_lock:
         if _defined:
             return
-        from onnxruntime_extensions import PyCustomOpDef, onnx_op
+        PyCustomOpDef, onnx_op = _import_extensions("PyCustomOpDef", "onnx_op")
 
         dt = {
             "float": PyCustomOpDef.dt_float,
@@ -295,8 +314,7 @@ def make_session(
         return _session_from_proto(ort, _inline_copy(model), sess_options, providers, options)
 
     _define_kernels()
-    from onnxruntime_extensions import get_library_path
-
+    (get_library_path,) = _import_extensions("get_library_path")
     ort_library.register(sess_options, get_library_path())
     return _session_from_proto(ort, _private_copy(model), sess_options, providers, options, plugin=True)
 

@@ -677,3 +677,18 @@ def test_float16_on_the_extensions_path_is_refused_naming_the_node_not_a_crash(m
     model = _plugin_model([4], x_type=TensorProto.FLOAT16, name="half")
     with pytest.raises(UnsupportedModelError, match=r"node 'half': no DynamicTRTResize kernel for input types \(float16, float\)"):
         make_session(model)
+
+
+def test_the_extensions_path_leaves_the_environment_as_it_was(monkeypatch):
+    # onnxruntime_extensions sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python on import; every
+    # subprocess started later (CLI tests, the C++ example) would inherit the slow parser
+    import importlib
+
+    from graphsurgeon_tools.runtime import session
+
+    monkeypatch.delenv("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", raising=False)
+    for name in [m for m in sys.modules if m.startswith("onnxruntime_extensions")]:
+        monkeypatch.delitem(sys.modules, name)
+    importlib.invalidate_caches()
+    session._import_extensions("get_library_path")
+    assert "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION" not in os.environ
