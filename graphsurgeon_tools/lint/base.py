@@ -242,6 +242,29 @@ class LintContext:
         self._feeding[tensor] = ordered
         return ordered
 
+    def whole_factor_sizes(self, site: "ResizeSite") -> bool:
+        """True when the site's sizes are ``Concat(<X dims>, Shape(X)[-k:] * f)`` with an integer ``f``.
+
+        That is make-dynamic-scale's ``layout="factor"``: whatever ``f`` is fed, each output
+        length is a whole multiple of the input's (out/in is whole).
+        """
+        concat = self.producers.get(site.sizes_tensor) if site.sizes_tensor and site.in_main_graph else None
+        if concat is None or concat.op_type != "Concat" or not concat.input:
+            return False
+        mul = self.producers.get(concat.input[-1])
+        if mul is None or mul.op_type != "Mul" or len(mul.input) != 2:
+            return False
+        integer = {6, 7}  # INT32, INT64
+        shape_side = [t for t in mul.input if self._reads_shape_of(t, site.input_name)]
+        other = [t for t in mul.input if t not in shape_side]
+        return len(shape_side) == 1 and len(other) == 1 and self.elem_types.get(other[0], 0) in integer
+
+    def _reads_shape_of(self, tensor: str, x: str) -> bool:
+        node = self.producers.get(tensor)
+        while node is not None and node.op_type in ("Slice", "Gather", "Identity", "Cast"):
+            node = self.producers.get(node.input[0]) if node.input else None
+        return node is not None and node.op_type == "Shape" and bool(node.input) and node.input[0] == x
+
     def elem_type_name(self, tensor: str) -> str:
         from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 

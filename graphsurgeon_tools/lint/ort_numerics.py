@@ -40,8 +40,10 @@ _HALF_PIXEL = ("; coordinate_transformation_mode='half_pixel' is equal wherever 
                "and matches PyTorch at 1 (no rewrite of this tool sets it)")
 
 
-def _length_one(site: "ResizeSite") -> Optional[str]:
+def _length_one(ctx: LintContext, site: "ResizeSite") -> Optional[str]:
     """"certain" / "possible" that a resized axis has output length 1; None when it cannot."""
+    if ctx.whole_factor_sizes(site):  # out = in * f with a whole f: never 1 unless nothing is resized
+        return None
     axes = geo.resized_axes(site)
     lengths = geo.output_lengths(site)
     if axes is not None and lengths is not None:
@@ -61,7 +63,7 @@ def _length_one(site: "ResizeSite") -> Optional[str]:
 
 
 def check_nearest_fraction(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
-    if site.mode != "nearest":
+    if site.mode != "nearest" or ctx.whole_factor_sizes(site):
         return None
     ratios = geo.ratios(site)
     if ratios is None:
@@ -79,7 +81,7 @@ def check_nearest_fraction(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
 def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.mode != "cubic" or site.coordinate_transformation_mode != "pytorch_half_pixel":
         return None
-    how = _length_one(site)
+    how = _length_one(ctx, site)
     if how is None:
         return None
     return Reason(f"cubic + pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}"
@@ -90,7 +92,7 @@ def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
 def check_pytorch_half_pixel(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.mode not in ("linear", "cubic") or site.coordinate_transformation_mode != "pytorch_half_pixel":
         return None
-    how = _length_one(site)
+    how = _length_one(ctx, site)
     if how is None:
         return None
     return Reason(f"pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}1: "

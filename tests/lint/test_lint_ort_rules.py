@@ -109,3 +109,14 @@ def test_pytorch_interpolate_is_half_pixel_where_the_output_length_is_one():
     assert np.abs(ort_out - expected).max() > 1e-3  # pytorch/pytorch#79361
     _, ort_half, _ = _ort_and_reference(CASES["torch-pytorch-half-pixel-length-one"][1], (1, 1, 4, 4))
     np.testing.assert_allclose(ort_half, expected, atol=1e-6)
+
+
+def test_whole_factor_layout_sites_need_no_run_time_warning():
+    from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
+
+    original = m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs=CUBIC_TO_ONE.replace("cubic", "nearest"),
+                                 x="float[1,1,4,4]")
+    by_layout = {layout: lint_model(make_dynamic_scale(original, layout=layout, check=False).model, "onnxruntime")
+                 for layout in ("factor", "sizes")}
+    assert by_layout["factor"].findings == []  # out = in * f with f whole: no fractional ratio, no length 1
+    assert {f.rule for f in by_layout["sizes"].findings} == {"ort-nearest-fractional-ratio"}  # any size can be fed
