@@ -49,6 +49,22 @@ class RealModels:
             self.paths[case] = self._torch(case) if "/" in case else self._shipped(case)
         return self.paths[case]
 
+    def module(self, name: str) -> object:
+        """The builder's :class:`~realmodels.builders.TorchModel` ``name``, built once per process.
+
+        Builders are seeded: the module matches the file :meth:`path` exported (in this process
+        or in another xdist worker), so a test can use both without exporting again.
+        """
+        for package in ("torch", "transformers", "diffusers"):
+            pytest.importorskip(package, reason=f"{name} needs the realmodels extra (pip install -e '.[realmodels]')")
+        from realmodels import builders
+
+        if name not in self._modules:
+            started = time.perf_counter()
+            self._modules[name] = builders.BUILDERS[name]()
+            self.build_seconds[name] = time.perf_counter() - started
+        return self._modules[name]
+
     def _shipped(self, case: str) -> Path:
         found = shipped.locate(case)
         if found is None:
@@ -59,18 +75,12 @@ class RealModels:
         name, label = case.split("/")
         for package in ("torch", "transformers", "diffusers"):
             pytest.importorskip(package, reason=f"{case} needs the realmodels extra (pip install -e '.[realmodels]')")
-        from realmodels import builders
-
         variant: Export = next(v for v in EXPORTS if v.label == label)
         path = self.folder / f"{name}.{label}.onnx"
         # xdist workers share self.folder: the first to take the lock exports, the others reuse.
         with _locked(self.folder / f"{name}.{label}.lock"):
             if not path.is_file():
-                if name not in self._modules:
-                    started = time.perf_counter()
-                    self._modules[name] = builders.BUILDERS[name]()
-                    self.build_seconds[name] = time.perf_counter() - started
-                model = self._modules[name]
+                model = self.module(name)
                 staging = self.folder / f"staging-{os.getpid()}"
                 staging.mkdir(exist_ok=True)
                 seconds = export(model.module, model.example, variant, staging / path.name)  # type: ignore[attr-defined]
