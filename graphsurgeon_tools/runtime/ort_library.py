@@ -270,6 +270,8 @@ def build(*, fetch: bool = True) -> Optional[Path]:
         return None
     compiler = _compiler()
     if compiler is None:
+        if (BUILD_DIR / LIBRARY_NAME).is_file():  # built earlier (or shipped prebuilt): nothing to check it with
+            return BUILD_DIR / LIBRARY_NAME
         _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library"
         return None
     with _lock():

@@ -689,3 +689,8 @@ def test_the_extensions_path_leaves_the_environment_as_it_was():
     env = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "None", done.stdout + done.stderr
+
+
+def test_without_a_compiler_a_built_library_is_still_used(library, monkeypatch):
+    monkeypatch.setattr(ort_library, "_compiler", lambda: None)
+    assert ort_library.build(fetch=False) == library
