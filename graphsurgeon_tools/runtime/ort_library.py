@@ -21,7 +21,8 @@ ONNX Runtime's C API header comes from, in order:
    Only ``fetch=True`` (the ``build`` command) goes to the network.
 
 Requires: an editable install (the sources are found beside the package), g++.
-Ensures: a returned path is a library built from the current sources.
+Ensures: a returned path is a library built from the current sources (without a compiler
+here to rebuild it: the library built earlier, if any).
 Does NOT: load the library into a session (runtime.session does), copy headers into
 the repository, or fail when it cannot build: ``library_path`` then returns None and
 ``unavailable_reason()`` says why in one line (the onnxruntime-extensions path stays).
