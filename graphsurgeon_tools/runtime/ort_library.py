@@ -1,7 +1,9 @@
 """The compiled ONNX Runtime custom-op library for DynamicTRTResize: find it, build it, cache it.
 
 ``library_path(allow_build=True) -> Path | None`` and ``unavailable_reason() -> str``;
-``python -m graphsurgeon_tools.runtime.ort_library build`` (``make setup`` runs it).
+``python -m graphsurgeon_tools.runtime.ort_library build`` (``make setup`` runs it);
+``register(sess_options, path)`` (any library, once per SessionOptions object) and
+``user_libraries(paths)`` (the ``custom_op_libs=`` check).
 
 The library (sources ``<repo>/csrc/ort/`` + the shared kernel ``csrc/resize_kernel.h``)
 registers DynamicTRTResize in the domain ``trt.plugins``; load it with
@@ -23,7 +25,7 @@ ONNX Runtime's C API header comes from, in order:
 Requires: an editable install (the sources are found beside the package), g++.
 Ensures: a returned path is a library built from the current sources (without a compiler
 here to rebuild it: the library built earlier, if any).
-Does NOT: load the library into a session (runtime.session does), copy headers into
+Does NOT: make sessions (runtime.session does), copy headers into
 the repository, or fail when it cannot build: ``library_path`` then returns None and
 ``unavailable_reason()`` says why in one line (the onnxruntime-extensions path stays).
 """
