@@ -44,7 +44,7 @@ FLAGS: dict[str, Flag] = {
     "simplify": Flag("--simplify"),
     "inline_functions": Flag("--inline-functions"),
     "only_free": Flag("--only-free"),
-    "only_free": Flag("--only-free"),
+    "freedom": Flag("--freedom", "--no-freedom"),
     "check": Flag("--check", "--no-check"),
     "check_dims": Flag("--check-dims"),
     "share_data": Flag("--share-data"),

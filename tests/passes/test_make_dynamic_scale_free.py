@@ -78,3 +78,20 @@ def test_cli_only_free(tmp_path) -> None:
     run = CliRunner().invoke(app, ["make-dynamic-scale", str(source), "-o", str(out), "--only-free", "--json"])
     assert run.exit_code == 0, run.output
     assert '"free": true' in run.output and "not free (--only-free)" in run.output
+
+
+def test_freedom_false_skips_the_analysis_but_not_the_rewrite() -> None:
+    with_freedom = make_dynamic_scale(_two_sites())
+    without = make_dynamic_scale(_two_sites(), freedom=False)
+    assert [s.node for s in without.rewritten] == [s.node for s in with_freedom.rewritten] == ["free_y", "up"]
+    assert all(site["free"] is None and site["pinned_by"] is None for site in without.to_dict()["rewritten"])
+    assert without.model.SerializeToString() == with_freedom.model.SerializeToString()
+
+
+def test_only_free_without_the_analysis_is_a_usage_error() -> None:
+    import pytest
+
+    from graphsurgeon_tools.errors import UsageError
+
+    with pytest.raises(UsageError, match="only_free=True needs the freedom analysis"):
+        make_dynamic_scale(_two_sites(), only_free=True, freedom=False)

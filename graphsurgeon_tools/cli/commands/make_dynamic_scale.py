@@ -115,6 +115,11 @@ def make_dynamic_scale(
         typer.Option("--only-free", help="Rewrite only sites whose factor can change alone (the report names the "
                                          "node that pins each other site)."),
     ] = False,
+    freedom: Annotated[
+        bool,
+        typer.Option("--freedom/--no-freedom", help="Decide each site's factor freedom for the report (a bounded "
+                                                    "static shape flow; --no-freedom skips it on huge graphs)."),
+    ] = True,
     inline_functions: Annotated[
         bool,
         typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
@@ -178,6 +183,7 @@ def make_dynamic_scale(
             from_sizes=from_sizes,
             inline_functions=inline_functions,
             only_free=only_free,
+            freedom=freedom,
             simplify=simplify,
             check=check,
             inplace=True,  # the CLI owns this proto: no copy of a possibly huge model

@@ -68,6 +68,7 @@ def make_dynamic_scale(
     check_dims: Optional[dict[str, int]] = None,
     inline_functions: bool = False,
     only_free: bool = False,
+    freedom: bool = True,
     layout: str = "scales",
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
 ) -> DynamicScaleResult:
@@ -104,6 +105,9 @@ def make_dynamic_scale(
         only_free: rewrite only the sites whose factor can change alone (resize.freedom); the
             others are skipped with the node that pins them. Every rewritten site reports
             ``free`` and ``pinned_by`` either way.
+        freedom: decide each site's factor freedom for the report (bounded static shape
+            flow, no ORT run). ``freedom=False`` skips that analysis: the rewrite is the same,
+            the sites report ``free: null``; it cannot combine with ``only_free=True``.
         custom_op_libs: the user's own ONNX Runtime op libraries (e.g. MMDeploy's), registered
             on the built-in check's sessions, for models with custom ops ORT lacks.
 
@@ -117,7 +121,7 @@ def make_dynamic_scale(
     the_pass = MakeDynamicScale(
         nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
         from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims, layout=layout,
-        inline_functions=inline_functions, only_free=only_free,
+        inline_functions=inline_functions, only_free=only_free, freedom=freedom,
     )
     from graphsurgeon_tools.runtime.session import custom_op_scope
 

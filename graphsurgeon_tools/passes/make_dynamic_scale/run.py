@@ -146,8 +146,11 @@ class MakeDynamicScale(Pass):
         check_dims: Optional[dict[str, int]] = None,
         inline_functions: bool = False,
         only_free: bool = False,
+        freedom: bool = True,
         layout: str = "scales",
     ) -> None:
+        if only_free and not freedom:
+            raise UsageError("only_free=True needs the freedom analysis; it does not combine with freedom=False")
         if layout not in layouts.LAYOUTS:
             raise UsageError(f"layout={layout!r} is not a layout (choose from: {', '.join(layouts.LAYOUTS)})")
         if factor and layout != "scales":
@@ -155,7 +158,7 @@ class MakeDynamicScale(Pass):
         self.layout = layout
         self._pending: list[layouts.PendingSizes] = []
         self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
-        self.inline_functions, self.only_free = inline_functions, only_free
+        self.inline_functions, self.only_free, self.freedom = inline_functions, only_free, freedom
         self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
         self.in_place, self.check_dims = inplace, check_dims
 
@@ -191,7 +194,9 @@ class MakeDynamicScale(Pass):
         nonsense_gate(sites)
         selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
         timer.lap("find")
-        decided = free.decide(model, selected)  # on the model as given: reported per rewritten site
+        # On the model as given; reported per rewritten site. The one analysis here that is not
+        # linear in the graph (each site's downstream is walked), hence freedom=False.
+        decided = free.decide(model, selected) if self.freedom else {}
         held: list = []
         if self.only_free:
             selected, held = free.hold_pinned(selected, decided)
