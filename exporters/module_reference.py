@@ -109,6 +109,7 @@ class RoutedModuleReference(Reference):
         self.atol, self.rtol = atol, rtol
         self.mapping: Optional[SiteMapping] = None
         self._last: Optional[tuple[list[np.ndarray], dict[Any, Any]]] = None
+        self._original: Optional[tuple[list[np.ndarray], list[np.ndarray]]] = None
         if hasattr(module, "eval"):
             module.eval()
 
@@ -124,8 +125,22 @@ class RoutedModuleReference(Reference):
                 raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
                                 f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
         self._last = (arrays, sites)
-        result, _ = self._run(arrays, sites, record=False)
+        result = self._at_original(arrays, sites)
+        if result is None:
+            result, _ = self._run(arrays, sites, record=False)
         return [(f"output_{i}", value) for i, value in enumerate(result)]
+
+    def _at_original(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]) -> Optional[list[np.ndarray]]:
+        """The pairing run's outputs, when this point is that run again (same data, every site as written)."""
+        if self._original is None or self.mapping is None:
+            return None
+        data, outputs = self._original
+        written = {p.call.site: p.call.original_factors for p in self.mapping.pairs}
+        if any(type(v) is not tuple or v != written.get(k) for k, v in sites.items()):  # not OutputSize etc.
+            return None
+        if len(data) != len(arrays) or not all(a is b or np.array_equal(a, b) for a, b in zip(data, arrays)):
+            return None
+        return [value.copy() for value in outputs]
 
     def parameters(self) -> dict[str, np.ndarray]:
         state = getattr(self.module, "state_dict", None)
@@ -146,8 +161,9 @@ class RoutedModuleReference(Reference):
     def prepare(self, arrays: Sequence[np.ndarray]) -> SiteMapping:
         """Run once at the code's factors and pair the calls with the candidate's sites (cached)."""
         if self.mapping is None:
-            _, calls = self._run(arrays, {}, record=False)
-            self.mapping = map_sites(calls, self.candidate, label=f"the candidate")
+            outputs, calls = self._run(arrays, {}, record=False)
+            self.mapping = map_sites(calls, self.candidate, label="the candidate")
+            self._original = (list(arrays), outputs)  # a sweep point at the written factors reuses this run
         return self.mapping
 
     def sites(self) -> list[dict[str, Any]]:
