@@ -61,7 +61,7 @@ def _twin_class() -> Optional[Any]:
     bad = probe.SerializeToString().replace(b"x", b"\xff")
     try:
         twin().ParseFromString(bad)
-    except message.DecodeError:
+    except (message.DecodeError, UnicodeDecodeError):  # upb / the pure-Python backend
         _twin = twin  # the runtime checks proto3 strings: a parse that succeeds proves them
     return _twin
 
@@ -78,6 +78,6 @@ def strings_are_utf8(data: bytes) -> bool:
 
     try:
         twin().ParseFromString(data)
-    except (message.DecodeError, RuntimeError):
+    except (message.DecodeError, RuntimeError, UnicodeDecodeError):  # UnicodeDecodeError: pure-Python backend
         return False
     return True
