@@ -110,6 +110,7 @@ class RoutedModuleReference(Reference):
         self.mapping: Optional[SiteMapping] = None
         self._last: Optional[tuple[list[np.ndarray], dict[Any, Any]]] = None
         self._original: Optional[tuple[list[np.ndarray], list[np.ndarray]]] = None
+        self._exposed: list[str] = []
         if hasattr(module, "eval"):
             module.eval()
 
@@ -125,10 +126,26 @@ class RoutedModuleReference(Reference):
                 raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
                                 f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
         self._last = (arrays, sites)
-        result = self._at_original(arrays, sites)
+        result = None if self._exposed else self._at_original(arrays, sites)
+        calls: list[ResizeCall] = []
         if result is None:
-            result, _ = self._run(arrays, sites, record=False)
-        return [(f"output_{i}", value) for i, value in enumerate(result)]
+            result, calls = self._run(arrays, sites, record=bool(self._exposed))
+        named = [(f"output_{i}", value) for i, value in enumerate(result)]
+        by_site = {c.site: c for c in calls if c.site is not None and c.output is not None}
+        for pair in mapping.pairs:  # the site tensors validate asked for, by the candidate's names
+            call = by_site.get(pair.call.site)
+            if pair.site.output_name in self._exposed and call is not None:
+                named.append((pair.site.output_name, call.output.numpy()))
+        return named
+
+    def expose(self, names: list[str]) -> list[str]:
+        """Also return the outputs of the candidate's scale-driven sites among ``names`` (by the candidate's
+        tensor names): each is the routed call's output paired with that site."""
+        from exporters.site_mapping import candidate_sites
+
+        outputs = {site.output_name for site in candidate_sites(self.candidate)}
+        self._exposed = [n for n in names if n in outputs]
+        return list(self._exposed)
 
     def _at_original(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]) -> Optional[list[np.ndarray]]:
         """The pairing run's outputs, when this point is that run again (same data, every site as written)."""

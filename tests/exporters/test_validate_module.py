@@ -222,3 +222,9 @@ def test_real_models_validate_against_their_unmodified_modules(real_export, name
         assert point.status == "passed" or point.reason.startswith("not free at x"), point.reason
     assert sum(p.status == "passed" for p in together.factors) >= 1  # at least the original factor
     assert compared >= 1 or not free, "a free site was never compared away from its original factor"
+
+
+def test_site_outputs_are_compared_against_the_routed_calls(user_model: dict) -> None:
+    report = validate(user_model["dynamic"], user_model["net"], factors=[3])
+    kinds = [(o.kind, o.passed) for o in report.factors[0].outputs]
+    assert kinds.count(("site", True)) == 2 and ("output", True) in kinds
