@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from graphsurgeon_tools.cli._app import (
+    CustomOpLibOption,
     InPlaceOption,
     JsonOption,
     ModelArgument,
@@ -32,6 +33,36 @@ def _default_output(model: Path, reverse: bool) -> Path:
     return model.with_name(name + suffix)
 
 
+def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
+    """The built-in check in one or two lines (a failed check never gets here: exit 1)."""
+    if check is None:
+        return []
+    if check["skipped"]:
+        return [f"check skipped: {check['skipped']}"]
+    worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
+    within = f"within atol {check['atol']:g}" if check["atol"] else "identical"
+    lines = [f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
+             f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"]
+    optimized = check.get("optimized") or {}
+    if optimized.get("max_abs_diff") is not None:
+        drift = optimized.get("original_drift")
+        lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
+                     + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+    return lines
+
+
+def _parse_dims(items: Optional[list[str]]) -> dict[str, int]:
+    from graphsurgeon_tools.errors import UsageError
+
+    dims: dict[str, int] = {}
+    for item in split_csv(items) or []:
+        name, _, value = item.partition("=")
+        if not name.strip() or not value.strip().isdigit() or int(value) <= 0:
+            raise UsageError(f"--check-dims wants NAME=SIZE with a positive integer size, got {item!r}")
+        dims[name.strip()] = int(value)
+    return dims
+
+
 def _human(report: dict[str, Any]) -> str:
     lines = []
     verb = "restored" if report["reverse"] else "swapped"
@@ -47,8 +78,10 @@ def _human(report: dict[str, Any]) -> str:
         lines.append(f"skipped {item['node'] or '<unnamed>'} ({item['op_type']}): {item['reason']}")
     for item in report["new_inputs"]:
         lines.append(f"new input {item.get('name')}: {item.get('dtype', '')} {item.get('shape', '')}".rstrip())
+    lines.extend(f"note: {text}" for text in report.get("notes", []) if not text.startswith("check skipped:"))
     if not report["swapped"]:
         lines.append("nothing to " + ("restore" if report["reverse"] else "swap"))
+    lines.extend(_check_lines(report.get("check")))
     lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))
     return "\n".join(lines)
@@ -97,13 +130,27 @@ def swap_plugin(
         typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
                                                 "sites inside them are swapped too (skipped otherwise)."),
     ] = False,
+    check: Annotated[
+        bool,
+        typer.Option("--check/--no-check", help="Compare the plugin model (plugin nodes through onnxtool's "
+                                                "kernel) with the original in ONNX Runtime at the original "
+                                                "factors (default on; --reverse: the Resize model with the "
+                                                "plugin model)."),
+    ] = True,
+    check_dims: Annotated[
+        Optional[list[str]],
+        typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
+                                          "(default: 1 for the first dim, 32 for the others)."),
+    ] = None,
+    custom_op_lib: CustomOpLibOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Swap Resize/Upsample nodes for DynamicTRTResize plugin nodes (or any op for any plugin, with --spec).
 
     Writes MODEL.plugin.onnx (MODEL.resize.onnx with --reverse) unless -o or --in-place.
-    Exit codes: 0 done (also when nothing matched), 2 usage, 3 unreadable model or invalid spec.
+    Exit codes: 0 done (also when nothing matched), 1 the built-in check found a difference
+    (nothing is written), 2 usage, 3 unreadable model or invalid spec.
     """
     from graphsurgeon_tools.errors import InvalidModelError
     from graphsurgeon_tools.io import load_model, save_model
@@ -111,6 +158,9 @@ def swap_plugin(
 
     target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
     check_profile_option(profile)
+    dims = _parse_dims(check_dims)
+    if dims and not check:
+        note("--check-dims has no effect with --no-check")
     if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
         raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
@@ -129,6 +179,9 @@ def swap_plugin(
             keep_constant=keep_constant,
             size_input=size_input,
             inline_functions=inline_functions,
+            check=check,
+            check_dims=dims or None,
+            custom_op_libs=custom_op_lib,
         )
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     if result.signature == "generic" and signature != "scales":

@@ -15,7 +15,8 @@ attributes as the TOML says (:mod:`graphsurgeon_tools.plugins`); they have no re
 Modules: :mod:`.forward` (Resize -> plugin; reuses make-dynamic-scale's rewrite on the
 sites it found), :mod:`.size_tensor` (the size-tensor builder and its inverse recogniser),
 :mod:`.reverse`, :mod:`.generic` (spec-driven), :mod:`.refusals` (why a node is not
-swapped), :mod:`.edit` (builder, value_info, plugin attributes), :mod:`.result`.
+swapped), :mod:`.edit` (builder, value_info, plugin attributes), :mod:`.result`,
+:mod:`.check` (the built-in check).
 
 The plugin node carries ``plugin_version``/``plugin_namespace`` (TensorRT's parser looks
 plugins up by op_type + those two; it ignores the domain) and the Resize semantics; the
@@ -27,7 +28,9 @@ reason; for dynamic shapes it is a note in the report.
 
 Requires: a model that passes the ONNX checker. Ensures: the result passes
 ``onnx.checker.check_model(full_check=True)`` (the full checker runs ONCE per run, and
-Resize-site discovery once); value_info (element type, rank, symbolic dims) for every
+Resize-site discovery once); with ``check=True`` (default) ``result.check`` says whether ONNX
+Runtime gives the original's outputs and site outputs (:mod:`.check`; a difference is returned,
+not raised: ``result.raise_if_failed()``); value_info (element type, rank, symbolic dims) for every
 plugin output so shape inference continues past it. Not in place: the caller's model is
 never modified. Does NOT look into subgraphs or functions, and does NOT save anything.
 """
@@ -35,7 +38,7 @@ never modified. Does NOT look into subgraphs or functions, and does NOT save any
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from onnx import ModelProto
 
@@ -77,6 +80,8 @@ class SwapPlugin(Pass):
         size_input: Optional[str] = None,
         label: str = "the model",
         inline_functions: bool = False,
+        check: bool = True,
+        check_dims: Optional[dict[str, int]] = None,
     ) -> None:
         if signature not in SIGNATURES:
             raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
@@ -97,6 +102,8 @@ class SwapPlugin(Pass):
         self.signature, self.nodes, self.reverse = signature, nodes, reverse
         self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
         self.inline_functions = inline_functions
+        self.check, self.check_dims = check, check_dims
+        self.original: Any = None
 
     def requires(self, model: ModelProto) -> None:
         from graphsurgeon_tools.passes.swap_plugin.refusals import check_initializer_sizes
@@ -109,6 +116,7 @@ class SwapPlugin(Pass):
     def call(self, model: ModelProto) -> SwapPluginResult:
         from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
 
+        self.original = model if self.check else None  # what the built-in check compares against
         if self.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
             from graphsurgeon_tools.passes.make_dynamic_scale.run import inline_local_functions
 
@@ -117,6 +125,8 @@ class SwapPlugin(Pass):
             copy = ModelProto()
             copy.CopyFrom(model)
             model = copy
+        elif self.check:  # the pass owns the proto and changes it: keep the original as bytes
+            self.original = model.SerializeToString()
         result = SwapPluginResult(
             model=model, plugin=self.op_type, domain=self.domain,
             signature=self.signature if self.spec.handler == "resize" else "generic",
@@ -132,10 +142,28 @@ class SwapPlugin(Pass):
         return result
 
     def ensures(self, model: ModelProto, result: SwapPluginResult) -> None:  # type: ignore[override]
-        if result.changed:
-            self.model_check.ensures(model, f"swap-plugin ({self.op_type})")
-        else:
+        if not result.changed:
             self.model_check.unchanged()
+            return
+        self.model_check.ensures(model, f"swap-plugin ({self.op_type})")
+        if self.check:
+            from graphsurgeon_tools.passes.base import Timer
+            from graphsurgeon_tools.passes.swap_plugin.check import run_check
+
+            timer = Timer(result.timings)
+            result.check = run_check(self.original, model, result, op_type=self.op_type,
+                                     generic=self.spec.handler != "resize", pending=result.pending_sizes,
+                                     dims=self.check_dims)
+            if result.check.skipped:
+                result.notes.append(f"check skipped: {result.check.skipped}")
+            elif result.check.atol:
+                from graphsurgeon_tools.passes.swap_plugin.check import KERNEL_RTOL
+
+                result.notes.append(f"check tolerance atol={result.check.atol:g}, rtol={KERNEL_RTOL:g}: "
+                                    "the plugin kernel interpolates in another float order than ONNX Runtime's "
+                                    "Resize (nearest-only models are compared exactly)")
+            timer.lap("check")
+        self.original = None  # the caller's model (or its bytes) is not kept past the run
 
 
 def swap_plugin(
@@ -150,6 +178,9 @@ def swap_plugin(
     keep_constant: bool = False,
     size_input: Optional[str] = None,
     inline_functions: bool = False,
+    check: bool = True,
+    check_dims: Optional[dict[str, int]] = None,
+    custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
 ) -> SwapPluginResult:
     """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
 
@@ -171,6 +202,15 @@ def swap_plugin(
             TensorRT then only needs the input's dims, not float scale values on its shape path.
         inline_functions: inline model-local functions first (``onnx.inliner``) so their sites
             are swapped; without it they are skipped with the reason.
+        check: run the built-in check (:mod:`.check`): the plugin model (its plugin nodes
+            through :func:`graphsurgeon_tools.runtime.make_session`) against the original in
+            ONNX Runtime at the original factors; ``reverse=True`` compares the Resize model
+            with the plugin model. A difference is returned in ``result.check``, not raised
+            (``result.raise_if_failed()``); a generic spec's plugin (no kernel) skips it with
+            the reason.
+        check_dims: sizes for named symbolic input dims in the check.
+        custom_op_libs: the user's own ONNX Runtime op libraries, registered on the check's
+            sessions, for models with custom ops ORT lacks.
 
     Raises UsageError, InvalidModelError / PreconditionError (the input is broken),
     InvalidScalesError, InvalidSpecError. Nothing to swap is not an error.
@@ -179,8 +219,12 @@ def swap_plugin(
     try:
         the_pass = SwapPlugin(plugin=plugin, signature=signature, domain=domain, nodes=nodes, reverse=reverse,
                               spec=spec, keep_constant=keep_constant, size_input=size_input,
-                              label=label or "the model", inline_functions=inline_functions)
-        return the_pass(model)  # type: ignore[return-value]
+                              label=label or "the model", inline_functions=inline_functions, check=check,
+                              check_dims=check_dims)
+        from graphsurgeon_tools.runtime.session import custom_op_scope
+
+        with custom_op_scope(custom_op_libs):  # the built-in check's sessions register them
+            return the_pass(model)  # type: ignore[return-value]
     except OnnxToolError as exc:
         # Errors name the file when there is one.
         if label is None or label in str(exc):

@@ -86,13 +86,14 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
                   layout: str = "scales") -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
 
-    Its ORT self-check is not run: swap-plugin's own tests and ``onnxtool validate`` prove
-    the end result. Sizes-driven sites are converted only when exact (from_sizes=True).
+    Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
+    end result. Sizes-driven sites are converted only when exact (from_sizes=True).
     """
-    from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites
+    from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 
     dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
     result.new_inputs.extend(dataclasses.asdict(i) for i in dyn.new_inputs)
+    result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
         result.skipped.append(Skip(skip.node, skip.op_type, f"make-dynamic-scale: {skip.reason}"))

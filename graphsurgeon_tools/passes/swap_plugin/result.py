@@ -5,7 +5,7 @@ Does NOT compute anything: the rewrites fill these.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from graphsurgeon_tools.passes.base import PassResult, Skip
@@ -60,6 +60,9 @@ class SwapPluginResult(PassResult):
     signature: str = "scales"
     reverse: bool = False
     spec_source: str = ""
+    # signature="sizes" inputs whose original (h, w) depends on symbolic dims (make-dynamic-scale's
+    # layouts.pending_sizes): the check computes them at its input shapes. Not reported.
+    pending_sizes: list[Any] = field(default_factory=list, repr=False)
 
     pass_name = "swap-plugin"
 

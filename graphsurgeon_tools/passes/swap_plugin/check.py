@@ -1,0 +1,205 @@
+"""swap-plugin's built-in check: the plugin model against the Resize model in ONNX Runtime.
+
+``run_check(original, rewritten, result, ...) -> CheckResult``
+
+The one check (:func:`graphsurgeon_tools.check.equivalence.compare_models`: exact at
+``ORT_ENABLE_EXTENDED``, the fully optimized difference as a figure, the Resize/plugin site
+outputs both graphs share compared, vacuous comparisons not passed), run as make-dynamic-scale
+runs it. What differs here is only how the models run and what the new inputs get:
+
+- Sessions: a model with plugin nodes runs through
+  :func:`graphsurgeon_tools.runtime.make_session` (the compiled ``trt.plugins`` library, the
+  onnxruntime-extensions kernel otherwise); a model without (the original of a forward swap,
+  the result of ``reverse=True``) runs in a plain CPU session. Both register the user's
+  ``custom_op_libs`` of the enclosing :func:`~graphsurgeon_tools.runtime.session.custom_op_scope`.
+- Forward feeds: each input the swap added gets the original factor: scales inputs their
+  constant value, ``signature="sizes"`` inputs the original (h, w) (at the check's input
+  shapes when the dims are symbolic), a ``size_input=`` tensor zeros of the original output
+  shape (only its shape is read).
+- ``reverse=True``: the plugin model is the original. Its 1-D graph inputs that a plugin
+  node's second input is computed from (scales, (h, w)) would get random values (nonsense factors), so both models get
+  the same pinned values instead: scales 1 for the leading dims and 2 for H and W, sizes
+  (64, 64).
+
+Tolerance: exact (atol 0) where every plugin node is nearest; ``KERNEL_ATOL``/``KERNEL_RTOL``
+(1e-5) where one interpolates, because the plugin kernel's float arithmetic differs from ORT's
+Resize in the last bits (the rewrite itself is exact: ``reverse=True`` of the result gives the
+original graph back). The tolerance is in ``CheckResult.atol`` and a note of the result.
+
+Skipped with the reason, never failed: plugin nodes with no kernel here (a generic spec, an
+op_type other than DynamicTRTResize), and a ``size_input=`` whose original output size is
+not static.
+
+Requires: the original (ModelProto or its bytes) and the rewritten model, after the pass's
+full checker. Ensures: a CheckResult (never raises on a difference; the caller's
+``raise_if_failed`` does). Does NOT run the ONNX checker or site discovery (the pass
+contract counts them), and does NOT write files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Union
+
+import numpy as np
+from onnx import ModelProto
+
+from graphsurgeon_tools.check.equivalence import CheckResult
+from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
+
+__all__ = ["no_kernel_reason", "run_check"]
+
+#: What a reversed model's plugin inputs get (both models): factor 2 on H and W, or (h, w).
+PINNED_FACTOR = 2.0
+PINNED_SIZES = (64, 64)
+#: The tolerance where a plugin node interpolates (linear, cubic): the plugin kernel (compiled
+#: library, or the ONNX reference fallback) sums the same terms as ORT's Resize in another order,
+#: 1-2 float32 ulps apart (1.2e-7 on values in [-1, 1]). Nearest copies values: compared exactly.
+KERNEL_ATOL = 1e-5
+KERNEL_RTOL = 1e-5
+
+
+def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[str]:
+    """Why the check cannot run the plugin model here, or None when it can."""
+    from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES
+
+    if generic:
+        return (f"the generic spec {spec_source} has no ONNX Runtime kernel for {op_type} here (only "
+                f"{', '.join(KERNEL_OP_TYPES)} has one); run the plugin model in TensorRT to compare it")
+    if op_type not in KERNEL_OP_TYPES:
+        return (f"no ONNX Runtime kernel for plugin op_type {op_type!r} here (only {', '.join(KERNEL_OP_TYPES)} "
+                "has one); run the plugin model in TensorRT to compare it")
+    return None
+
+
+def _tolerance(plugin_model: ModelProto, op_type: str) -> tuple[float, float]:
+    """(atol, rtol): exact unless a plugin node interpolates (see KERNEL_ATOL)."""
+    from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
+
+    modes = {plugin_node_attributes(n)["mode"] for n in plugin_model.graph.node if n.op_type == op_type}
+    return (KERNEL_ATOL, KERNEL_RTOL) if modes - {"nearest"} else (0.0, 0.0)
+
+
+def _session(blob: bytes, options: Any) -> Any:
+    """compare_models' session factory: make_session for plugin models, a plain CPU session otherwise."""
+    from graphsurgeon_tools.runtime.session import make_session, plugin_nodes
+
+    proto = ModelProto.FromString(blob)
+    if plugin_nodes(proto):
+        return make_session(proto, sess_options=options)
+    import onnxruntime as ort
+
+    from graphsurgeon_tools.runtime import ort_library
+    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
+
+    for library in scoped_custom_op_libs():  # custom_op_libs= of the call
+        ort_library.register(options, library)
+    return ort.InferenceSession(blob, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+class _Pinned:
+    """A session whose ``run`` feeds ``pinned`` values to the inputs it has of those names."""
+
+    def __init__(self, session: Any, pinned: Mapping[str, np.ndarray]) -> None:
+        self.session, self.pinned = session, pinned
+
+    def get_inputs(self) -> Any:
+        return self.session.get_inputs()
+
+    def get_outputs(self) -> Any:
+        return self.session.get_outputs()
+
+    def run(self, names: Any, feed: Mapping[str, np.ndarray], *args: Any) -> Any:
+        wanted = {i.name for i in self.session.get_inputs()}
+        return self.session.run(names, {**feed, **{k: v for k, v in self.pinned.items() if k in wanted}}, *args)
+
+
+def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list[Any],
+                   dims: Optional[dict[str, int]]) -> Union[dict[str, np.ndarray], str]:
+    """Feeds for the inputs the swap added, at the original factors; a string: why there are none."""
+    feeds: dict[str, np.ndarray] = {}
+    for item in result.new_inputs:
+        name, dtype = item["name"], np.int64 if item.get("dtype") == "int64" else np.float32
+        if item.get("value"):
+            feeds[name] = np.asarray(item["value"], dtype=dtype)
+        elif "shape_at_original_factor" in item:  # size_input=: only its shape is read
+            shape = item["shape_at_original_factor"]
+            if shape is None:
+                return (f"size_input={name!r}: the output size at the original factor is not static, so the "
+                        "check cannot shape that input")
+            feeds[name] = np.zeros(shape, dtype=np.dtype(item.get("dtype") or "float32"))
+    if pending:  # signature="sizes" with symbolic dims: the original (h, w) at the check's input shapes
+        from graphsurgeon_tools.check.feeds import concrete_input_shapes
+        from graphsurgeon_tools.passes.make_dynamic_scale import layouts
+
+        shapes = concrete_input_shapes(original, dims)
+        feeds.update(layouts.sizes_feeds(original, pending, {k: list(v) for k, v in shapes.items()}))
+    return feeds
+
+
+def _reverse_pins(plugin_model: ModelProto, op_type: str) -> dict[str, np.ndarray]:
+    """Values for the plugin model's 1-D graph inputs that a plugin node's second input is computed
+    from (directly, or through the size-tensor subgraph forward builds): scales or (h, w)."""
+    graph = plugin_model.graph
+    inputs = {i.name: i for i in graph.input}
+    producer = {out: node for node in graph.node for out in node.output if out}
+    reached: set[str] = set()
+    todo = [node.input[1] for node in graph.node if node.op_type == op_type and len(node.input) == 2]
+    seen: set[str] = set()
+    while todo:  # each tensor once: linear in the nodes upstream of the plugin inputs
+        name = todo.pop()
+        if name in seen or not name:
+            continue
+        seen.add(name)
+        if name in inputs:
+            reached.add(name)
+        elif name in producer:
+            todo.extend(producer[name].input)
+    pins: dict[str, np.ndarray] = {}
+    for name in sorted(reached):
+        info = inputs[name].type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in info.shape.dim]
+        if len(dims) != 1:  # X itself, or a size tensor (rank >= 3): random values do
+            continue
+        if info.elem_type == 7:  # int64 (h, w): signature "sizes"
+            pins[name] = np.asarray(PINNED_SIZES, dtype=np.int64)
+        elif info.elem_type in (1, 11):  # float / double scales
+            length = dims[0] if dims[0] and dims[0] > 0 else 4
+            values = [1.0] * max(length - 2, 0) + [PINNED_FACTOR] * min(length, 2)
+            pins[name] = np.asarray(values, dtype=np.float64 if info.elem_type == 11 else np.float32)
+    return pins
+
+
+def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result: SwapPluginResult, *,
+              op_type: str, generic: bool, pending: Optional[list[Any]] = None,
+              dims: Optional[dict[str, int]] = None) -> CheckResult:
+    """The built-in check of one swap-plugin run (forward or ``result.reverse``).
+
+    Args:
+        original: the model as given (bytes when the pass changed the caller's proto in place).
+        rewritten: the pass's output.
+        result: the pass's result (``new_inputs``, ``reverse``, ``spec_source``).
+        op_type: the plugin op_type the pass emitted (reverse: turned back).
+        generic: a generic spec's swap (no kernel: skipped).
+        pending: make-dynamic-scale's pending sizes inputs (``signature="sizes"``, symbolic dims).
+        dims: sizes for named symbolic dims (``check_dims=``).
+    """
+    from graphsurgeon_tools.check.equivalence import compare_models
+
+    reason = no_kernel_reason(op_type, generic, result.spec_source)
+    if reason:
+        return CheckResult(passed=None, skipped=reason)
+    original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
+    if result.reverse:
+        pins = _reverse_pins(original_proto, op_type)
+
+        def pinned(blob: bytes, options: Any) -> Any:
+            return _Pinned(_session(blob, options), pins)
+
+        atol, rtol = _tolerance(original_proto, op_type)
+        return compare_models(original, rewritten, dims=dims, session_factory=pinned if pins else _session,
+                              atol=atol, rtol=rtol)
+    feeds = _forward_feeds(result, original_proto, list(pending or ()), dims)
+    if isinstance(feeds, str):
+        return CheckResult(passed=None, skipped=feeds)
+    atol, rtol = _tolerance(rewritten, op_type)
+    return compare_models(original, rewritten, feeds, dims=dims, session_factory=_session, atol=atol, rtol=rtol)

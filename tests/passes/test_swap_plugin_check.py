@@ -1,0 +1,188 @@
+"""swap-plugin's built-in check (passes/swap_plugin/check.py): the one compare_models, run with
+the plugin nodes through make_session; forward (three signatures), reverse, skips, failures, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import golden
+from graphsurgeon_tools.errors import CheckFailedError, UsageError
+from graphsurgeon_tools.passes.swap_plugin import check as swap_check
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
+SIGNATURES = ("scales", "size-tensor", "sizes")
+SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
+
+
+@pytest.mark.parametrize("signature", SIGNATURES)
+def test_forward_check_is_exact_for_nearest_and_compares_the_site(signature) -> None:
+    result = swap_plugin(golden.resize_model(13), signature=signature)
+    check = result.check
+    assert check is not None and check.passed is True and check.skipped is None
+    assert check.atol == 0.0 and check.level == "ORT_ENABLE_EXTENDED"
+    assert [o.name for o in check.outputs] == ["y"]
+    assert [s.name for s in check.sites] == ["resized"]  # the plugin node's output, compared
+    assert check.optimized["level"] == "ORT_ENABLE_ALL" and check.optimized["max_abs_diff"] == 0.0
+    assert result.to_dict()["check"]["passed"] is True
+
+
+@pytest.mark.parametrize("signature", SIGNATURES)
+def test_reverse_check_compares_the_resize_model_with_the_plugin_model(signature) -> None:
+    plugin = swap_plugin(golden.resize_model(13), signature=signature).model
+    back = swap_plugin(plugin, reverse=True)
+    assert back.changed and back.check is not None and back.check.passed is True
+    assert [s.name for s in back.check.sites] == ["resized"]
+
+
+def test_reverse_pins_the_plugin_inputs_to_a_real_factor() -> None:
+    plugin = swap_plugin(golden.resize_model(13), signature="size-tensor").model
+    pins = swap_check._reverse_pins(plugin, "DynamicTRTResize")
+    # the scales input feeds the size tensor forward built, not the plugin node directly
+    assert {k: v.tolist() for k, v in pins.items()} == {"scales": [1.0, 1.0, 2.0, 2.0]}
+    sizes = swap_plugin(golden.resize_model(13), signature="sizes").model
+    assert [v.tolist() for v in swap_check._reverse_pins(sizes, "DynamicTRTResize").values()] == [[64, 64]]
+
+
+@pytest.mark.parametrize("signature", SIGNATURES)
+def test_interpolating_plugins_are_compared_within_the_kernel_tolerance(signature) -> None:
+    result = swap_plugin(golden.resize_model(13, mode="linear"), signature=signature)
+    assert result.check.passed is True
+    assert result.check.atol == swap_check.KERNEL_ATOL
+    assert any(n.startswith("check tolerance atol=1e-05") for n in result.notes)
+
+
+def test_size_input_is_fed_zeros_of_the_original_output_shape() -> None:
+    result = swap_plugin(golden.resize_model(13), signature="size-tensor", size_input="out_size")
+    assert result.check.passed is True
+    assert result.check.sites and result.check.sites[0].name == "resized"
+
+
+def test_sizes_signature_with_symbolic_dims_feeds_the_size_at_the_check_shapes() -> None:
+    model = golden.resize_model(13, shape=(1, 3, None, None))
+    result = swap_plugin(model, signature="sizes", check_dims=None)
+    assert result.changed and result.pending_sizes  # the (h, w) depends on the input size
+    assert result.check.passed is True
+    assert "pending_sizes" not in result.to_dict()  # internal, not reported
+
+
+def test_keep_constant_and_owned_models_are_checked(tmp_path) -> None:
+    assert swap_plugin(golden.resize_model(13), keep_constant=True).check.passed is True
+    path = tmp_path / "m.onnx"
+    onnx.save(golden.resize_model(13), path)
+    assert swap_plugin(str(path)).check.passed is True  # the pass owns the proto: original kept as bytes
+
+
+def test_check_false_runs_no_check() -> None:
+    result = swap_plugin(golden.resize_model(13), check=False)
+    assert result.changed and result.check is None
+
+
+def test_nothing_swapped_runs_no_check() -> None:
+    plugin = swap_plugin(golden.resize_model(13)).model
+    assert swap_plugin(plugin).check is None  # no Resize left
+
+
+def test_generic_spec_skips_the_check_with_the_reason() -> None:
+    from onnx import parser
+
+    model = parser.parse_model("""
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[N,3,8,8] x, float[N,4,5,2] grid) => (float[N,3,4,5] y) {
+  s = GridSample <mode="bilinear"> (x, grid)
+  y = Relu(s)
+}
+""")
+    result = swap_plugin(model, spec=SPECS / "grid_sample.toml")
+    assert result.changed and result.check.passed is None
+    assert "no ONNX Runtime kernel for grid_sampler" in result.check.skipped
+    assert any(n.startswith("check skipped:") for n in result.notes)
+    assert not result.failed
+
+
+def test_a_plugin_op_type_without_kernel_skips_the_check() -> None:
+    result = swap_plugin(golden.resize_model(13), plugin="MyResize")
+    assert result.check.passed is None and "'MyResize'" in result.check.skipped
+
+
+def test_a_difference_is_returned_and_raise_if_failed_names_the_site(monkeypatch) -> None:
+    real = swap_check._forward_feeds
+
+    def wrong_factor(*args, **kwargs):
+        feeds = real(*args, **kwargs)
+        return {k: np.asarray([1.0, 1.0, 1.0, 1.0], dtype=np.float32) for k in feeds}
+
+    monkeypatch.setattr(swap_check, "_forward_feeds", wrong_factor)
+    result = swap_plugin(golden.resize_model(13))
+    assert result.failed and result.check.passed is False
+    with pytest.raises(CheckFailedError, match="differs from the original"):
+        result.raise_if_failed()
+
+
+def test_custom_op_libs_must_be_files(tmp_path) -> None:
+    with pytest.raises(UsageError):
+        swap_plugin(golden.resize_model(13), custom_op_libs=[tmp_path / "missing.so"])
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_reports_the_check_and_no_check_turns_it_off(run_cli, save_model_file) -> None:
+    path = save_model_file(golden.resize_model(13), "net.onnx")
+    run = run_cli("swap-plugin", path)
+    assert run.code == 0, run.err
+    assert "check passed at ORT_ENABLE_EXTENDED: 1 output(s) and 1 site output(s) identical" in run.out
+    run = run_cli("swap-plugin", path, "--no-check", "--json", "-o", path.with_name("b.onnx"))
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["check"] is None
+
+
+def test_cli_reverse_checks_too(run_cli, save_model_file) -> None:
+    plugin = save_model_file(swap_plugin(golden.resize_model(13), signature="sizes").model, "p.onnx")
+    run = run_cli("swap-plugin", plugin, "--reverse", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["check"]["passed"] is True
+
+
+def test_cli_failed_check_exits_1_and_writes_nothing(run_cli, save_model_file, monkeypatch) -> None:
+    monkeypatch.setattr(swap_check, "_forward_feeds", lambda *a, **k: {"scales": np.ones(4, dtype=np.float32)})
+    path = save_model_file(golden.resize_model(13), "net.onnx")
+    run = run_cli("swap-plugin", path)
+    assert run.code == 1
+    assert "differs from the original" in run.err and "site 'resize'" in run.err
+    assert not path.with_name("net.plugin.onnx").exists()
+
+
+def test_cli_check_options(run_cli, save_model_file, tmp_path) -> None:
+    path = save_model_file(golden.resize_model(13), "net.onnx")
+    run = run_cli("swap-plugin", path, "--check-dims", "bad")
+    assert run.code == 2 and "--check-dims wants NAME=SIZE" in run.err
+    run = run_cli("swap-plugin", path, "--custom-op-lib", tmp_path / "missing.so")
+    assert run.code == 2 and "missing.so" in run.err
+    assert not path.with_name("net.plugin.onnx").exists()
+
+
+def test_the_plugin_model_runs_through_make_session_and_the_original_does_not(monkeypatch) -> None:
+    from graphsurgeon_tools.runtime import session
+
+    seen = []
+    real = session.make_session
+
+    def counting(model, **kwargs):
+        seen.append(sorted({n.op_type for n in model.graph.node}))
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(session, "make_session", counting)
+    assert swap_plugin(golden.resize_model(13)).check.passed is True
+    assert seen and all("DynamicTRTResize" in ops and "Resize" not in ops for ops in seen)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the fallback's one "slow kernel" warning
+def test_the_extensions_fallback_kernel_passes_the_check_too(monkeypatch) -> None:
+    monkeypatch.setenv("ONNXTOOL_RUNTIME_FALLBACK", "1")
+    for mode in ("nearest", "linear"):
+        assert swap_plugin(golden.resize_model(13, mode=mode), signature="size-tensor").check.passed is True
