@@ -28,11 +28,7 @@ from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, pr
 
 _ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
 # Cases waiting on another engineer's edit: name -> reason (xfail until it lands; then they pass).
-PENDING: dict[str, str] = {
-    **{name: "H3: validation/api.py calls check.feeds.conform_scale_input" for name in (
-        "input_npy_scales_strings", "input_npy_scales_nan", "input_npy_scales_zero", "input_npy_scales_absurd",
-        "input_npy_scales_over_env_limit", "input_npy_scales_objectless_bool")},
-}
+PENDING: dict[str, str] = {}
 
 PAIRS = [
     pytest.param(case, command, id=f"{case.name}-{command.id}",
@@ -113,8 +109,7 @@ def _success_argv(command: str, model: Path, good: Path) -> list[str]:
     }[command]
 
 
-_PENDING_SUCCESS = {("non_utf8_folder_external_data", "make-dynamic-scale"):
-                    "H3: check/equivalence.py passes a non-UTF-8 folder to ORT's config (requests.md)"}
+_PENDING_SUCCESS: dict[tuple[str, str], str] = {}
 SUCCESS_PAIRS = [pytest.param(c, cmd, id=f"{c.name}-{cmd}",
                               marks=[pytest.mark.xfail(reason=_PENDING_SUCCESS[c.name, cmd], strict=False)]
                               if (c.name, cmd) in _PENDING_SUCCESS else [])
@@ -133,9 +128,7 @@ def test_odd_names_simply_work(case: SuccessCase, command: str, tmp_path, capsys
 
 
 @pytest.mark.parametrize("command", [
-    pytest.param("make-dynamic-scale", marks=pytest.mark.xfail(
-        reason=_PENDING_SUCCESS["non_utf8_folder_external_data", "make-dynamic-scale"], strict=False)),
-    "validate", "inspect-json"])
+    "make-dynamic-scale", "validate", "inspect-json"])
 def test_odd_names_in_a_subprocess(command: str, tmp_path) -> None:
     """The installed script prints the odd name: no UnicodeEncodeError on the way out."""
     case = next(c for c in SUCCESS_CASES if c.name == "non_utf8_folder_external_data")

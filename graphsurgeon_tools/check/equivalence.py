@@ -154,9 +154,16 @@ def _default_session(model: Union[bytes, str], options: Any) -> Any:
 
 def _session_input(proto: ModelProto, extra_outputs: list[str]) -> tuple[bytes, Optional[str]]:
     """Bytes for ORT (``extra_outputs`` exposed as graph outputs) plus the folder external data is relative to."""
-    from graphsurgeon_tools.io import external_data_dir
+    from graphsurgeon_tools.io import external_data_dir, load_model
 
     folder = external_data_dir(proto)
+    if folder is not None and not _utf8(str(folder)):
+        # ORT takes the data folder as UTF-8 config text, which a non-UTF-8 folder name is not:
+        # give it the weights inline instead (a copy; the caller's proto keeps pointing at disk).
+        inline = ModelProto()
+        inline.CopyFrom(proto)
+        load_model(inline, load_external_data=True)
+        proto, folder = inline, None
     added = 0
     for name in extra_outputs:  # appended, serialized, then removed: no copy of the weights
         proto.graph.output.append(onnx.ValueInfoProto(name=name))
@@ -167,6 +174,14 @@ def _session_input(proto: ModelProto, extra_outputs: list[str]) -> tuple[bytes, 
         for _ in range(added):
             proto.graph.output.pop()
     return blob, (str(folder) if folder else None)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # surrogate-escaped bytes of a non-UTF-8 file name
+        return False
+    return True
 
 
 def _shared_site_outputs(original: ModelProto, rewritten: ModelProto) -> list[str]:

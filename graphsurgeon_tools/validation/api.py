@@ -43,7 +43,7 @@ import numpy as np
 import onnx
 
 from graphsurgeon_tools.check.compare import compare_arrays
-from graphsurgeon_tools.check.feeds import InputLike, conform_array, load_user_array, random_input
+from graphsurgeon_tools.check.feeds import InputLike, conform_array, conform_scale_input, load_user_array, random_input
 from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
 from graphsurgeon_tools.validation.ports import Ports
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
@@ -92,7 +92,9 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
     for spec in ports.scale_inputs:
         if spec.name in given:
             array, source = load_user_array(spec.name, given[spec.name])
-            fixed[spec.name] = np.asarray(array, dtype=spec.dtype)
+            # Checked as a swept factor is (type, NaN, range, output size), never cast blindly.
+            fixed[spec.name] = conform_scale_input(spec, array, source, [a.shape for _, a in data],
+                                                   limit=max_output_bytes, what=label)
             notes.append(f"scale input {spec.name!r} is fixed by {source}: the factor sweep does not drive it")
             described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(spec.dtype), "source": source})
     return data, fixed, described
@@ -125,6 +127,19 @@ def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[
             [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points])
 
 
+def _original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Reference,
+                    fixed: dict[str, np.ndarray]) -> Optional[dict[str, np.ndarray]]:
+    """The scale feeds of the default sweep's "original" point, or None when it has none.
+
+    Only without factors=, against onnx-reference (it runs the candidate's own feeds), and when
+    make_dynamic_scale / swap_plugin recorded every driven scale input's original value.
+    """
+    if sweep is not None or ref.kind != "onnx-reference":
+        return None
+    feeds = runner.ports.original_feeds(fixed)
+    return None if feeds is None else {**feeds, **fixed}
+
+
 def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
                atol: float, rtol: float, max_output_bytes: Optional[int]
@@ -147,7 +162,7 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
 
     shapes = {name: list(array.shape) for name, array in data}
     shapes.update({name: list(np.shape(value)) for name, value in fixed.items()})
-    guard_output_sizes(candidate.model, shapes, max_output_bytes, what=candidate.where)
+    guard_output_sizes(candidate.model, shapes, max_output_bytes, what=candidate.where, values=fixed)
     if factor is not None:  # sizes a fed factor decides
         from graphsurgeon_tools.check.limits import check_output_size, resized_shape
 
@@ -256,6 +271,10 @@ def validate(
 
     Factors a plain sweep cannot run because the graph pins a site (a skip connection meeting
     the upsampled tensor, a baked Reshape) are skipped as ``not free at xN: ...``.
+    Without ``factors`` against ``onnx-reference``, a candidate written by make_dynamic_scale or
+    swap_plugin is also compared at the point ``original``: each scale input fed the original
+    value the pass recorded (metadata_props ``onnxtool.original_values``), so a model whose
+    sites are all pinned is still compared at the factors it was made for.
 
     Returns the report; a mismatch is not an exception (see ``raise_if_failed``). Raises
     :class:`OnnxToolError` subclasses (exit code 3, or 2 for usage) for unreadable models,
@@ -301,6 +320,10 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
                              {name: array.shape for name, array in data})
         plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
         point_fixed = [(None, fixed)] * len(plan)
+        original = _original_point(sweep, runner, ref, fixed)
+        if original is not None:
+            plan.insert(0, (None, ""))
+            point_fixed.insert(0, ("original", original))
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)
     failing: Optional[tuple[FactorResult, dict[str, Any]]] = None

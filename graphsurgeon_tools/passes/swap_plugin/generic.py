@@ -102,7 +102,7 @@ def _extra_inputs(model: ModelProto, spec: PluginSpec, builder: Builder, base: s
             names.append(builder.initializer(f"{base}_{extra.name}", array))
             continue
         if extra.name not in added:
-            shape = list(extra.shape) if extra.shape else None
+            shape = list(extra.shape) if extra.shape is not None else None  # () is a scalar, not unknown
             model.graph.input.append(helper.make_tensor_value_info(extra.name, elem, shape))
             added.add(extra.name)
             result.new_inputs.append({"name": extra.name, "dtype": extra.dtype, "shape": shape})
