@@ -33,16 +33,11 @@ SIGNATURES = ("scales", "size-tensor")
 # torch model, and the shipped detectors at their small text page.
 ONNX_REFERENCE_CASES = tuple(c for c in CASES if "/" not in c and c != "layout_cdla" or c.endswith("/torchscript-17"))
 
-# Why each failing (test, case pattern) still fails, by issue 10 item (items 1, 2, 3 and 5 are fixed:
-# exactness at ORT_ENABLE_EXTENDED, dims <= 0 symbolic, baked factors of sizes sites, vacuous marks).
-_FREEDOM = ("issue 10 item 4: no factor of validate's default sweep (2, 3, 4 for every site) is free for these "
-            "sites (e.g. 'not free at x2: Concat ... joins [1,16,2,2] with [1,16,4,4]') and a rewritten candidate "
-            "vs onnx-reference has no per-site original factors to fall back on: nothing is compared (exit 1)")
-KNOWN: dict[tuple[str, str], str] = {
-    ("test_validate_against_onnx_reference", "segformer/*-dynamic"): _FREEDOM,
-    ("test_validate_against_onnx_reference", "upernet/*-dynamic"): _FREEDOM,
-    ("test_validate_against_onnx_reference", "ppocrv*_det-*"): _FREEDOM,
-}
+# Why each failing (test, case pattern) still fails, by issue 10 item. Items 1-5 are fixed: exactness at
+# ORT_ENABLE_EXTENDED, dims <= 0 symbolic, baked factors of sizes sites, factor freedom (validate's default
+# sweep runs a rewritten model at the original values its pass recorded, and skips factors that are not
+# free), vacuous marks.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _params(test: str, cases: tuple[str, ...] = CASES, extras: tuple[str, ...] = ()) -> list:

@@ -134,10 +134,33 @@ class Ports:
     # Why there is no single baked factor (mixed factors, sizes-driven, no resize at all).
     baked_note: str = ""
     resize_nodes: int = 0
+    # Scale input -> the value that reproduces the original model, as make_dynamic_scale /
+    # swap_plugin recorded it (metadata_props "onnxtool.original_values"); see original_feeds.
+    original_values: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_dynamic(self) -> bool:
         return bool(self.scale_inputs)
+
+    def original_feeds(self, fixed: Any = ()) -> Optional[dict[str, np.ndarray]]:
+        """One array per scale input not in ``fixed``: its recorded original value; None when one has none.
+
+        A value entry is fed as recorded (shaped as the input declares); a ``{"shape": dims}``
+        entry (a size tensor, only its shape is read) as zeros of that shape.
+        """
+        feeds: dict[str, np.ndarray] = {}
+        for scale in self.scale_inputs:
+            if scale.name in fixed:
+                continue
+            value = self.original_values.get(scale.name)
+            if isinstance(value, dict) and isinstance(value.get("shape"), list):
+                feeds[scale.name] = np.zeros([int(d) for d in value["shape"]], dtype=scale.dtype)
+            elif isinstance(value, list) and value:
+                array = np.asarray(value, dtype=scale.dtype)
+                feeds[scale.name] = array.reshape(()) if scale.shape == () and array.size == 1 else array
+            else:
+                return None
+        return feeds if feeds else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -397,5 +420,22 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         baked_factor=baked_factor,
         baked_note=note,
         resize_nodes=count,
+        original_values=_recorded_originals(model) if scale_inputs else {},
     )
+
+
+def _recorded_originals(model: onnx.ModelProto) -> dict[str, Any]:
+    """The metadata record of the new inputs' original values (:data:`ORIGINAL_VALUES_KEY`); {} if none."""
+    import json
+
+    from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY
+
+    for prop in model.metadata_props:
+        if prop.key == ORIGINAL_VALUES_KEY:
+            try:
+                recorded = json.loads(prop.value)
+            except ValueError:
+                return {}  # unreadable: the sweep runs without an original point
+            return recorded if isinstance(recorded, dict) else {}
+    return {}
 

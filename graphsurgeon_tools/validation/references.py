@@ -206,6 +206,8 @@ class EvaluatorReference(Reference):
         self.dynamic = True
         domains = {node.domain for node in candidate.graph.node if node.op_type == PLUGIN_OP_TYPE}
         new_ops = [_plugin_oprun(domain) for domain in sorted(domains)]
+        if _needs_inference_batch_norm(candidate):
+            new_ops.append(_inference_batch_norm())
         try:
             self.evaluator = ReferenceEvaluator(candidate, new_ops=new_ops or None)
         except _EVALUATOR_ERRORS as exc:
@@ -228,6 +230,35 @@ class EvaluatorReference(Reference):
         except _EVALUATOR_ERRORS as exc:
             raise RunFailed(f"onnx.reference failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
         return list(zip(self.outputs + self.exposed, [np.asarray(v) for v in values]))
+
+
+def _needs_inference_batch_norm(model: onnx.ModelProto) -> bool:
+    """BatchNormalization-9 nodes (opsets 9..13) with one output: onnx.reference mis-runs them."""
+    from graphsurgeon_tools.validation.ports import model_opset
+
+    return 9 <= model_opset(model) < 14 and any(
+        node.op_type == "BatchNormalization" and node.domain in ("", "ai.onnx") and len(node.output) == 1
+        for node in model.graph.node)
+
+
+def _inference_batch_norm() -> type:
+    """``BatchNormalization`` (version 9) in inference mode, replacing onnx.reference's own.
+
+    BatchNormalization-9 has no training mode in the spec: Y uses the given running mean and
+    variance. onnx.reference (1.16..1.23) normalises with the batch's own statistics whenever the
+    node sets ``momentum`` (PaddleOCR's paddle2onnx exports always do), which is neither ONNX's
+    meaning nor ONNX Runtime's, and fails every comparison downstream.
+    """
+    from onnx.reference.op_run import OpRun
+
+    def _run(self: Any, x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray,
+             epsilon: Optional[float] = None, momentum: Optional[float] = None, **_: Any) -> tuple[np.ndarray]:
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        eps = 1e-5 if epsilon is None else epsilon
+        y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) * scale.reshape(shape) + bias.reshape(shape)
+        return (y.astype(x.dtype),)
+
+    return type("BatchNormalization", (OpRun,), {"op_domain": "", "_run": _run})
 
 
 def _plugin_oprun(domain: str) -> type:

@@ -18,12 +18,17 @@ graph that held a rewritten site or encloses one, innermost first).
 Linear in nodes + sites: node lookups by output name are built once; new nodes are
 spliced in with one rebuild of the node list. Does NOT check anything and does NOT
 refresh shapes (:mod:`.shapes`).
+
+:func:`record_original_values` writes each new input's original value into the model's
+``metadata_props`` (key :data:`ORIGINAL_VALUES_KEY`), so ``validate`` can run a rewritten
+model at its own original factors without the original at hand.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 import onnx
@@ -35,7 +40,37 @@ from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 
-__all__ = ["check_input_name", "rewrite"]
+__all__ = ["ORIGINAL_VALUES_KEY", "check_input_name", "record_original_values", "rewrite"]
+
+#: metadata_props key: JSON ``{input_name: [values]}`` (what to feed the input to reproduce the
+#: original model), or ``{input_name: {"shape": [dims]}}`` for a size tensor (only its shape is read).
+ORIGINAL_VALUES_KEY = "onnxtool.original_values"
+
+
+def record_original_values(model: ModelProto, new_inputs: Iterable[Any]) -> None:
+    """Merge each new input's original value (a NewInput or a new-input dict) into ``model``'s metadata.
+
+    Entries for names that are no longer graph inputs are dropped (a later pass may consume them).
+    """
+    entries = [i if isinstance(i, Mapping) else vars(i) for i in new_inputs]
+    recorded: dict[str, Any] = {}
+    props = [p for p in model.metadata_props if p.key == ORIGINAL_VALUES_KEY]
+    if props:
+        try:
+            recorded = dict(json.loads(props[0].value))
+        except (ValueError, TypeError):
+            recorded = {}  # an unreadable record is replaced, never trusted
+    for entry in entries:
+        if entry.get("value"):
+            recorded[entry["name"]] = np.asarray(entry["value"]).ravel().tolist()  # plain JSON numbers
+        elif entry.get("shape_at_original_factor"):
+            recorded[entry["name"]] = {"shape": [int(d) for d in entry["shape_at_original_factor"]]}
+    inputs = {i.name for i in model.graph.input}
+    recorded = {name: value for name, value in recorded.items() if name in inputs}
+    for prop in props:
+        model.metadata_props.remove(prop)
+    if recorded:
+        model.metadata_props.add(key=ORIGINAL_VALUES_KEY, value=json.dumps(recorded, sort_keys=True))
 
 
 #: Names this rewrite generates (``unique_name`` may append ``__N``): a final input name that

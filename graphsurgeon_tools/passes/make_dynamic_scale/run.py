@@ -25,7 +25,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, rewrite
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, record_original_values, rewrite
 from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (body_levels, factor_hints, forget_body_shapes,
                                                                   refresh_shapes)
 from graphsurgeon_tools.resize.sites import ResizeSite
@@ -112,6 +112,7 @@ def dynamize_sites(
         result.new_inputs, result.removed_nodes, result.notes = rewrite(
             model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
         )
+    record_original_values(model, result.new_inputs)  # validate's "original" sweep point reads them
     timer.lap("rewrite")
     for body, starts in levels:
         forget_body_shapes(body, starts)
