@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -109,7 +109,7 @@ class RoutedModuleReference(Reference):
         self.atol, self.rtol = atol, rtol
         self.mapping: Optional[SiteMapping] = None
         self._last: Optional[tuple[list[np.ndarray], dict[Any, Any]]] = None
-        self._original: Optional[tuple[list[np.ndarray], list[np.ndarray]]] = None
+        self._original: Optional[tuple[list[np.ndarray], list[np.ndarray], list[ResizeCall]]] = None
         self._exposed: list[str] = []
         if hasattr(module, "eval"):
             module.eval()
@@ -126,10 +126,11 @@ class RoutedModuleReference(Reference):
                 raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
                                 f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
         self._last = (arrays, sites)
-        result = None if self._exposed else self._at_original(arrays, sites)
-        calls: list[ResizeCall] = []
-        if result is None:
-            result, calls = self._run(arrays, sites, record=bool(self._exposed))
+        cached = self._at_original(arrays, sites)
+        if cached is not None:
+            result, calls = cached
+        else:
+            result, calls = self._run(arrays, sites, record="outputs" if self._exposed else False)
         named = [(f"output_{i}", value) for i, value in enumerate(result)]
         by_site = {c.site: c for c in calls if c.site is not None and c.output is not None}
         for pair in mapping.pairs:  # the site tensors validate asked for, by the candidate's names
@@ -147,17 +148,18 @@ class RoutedModuleReference(Reference):
         self._exposed = [n for n in names if n in outputs]
         return list(self._exposed)
 
-    def _at_original(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]) -> Optional[list[np.ndarray]]:
-        """The pairing run's outputs, when this point is that run again (same data, every site as written)."""
+    def _at_original(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]
+                     ) -> Optional[tuple[list[np.ndarray], list[ResizeCall]]]:
+        """The pairing run's outputs and calls, when this point is that run again (same data, sites as written)."""
         if self._original is None or self.mapping is None:
             return None
-        data, outputs = self._original
+        data, outputs, calls = self._original
         written = {p.call.site: p.call.original_factors for p in self.mapping.pairs}
         if any(type(v) is not tuple or v != written.get(k) for k, v in sites.items()):  # not OutputSize etc.
             return None
         if len(data) != len(arrays) or not all(a is b or np.array_equal(a, b) for a, b in zip(data, arrays)):
             return None
-        return [value.copy() for value in outputs]
+        return [value.copy() for value in outputs], calls
 
     def parameters(self) -> dict[str, np.ndarray]:
         state = getattr(self.module, "state_dict", None)
@@ -178,9 +180,9 @@ class RoutedModuleReference(Reference):
     def prepare(self, arrays: Sequence[np.ndarray]) -> SiteMapping:
         """Run once at the code's factors and pair the calls with the candidate's sites (cached)."""
         if self.mapping is None:
-            outputs, calls = self._run(arrays, {}, record=False)
+            outputs, calls = self._run(arrays, {}, record="outputs" if self._exposed else False)
             self.mapping = map_sites(calls, self.candidate, label="the candidate")
-            self._original = (list(arrays), outputs)  # a sweep point at the written factors reuses this run
+            self._original = (list(arrays), outputs, calls)  # a point at the written factors reuses this run
         return self.mapping
 
     def sites(self) -> list[dict[str, Any]]:
@@ -219,7 +221,8 @@ class RoutedModuleReference(Reference):
         return sites
 
     # -- running ---------------------------------------------------------------------------
-    def _run(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *, record: bool) -> tuple[list[np.ndarray], list[ResizeCall]]:
+    def _run(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *,
+             record: Union[bool, str]) -> tuple[list[np.ndarray], list[ResizeCall]]:
         import torch
 
         tensors = [torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]

@@ -243,14 +243,15 @@ class ResizeRouter(TorchFunctionMode):
         factor: factor(s) for every scale-driven call not named in ``sites``: one
             number, or one per spatial axis; ``None`` keeps the code's factors.
         sites: per-site factors, keyed by site number or module scope.
-        record_tensors: keep a copy of each call's input and output in ``calls``.
+        record_tensors: keep a copy of each call's input and output in ``calls`` (``"outputs"``:
+            the outputs only).
         module: the root module, for scope names (by default the first module run).
 
     Each entry of the context starts a new run: ``calls`` and the site count restart.
     """
 
     def __init__(self, factor: Optional[FactorLike] = None, *, sites: Optional[Mapping[SiteKey, FactorLike]] = None,
-                 record_tensors: bool = False, module: Optional[torch.nn.Module] = None) -> None:
+                 record_tensors: Union[bool, str] = False, module: Optional[torch.nn.Module] = None) -> None:
         super().__init__()
         self.factor = factor
         self.sites = dict(sites or {})
@@ -425,12 +426,13 @@ class ResizeRouter(TorchFunctionMode):
         call.output_shape = tuple(y.shape)
         if self.record_tensors:
             # copies: models often add into a resize's output in place (FPN top-down paths)
-            call.input = x.detach().clone()
+            if self.record_tensors != "outputs":
+                call.input = x.detach().clone()
             call.output = y.detach().clone()
         return y
 
 
 def route_resize(factor: Optional[FactorLike] = None, *, sites: Optional[Mapping[SiteKey, FactorLike]] = None,
-                 record_tensors: bool = False, module: Optional[torch.nn.Module] = None) -> ResizeRouter:
+                 record_tensors: Union[bool, str] = False, module: Optional[torch.nn.Module] = None) -> ResizeRouter:
     """A :class:`ResizeRouter` to use as ``with route_resize(...) as router:`` (arguments documented there)."""
     return ResizeRouter(factor, sites=sites, record_tensors=record_tensors, module=module)
