@@ -111,10 +111,10 @@ class ValidationReport:
         if not failed:
             return f"PASSED: {len(compared)} factor(s) within {tol}{tail}"
         vacuous = [f for f in failed if f.status == "vacuous"]
-        names = ", ".join(format_factor(f.factor) for f in failed if f.status != "vacuous")
+        names = ", ".join(_point(f) for f in failed if f.status != "vacuous")
         if len(vacuous) == len(failed):
             return (f"FAILED: {len(vacuous)} of {len(compared)} factor(s) vacuous "
-                    f"({', '.join(format_factor(f.factor) for f in vacuous)}): the reference is constant or below "
+                    f"({', '.join(_point(f) for f in vacuous)}): the reference is constant or below "
                     f"atol={self.atol:g}, nothing was proven{tail}")
         extra = f"; {len(vacuous)} vacuous" if vacuous else ""
         return f"FAILED: {len(failed) - len(vacuous)} of {len(compared)} factor(s) out of {tol} ({names}){extra}{tail}"
@@ -153,3 +153,7 @@ class ValidationReport:
             "notes": list(self.notes),
         }
 
+
+def _point(result: FactorResult) -> str:
+    """A sweep point as the summary names it: x2, or its label (baked, original, a site plan)."""
+    return result.factor_label if result.factor is None else format_factor(result.factor)
