@@ -41,11 +41,34 @@ def test_reverse_check_compares_the_resize_model_with_the_plugin_model(signature
 
 def test_reverse_pins_the_plugin_inputs_to_a_real_factor() -> None:
     plugin = swap_plugin(golden.resize_model(13), signature="size-tensor").model
-    pins = swap_check._reverse_pins(plugin, "DynamicTRTResize")
+    del plugin.metadata_props[:]  # no record of the original values: factor 2
+    pins, dims, recorded = swap_check._reverse_pins(plugin, "DynamicTRTResize")
     # the scales input feeds the size tensor forward built, not the plugin node directly
     assert {k: v.tolist() for k, v in pins.items()} == {"scales": [1.0, 1.0, 2.0, 2.0]}
+    assert dims == {} and recorded is False
     sizes = swap_plugin(golden.resize_model(13), signature="sizes").model
-    assert [v.tolist() for v in swap_check._reverse_pins(sizes, "DynamicTRTResize").values()] == [[64, 64]]
+    del sizes.metadata_props[:]
+    assert [v.tolist() for v in swap_check._reverse_pins(sizes, "DynamicTRTResize")[0].values()] == [[64, 64]]
+
+
+def test_reverse_pins_the_recorded_original_values() -> None:
+    plugin = swap_plugin(golden.resize_model(13, scales=(1.0, 1.0, 3.0, 3.0)), check=False).model
+    del plugin.metadata_props[:]  # whatever the forward pass recorded: this test writes its own record
+    plugin.metadata_props.add(key=swap_check.ORIGINAL_VALUES_KEY, value='{"scales": [1, 1, 3, 3]}')
+    pins, _, recorded = swap_check._reverse_pins(plugin, "DynamicTRTResize")
+    assert pins["scales"].tolist() == [1.0, 1.0, 3.0, 3.0] and pins["scales"].dtype == np.float32 and recorded
+    back = swap_plugin(plugin, reverse=True)
+    assert back.check.passed is True and back.check.outputs[0].shape[-1] == 24
+
+
+def test_reverse_of_a_size_input_uses_the_recorded_shape() -> None:
+    plugin = swap_plugin(golden.resize_model(13), signature="size-tensor", size_input="out", check=False).model
+    del plugin.metadata_props[:]
+    plugin.metadata_props.add(key=swap_check.ORIGINAL_VALUES_KEY, value='{"out": {"shape": [1, 1, 16, 16]}}')
+    _, dims, _ = swap_check._reverse_pins(plugin, "DynamicTRTResize")
+    assert dims == {"out_height": 16, "out_width": 16}
+    back = swap_plugin(plugin, reverse=True)
+    assert back.check.passed is True and back.check.input_shapes["out"] == [1, 1, 16, 16]
 
 
 @pytest.mark.parametrize("signature", SIGNATURES)

@@ -17,9 +17,12 @@ runs it. What differs here is only how the models run and what the new inputs ge
   shapes when the dims are symbolic), a ``size_input=`` tensor zeros of the original output
   shape (only its shape is read).
 - ``reverse=True``: the plugin model is the original. Its 1-D graph inputs that a plugin
-  node's second input is computed from (scales, (h, w)) would get random values (nonsense factors), so both models get
-  the same pinned values instead: scales 1 for the leading dims and 2 for H and W, sizes
-  (64, 64).
+  node's second input is computed from (scales, (h, w)) would get random values (nonsense
+  factors), so both models get the same pinned values instead: the original values the
+  forward pass recorded in the model's metadata (``onnxtool.original_values``; a size tensor's
+  recorded shape becomes its dims), else scales 1 for the leading dims and 2 for H and W, sizes
+  (64, 64). A model that cannot run at factor 2 everywhere (a pinned site) is then skipped
+  with that reason.
 
 Tolerance: exact (atol 0) where every plugin node is nearest; ``KERNEL_ATOL``/``KERNEL_RTOL``
 (1e-5) where one interpolates, because the plugin kernel's float arithmetic differs from ORT's
@@ -44,6 +47,7 @@ import numpy as np
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.equivalence import CheckResult
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY
 from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 
 __all__ = ["no_kernel_reason", "run_check"]
@@ -136,9 +140,26 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
     return feeds
 
 
-def _reverse_pins(plugin_model: ModelProto, op_type: str) -> dict[str, np.ndarray]:
-    """Values for the plugin model's 1-D graph inputs that a plugin node's second input is computed
-    from (directly, or through the size-tensor subgraph forward builds): scales or (h, w)."""
+def _recorded(model: ModelProto) -> dict[str, Any]:
+    """The record of original values (``ORIGINAL_VALUES_KEY``); {} when absent or unreadable."""
+    import json
+
+    for prop in model.metadata_props:
+        if prop.key == ORIGINAL_VALUES_KEY:
+            try:
+                recorded = json.loads(prop.value)
+            except ValueError:
+                return {}  # unreadable: never trusted
+            return recorded if isinstance(recorded, dict) else {}
+    return {}
+
+
+def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.ndarray], dict[str, int], bool]:
+    """Values for the plugin model's graph inputs that a plugin node's second input is computed
+    from (directly, or through the size-tensor subgraph forward builds): scales or (h, w).
+
+    Returns (pins, dims for the symbolic dims of recorded size tensors, whether every pin is a
+    recorded original value)."""
     graph = plugin_model.graph
     inputs = {i.name: i for i in graph.input}
     producer = {out: node for node in graph.node for out in node.output if out}
@@ -154,19 +175,33 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> dict[str, np.ndarra
             reached.add(name)
         elif name in producer:
             todo.extend(producer[name].input)
+    recorded = _recorded(plugin_model)
     pins: dict[str, np.ndarray] = {}
+    dims: dict[str, int] = {}
+    all_recorded = True
     for name in sorted(reached):
         info = inputs[name].type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in info.shape.dim]
-        if len(dims) != 1:  # X itself, or a size tensor (rank >= 3): random values do
+        shape = [d.dim_value if d.HasField("dim_value") else None for d in info.shape.dim]
+        known = recorded.get(name)
+        if isinstance(known, dict) and isinstance(known.get("shape"), list) and len(known["shape"]) == len(shape):
+            for dim, size in zip(info.shape.dim, known["shape"]):  # a size tensor: only its shape is read
+                if dim.dim_param:
+                    dims[dim.dim_param] = int(size)
             continue
+        if len(shape) != 1:  # X itself, or a size tensor with no record: random values do
+            continue
+        dtype = np.int64 if info.elem_type == 7 else np.float64 if info.elem_type == 11 else np.float32
+        if isinstance(known, list) and known:
+            pins[name] = np.asarray(known, dtype=dtype)
+            continue
+        all_recorded = False
         if info.elem_type == 7:  # int64 (h, w): signature "sizes"
             pins[name] = np.asarray(PINNED_SIZES, dtype=np.int64)
         elif info.elem_type in (1, 11):  # float / double scales
-            length = dims[0] if dims[0] and dims[0] > 0 else 4
+            length = shape[0] if shape[0] and shape[0] > 0 else 4
             values = [1.0] * max(length - 2, 0) + [PINNED_FACTOR] * min(length, 2)
-            pins[name] = np.asarray(values, dtype=np.float64 if info.elem_type == 11 else np.float32)
-    return pins
+            pins[name] = np.asarray(values, dtype=dtype)
+    return pins, dims, all_recorded
 
 
 def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result: SwapPluginResult, *,
@@ -190,14 +225,18 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         return CheckResult(passed=None, skipped=reason)
     original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
     if result.reverse:
-        pins = _reverse_pins(original_proto, op_type)
+        pins, recorded_dims, all_recorded = _reverse_pins(original_proto, op_type)
 
         def pinned(blob: bytes, options: Any) -> Any:
             return _Pinned(_session(blob, options), pins)
 
         atol, rtol = _tolerance(original_proto, op_type)
-        return compare_models(original, rewritten, dims=dims, session_factory=pinned if pins else _session,
-                              atol=atol, rtol=rtol)
+        checked = compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})}, atol=atol, rtol=rtol,
+                                 session_factory=pinned if pins else _session)
+        if checked.skipped and pins and not all_recorded:  # say which factors it could not run at
+            checked.skipped += (f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
+                                f"and were fed factor {PINNED_FACTOR:g} (sizes {list(PINNED_SIZES)})")
+        return checked
     feeds = _forward_feeds(result, original_proto, list(pending or ()), dims)
     if isinstance(feeds, str):
         return CheckResult(passed=None, skipped=feeds)
