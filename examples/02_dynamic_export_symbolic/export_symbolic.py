@@ -60,7 +60,8 @@ torch.onnx.export(
 print("wrote srcnn_symbolic.onnx")
 
 # The eager model is the reference: validate calls model(x, scales) at each factor.
-report = validate("srcnn_symbolic.onnx", model, factors=[2, 3, 4])
+# This module is written as model(x, scales): say so (a plain module would be routed instead).
+report = validate("srcnn_symbolic.onnx", model, factors=[2, 3, 4], scales_argument=True)
 for point in report.factors:
     out = point.outputs[0]
     print(f"x{point.factor:g}: {out.candidate_shape} max |diff| {out.max_abs_error:.2g} -> {point.status}")

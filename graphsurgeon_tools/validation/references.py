@@ -412,6 +412,8 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
     if isinstance(reference, str) and reference.startswith("python-scales:"):
         return TorchReference(_load_python_callable(reference), reference)
     if isinstance(reference, str) and reference.startswith("python:"):
+        if scales_argument:  # chosen explicitly: the module is written as module(x, scales)
+            return TorchReference(_load_python_callable(reference), reference)
         return _routed_reference(_load_python_callable(reference), reference, candidate)
     if isinstance(reference, str) and reference.startswith("torch:"):
         return _named_reference(reference)

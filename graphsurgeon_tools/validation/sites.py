@@ -240,12 +240,13 @@ def originals_of(reference: Any, data: Sequence[tuple[str, np.ndarray]]) -> dict
     """Node name -> original scales, from a routed PyTorch reference (paired with the candidate now) or a
     static reference's baked scales; empty when unknown or when the pairing fails (the run reports that)."""
     from graphsurgeon_tools.errors import CheckFailedError
+    from graphsurgeon_tools.validation.runner import RunFailed
 
     if hasattr(reference, "original_scales"):
         try:
             reference.prepare([array for _, array in data])
             return dict(reference.original_scales())
-        except CheckFailedError:
+        except (CheckFailedError, RunFailed):  # the module itself failed: each sweep point reports it
             return {}
     return dict(getattr(reference, "baked_scales", {}) or {})
 

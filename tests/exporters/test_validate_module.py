@@ -229,3 +229,29 @@ def test_site_outputs_are_compared_against_the_routed_calls(user_model: dict) ->
     kinds = [(o.kind, o.passed) for o in report.factors[0].outputs]
     # Two graph outputs (z and the first site's output, "features"), and the second site's output.
     assert kinds == [("output", True), ("output", True), ("site", True)]
+
+
+def test_the_cli_sweeps_chosen_sites_and_takes_the_scales_convention(user_model: dict, tmp_path: Path,
+                                                                     run_cli) -> None:
+    folder = user_model["folder"]
+    swept = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
+                    "--site", "#1=1.5,3", "--json")
+    assert swept.code == 0, swept.out + swept.err
+    import json
+
+    labels = [point["factor"] for point in json.loads(swept.out)["factors"]]
+    assert len(labels) == 2 and all("=x1.5" in str(labels[0]) or "=x3" in str(label) for label in labels), labels
+    both = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
+                   "--site", "#1=2", "--factors", "2")
+    assert both.code == 2 and "--site" in both.err and "--factors" in both.err, both.err
+
+    from exporters import export, srcnn
+
+    model = srcnn("cxx-op")
+    path = tmp_path / "srcnn.onnx"
+    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
+           output_names=["output"])
+    (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
+    old = run_cli("validate", path, "--reference", f"python:{tmp_path / 'srcnn_ref.py'}:build",
+                  "--scales-argument", "--factors", "2")
+    assert old.code == 0, old.out + old.err

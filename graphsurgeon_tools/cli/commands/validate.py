@@ -30,9 +30,10 @@ def validate(
         str,
         typer.Option(
             "--reference", "-r",
-            help="What to compare against: an ONNX model, torch:srcnn, python:MODULE:CALLABLE "
-                 "(MODULE may be a .py file; CALLABLE() returns an nn.Module called as module(x, scales)), "
-                 "or onnx-reference (onnx's reference evaluator on the candidate).",
+            help="What to compare against: an ONNX model, torch:srcnn, python:MODULE:CALLABLE (MODULE may be a "
+                 ".py file; CALLABLE() returns the user's unmodified nn.Module, its interpolate calls routed "
+                 "through the C++ op at each site's factor), python-scales:MODULE:CALLABLE (a module written "
+                 "as module(x, scales)), or onnx-reference (onnx's reference evaluator on the candidate).",
         ),
     ],
     factors: Annotated[
@@ -40,6 +41,17 @@ def validate(
         typer.Option("--factors", "-f", help="Upscale factors to sweep, e.g. 2,3,4 (default: the static side's "
                                              "baked factor, else 2,3,4)."),
     ] = None,
+    sites: Annotated[
+        Optional[list[str]],
+        typer.Option("--site", help="Sweep chosen sites instead of --factors: SITE=F[,F...] (repeatable; SITE is a "
+                                    "node name, #k in graph order, or a PyTorch module scope); the other sites "
+                                    "stay at their original factors."),
+    ] = None,
+    scales_argument: Annotated[
+        bool,
+        typer.Option("--scales-argument", help="The python: module takes the scales tensor as its second argument "
+                                               "(today's convention) instead of being routed."),
+    ] = False,
     inputs: Annotated[
         Optional[list[str]],
         typer.Option("--input", "-i", help="NAME=FILE.npy for a graph input (repeatable); others get seeded "
@@ -89,6 +101,8 @@ def validate(
             candidate,
             reference,
             factors=parse_factors_option(factors),
+            sites=sites or None,
+            scales_argument=scales_argument,
             inputs=_parse_inputs(inputs),
             atol=atol,
             rtol=rtol,
