@@ -85,17 +85,31 @@ def _is_image_like(shape: Sequence[int]) -> bool:
     return len(shape) == 4 and shape[1] in (1, 3)
 
 
+def _work_dtype(actual: np.ndarray, expected: np.ndarray) -> type:
+    """float32 when both sides are floats of at most 32 bits (exact enough for 3-digit figures), else float64."""
+    small = all(np.issubdtype(a.dtype, np.floating) and a.dtype.itemsize <= 4 for a in (actual, expected))
+    return np.float32 if small else np.float64
+
+
+def _abs_diff(actual: np.ndarray, expected: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(|a - b|, a, b)`` in ``dtype``; 0 where both agree (equal infinities, NaN at the same place), inf at a lone NaN."""
+    a = np.atleast_1d(actual.astype(dtype, copy=False))
+    b = np.atleast_1d(expected.astype(dtype, copy=False))
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.subtract(a, b)
+        np.abs(diff, out=diff)
+    if not np.isfinite(diff.max()):  # NaN or inf somewhere: the rare path, element by element
+        # inf - inf is NaN: equal infinities and NaN at the same place count as agreement.
+        agree = (a == b) | (np.isnan(a) & np.isnan(b))
+        diff[agree] = 0.0
+        diff[np.isnan(diff)] = np.inf
+    return diff, a, b
+
+
 def abs_diff(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     """``|actual - expected|`` in float64, 0 where both agree (equal infinities, NaN at the same place)."""
-    a = actual.astype(np.float64, copy=False)
-    b = expected.astype(np.float64, copy=False)
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a - b)
-    # inf - inf is NaN: equal infinities and NaN at the same place count as agreement.
-    agree = (a == b) | (np.isnan(a) & np.isnan(b))
-    diff[agree] = 0.0
-    diff[np.isnan(diff)] = np.inf
-    return diff
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    return _abs_diff(actual, expected, np.float64)[0].reshape(np.broadcast_shapes(actual.shape, expected.shape))
 
 
 def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rtol: float,
@@ -105,7 +119,9 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
     Relative error is taken over elements with ``|expected| > atol`` (near zero, atol is the
     yardstick). ``vacuous`` when the reference is constant or below atol; PSNR only for
     image-like, non-vacuous references (peak: the reference's range). Does not broadcast: a
-    shape difference is a failure with a note, no figures.
+    shape difference is a failure with a note, no figures. One pass over the data: the
+    absolute difference is taken once (in float32 for float32 inputs; sums in float64) and
+    reused for every figure.
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -136,32 +152,58 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         result.note = (f"non-numeric output ({actual.dtype} vs {expected.dtype}) compared for equality"
                        + ("" if result.passed else f": {result.mismatched} of {unequal.size} elements differ"))
         return result
-    diff = abs_diff(actual, expected)
-    b = np.abs(expected.astype(np.float64, copy=False))
-    b_finite = np.where(np.isfinite(b), b, 0.0)
-    out_of_tolerance = diff > atol + rtol * b_finite
+    dtype = _work_dtype(actual, expected)
+    diff, _, b = _abs_diff(actual, expected, dtype)
+    b_abs = np.abs(b)
+    largest = float(b_abs.max())
+    b_finite_all = math.isfinite(largest)  # max propagates NaN: finite means every element is
+    if not b_finite_all:
+        b_abs[~np.isfinite(b_abs)] = 0.0  # a non-finite reference element gets no relative allowance
+    size = diff.size
+    # excess = diff - rtol*|b|: out of tolerance where > atol; its max is the passing atol.
+    excess = np.multiply(b_abs, dtype(rtol))
+    np.subtract(diff, excess, out=excess)
     result.max_abs_error = float(diff.max())
-    result.mean_abs_error = float(diff.mean())
-    significant = b_finite > atol
-    result.max_rel_error = float((diff[significant] / b_finite[significant]).max()) if significant.any() else 0.0
-    result.mismatched = int(out_of_tolerance.sum())
-    result.mismatch_share = float(out_of_tolerance.mean())
-    result.passing_atol = float(max(0.0, (diff - rtol * b_finite).max()))
-    finite = expected.astype(np.float64, copy=False)[np.isfinite(expected)]
-    spread = float(np.ptp(finite)) if finite.size else 0.0
-    largest = float(np.max(np.abs(finite))) if finite.size else 0.0
+    result.mean_abs_error = float(diff.mean(dtype=np.float64))
+    significant = b_abs > atol
+    if significant.any():
+        with np.errstate(over="ignore"):
+            ratio = np.divide(diff, b_abs, out=np.zeros_like(diff), where=significant)
+        result.max_rel_error = float(ratio.max())
+        del ratio
+        if not math.isfinite(result.max_rel_error) and math.isfinite(result.max_abs_error):
+            # float32 overflowed on a tiny reference element: those few in float64
+            result.max_rel_error = float((diff[significant].astype(np.float64) / b_abs[significant]).max())
+    else:
+        result.max_rel_error = 0.0
+    result.mismatched = int(np.count_nonzero(excess > atol))
+    result.mismatch_share = result.mismatched / size
+    result.passing_atol = float(max(0.0, float(excess.max())))
+    del excess
+    if b_finite_all:
+        finite = b
+        spread = float(b.max()) - float(b.min())
+    else:
+        finite = b[np.isfinite(b)]
+        spread = float(finite.max()) - float(finite.min()) if finite.size else 0.0
+        largest = float(np.max(np.abs(finite))) if finite.size else 0.0
     if expected.size > 1 and spread == 0.0:  # one element cannot vary: judged by atol alone
         result.vacuous = True
         result.note = ("vacuous: the reference is constant"
-                       + (f" ({finite[0]:g} everywhere)" if finite.size == expected.size else " (no finite spread)"))
+                       + (f" ({float(finite.flat[0]):g} everywhere)" if finite.size == expected.size
+                          else " (no finite spread)"))
     elif largest < atol:
         result.vacuous = True
         result.note = f"vacuous: the reference's largest magnitude {largest:.3g} is below atol {atol:g}"
     if _is_image_like(expected.shape) and not result.vacuous:
-        mse = float(np.mean(np.square(diff))) if np.isfinite(diff).all() else math.inf
+        if math.isfinite(result.max_abs_error):
+            np.square(diff, out=diff)
+            mse = float(diff.mean(dtype=np.float64))
+        else:
+            mse = math.inf
         result.psnr_db = math.inf if mse == 0 else (0.0 if not math.isfinite(mse) else 10 * math.log10(spread**2 / mse))
-    result.passed = not bool(out_of_tolerance.any())
+    result.passed = result.mismatched == 0
     if not result.passed:
-        result.note = "; ".join(filter(None, (f"{result.mismatched} of {out_of_tolerance.size} elements out of tolerance",
+        result.note = "; ".join(filter(None, (f"{result.mismatched} of {size} elements out of tolerance",
                                                result.note)))
     return result

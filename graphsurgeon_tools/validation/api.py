@@ -364,6 +364,11 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
         where = localise(runner, ref, data, failing[1]["feeds"])
         if where:
             notes.append(where)
+        from graphsurgeon_tools.validation.localise import localise_nodes  # an ONNX reference of the same graph
+
+        node = localise_nodes(runner, ref, failing[0].factor, data, failing[1]["feeds"], atol=atol, rtol=rtol)
+        if node is not None:
+            notes.append(node.message)
     if diagnose and failing is not None and any(not o.passed for o in failing[0].outputs):
         if progress:
             progress("diagnosing the mismatch", done, total)
