@@ -92,7 +92,7 @@ def ppocr_det_path() -> Path:
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's hook signature
     """Counts the hardening issue asks to see on every run: hostile runs handled, fuzz examples.
 
-    tests/test_fuzz.py records ``fuzz_examples`` (and ``fuzz_<outcome>`` tallies) as user
+    tests/fuzz/test_fuzz.py records ``fuzz_examples`` (and ``fuzz_<outcome>`` tallies) as user
     properties; they travel from xdist workers to this (controller) process with each report.
     """
     reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])

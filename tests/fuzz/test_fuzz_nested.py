@@ -7,7 +7,7 @@ Runtime outputs identical (bit for bit) to the original's, for every branch; eve
 it did not rewrite is in ``result.skipped`` with a reason (nothing stays baked silently);
 functions are skipped unless ``inline_functions=True``; running it again changes nothing.
 
-Bounded and reproducible like tests/test_fuzz.py (``derandomize=True``, fixed counts).
+Bounded and reproducible like tests/fuzz/test_fuzz.py (``derandomize=True``, fixed counts).
 """
 
 from __future__ import annotations

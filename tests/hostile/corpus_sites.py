@@ -3,7 +3,7 @@ and 3): sites outside the main graph, attributes out of range, opset imports fro
 and validate on nothing.
 
 Same :class:`~hostile.corpus.Case` shape as :mod:`hostile.corpus` (run by
-tests/test_hostile_sites.py through :mod:`hostile.harness`). Groups:
+tests/hostile/test_hostile_sites.py through :mod:`hostile.harness`). Groups:
 
 * ``attributes``: a Resize node whose attributes are out of range (every reader refuses:
   they are in ``ResizeSite.problems``) or a DynamicTRTResize node (``--reverse``) whose

@@ -209,3 +209,13 @@ def test_the_extensions_fallback_kernel_passes_the_check_too(monkeypatch) -> Non
     monkeypatch.setenv("ONNXTOOL_RUNTIME_FALLBACK", "1")
     for mode in ("nearest", "linear"):
         assert swap_plugin(golden.resize_model(13, mode=mode), signature="size-tensor").check.passed is True
+
+
+def test_sizes_the_shape_inference_cannot_give_come_from_one_run_of_the_original(monkeypatch) -> None:
+    from graphsurgeon_tools.passes.make_dynamic_scale import layouts
+
+    monkeypatch.setattr(layouts, "sizes_feeds", lambda *a, **k: {})  # as on DPT: inference stops at a Reshape
+    model = golden.resize_model(13, shape=(1, 3, None, None), scales=(1.0, 1.0, 1.5, 2.0))
+    result = swap_plugin(model, signature="sizes")
+    assert result.pending_sizes and result.check.passed is True
+    assert list(result.check.sites[0].shape[-2:]) == [48, 64]  # the check's 32x32 input at x1.5, x2

@@ -2,7 +2,7 @@
 
 Each entry names the wheel (installed ``--no-deps`` by ``make setup``: the tests only read the
 ``.onnx`` file and never import the package, whose own imports need cv2) and the file inside it.
-PP-OCRv4's detector from rapidocr-onnxruntime 1.4.4 is covered by tests/test_real_model.py already.
+PP-OCRv4's detector from rapidocr-onnxruntime 1.4.4 is covered by tests/realmodels/test_real_model.py already.
 
 * ``ppocrv6_det`` (rapidocr 3.10.0): PP-OCRv6 small text detector, opset 11, six Resize-11 sites,
   dynamic batch/H/W written as ``dim_param``.

@@ -28,7 +28,7 @@ from onnx.reference import ReferenceEvaluator
 import exporters.ops as ops
 
 RTOL, ATOL = 1e-4, 1e-5
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- spec cases

@@ -162,7 +162,7 @@ def test_onnxruntime_log_lines_never_reach_stderr(command: str, tmp_path, availa
     so this runs the real script. make-dynamic-scale skips its check with the reason on
     stdout (exit 0); validate refuses (exit 3): either way stderr holds our line at most.
     (Attributes ORT cannot load, e.g. nearest_mode "bogus", never get this far: the one
-    nonsense gate refuses them in every command, see tests/hostile/corpus_sites.py, run by tests/test_hostile_sites.py.)
+    nonsense gate refuses them in every command, see tests/hostile/corpus_sites.py, run by tests/hostile/test_hostile_sites.py.)
     """
     from hostile import models
 
