@@ -14,7 +14,8 @@ runs it. What differs here is only how the models run and what the new inputs ge
   ``custom_op_libs`` of the enclosing :func:`~graphsurgeon_tools.runtime.session.custom_op_scope`.
 - Forward feeds: each input the swap added gets the original factor: scales inputs their
   constant value, ``signature="sizes"`` inputs the original (h, w) (at the check's input
-  shapes when the dims are symbolic), a ``size_input=`` tensor zeros of the original output
+  shapes when the dims are symbolic: from shape inference, else from the dims X has in one
+  run of the original), a ``size_input=`` tensor zeros of the original output
   shape (only its shape is read).
 - ``reverse=True``: the plugin model is the original. Its 1-D graph inputs that a plugin
   node's second input is computed from (scales, (h, w)) would get random values (nonsense
@@ -136,8 +137,44 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
         from graphsurgeon_tools.check.feeds import concrete_input_shapes
         from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 
-        shapes = concrete_input_shapes(original, dims)
-        feeds.update(layouts.sizes_feeds(original, pending, {k: list(v) for k, v in shapes.items()}))
+        shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
+        feeds.update(layouts.sizes_feeds(original, pending, shapes))
+        unknown = [p for p in pending if p[0] not in feeds]
+        if unknown:  # shape inference stops short of the site (e.g. DPT's Reshapes): one run tells
+            feeds.update(_sizes_from_a_run(original, unknown, shapes))
+    return feeds
+
+
+def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str, list[int]]) -> dict[str, np.ndarray]:
+    """The original (h, w) of ``pending`` sites from the dims their input X has in one ORT run
+    of the original on the check's inputs (ORT's floor rule); {} when the original does not
+    run (the check then says so itself)."""
+    import onnx
+
+    from graphsurgeon_tools.check.feeds import random_feeds
+    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import _ort_output
+    from graphsurgeon_tools.runtime.session import make_session, ort_errors
+
+    names = sorted({x for _, x, _ in pending} - {o.name for o in original.graph.output})
+    for name in names:  # appended for the session, removed after: no copy of the caller's model here
+        original.graph.output.append(onnx.ValueInfoProto(name=name))
+    try:
+        session = make_session(original)
+    except ort_errors():
+        return {}
+    finally:
+        for _ in names:
+            original.graph.output.pop()
+    wanted = [o.name for o in session.get_outputs()]
+    try:
+        values = dict(zip(wanted, session.run(wanted, random_feeds(original, shapes))))
+    except ort_errors():
+        return {}
+    feeds: dict[str, np.ndarray] = {}
+    for name, x, scales in pending:
+        dims = np.shape(values[x]) if x in values else ()
+        if len(dims) >= 2:
+            feeds[name] = np.array([_ort_output(d, f) for d, f in zip(dims[-2:], scales)], dtype=np.int64)
     return feeds
 
 
