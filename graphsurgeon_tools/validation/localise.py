@@ -134,11 +134,11 @@ def localise_nodes(runner: Any, reference: Any, factor: Any, data: Sequence[tupl
             actual = dict(runner.run(dict(feeds)))
             expected = dict(reference.run(factor, list(data), dict(feeds), baked))
             runs += 1
+            largest = max([largest] + [int(np.asarray(v).nbytes) for v in (*actual.values(), *expected.values())])
             for name in chunk:
                 got, want = actual.get(name), expected.get(name)
                 if got is None or want is None:
                     continue
-                largest = max(largest, int(np.asarray(got).nbytes), int(np.asarray(want).nbytes))
                 result = compare_arrays(got, want, atol=atol, rtol=rtol, name=name)
                 if result.passed:
                     compared.add(name)
