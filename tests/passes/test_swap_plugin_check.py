@@ -76,7 +76,7 @@ def test_interpolating_plugins_are_compared_within_the_kernel_tolerance(signatur
     result = swap_plugin(golden.resize_model(13, mode="linear"), signature=signature)
     assert result.check.passed is True
     assert result.check.atol == swap_check.KERNEL_ATOL
-    assert any(n.startswith("check tolerance atol=1e-05") for n in result.notes)
+    assert any(n.startswith("check tolerance 1e-05 absolute + 1e-05 relative") for n in result.notes)
 
 
 def test_size_input_is_fed_zeros_of_the_original_output_shape() -> None:
@@ -162,6 +162,14 @@ def test_cli_reports_the_check_and_no_check_turns_it_off(run_cli, save_model_fil
     run = run_cli("swap-plugin", path, "--no-check", "--json", "-o", path.with_name("b.onnx"))
     assert run.code == 0, run.err
     assert json.loads(run.out)["check"] is None
+
+
+def test_cli_states_the_kernel_tolerance_without_flag_spelling(run_cli, save_model_file) -> None:
+    path = save_model_file(golden.resize_model(13, mode="linear"), "lin.onnx")
+    run = run_cli("swap-plugin", path)
+    assert run.code == 0, run.err
+    assert "note: check tolerance 1e-05 absolute + 1e-05 relative" in run.out and "--atol" not in run.out
+    assert "within atol 1e-05" in run.out
 
 
 def test_cli_reverse_checks_too(run_cli, save_model_file) -> None:

@@ -159,7 +159,8 @@ class SwapPlugin(Pass):
             elif result.check.atol:
                 from graphsurgeon_tools.passes.swap_plugin.check import KERNEL_RTOL
 
-                result.notes.append(f"check tolerance atol={result.check.atol:g}, rtol={KERNEL_RTOL:g}: "
+                # no "atol=" spelling: the CLI would turn it into a flag swap-plugin does not have
+                result.notes.append(f"check tolerance {result.check.atol:g} absolute + {KERNEL_RTOL:g} relative: "
                                     "the plugin kernel interpolates in another float order than ONNX Runtime's "
                                     "Resize (nearest-only models are compared exactly)")
             timer.lap("check")
