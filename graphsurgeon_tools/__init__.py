@@ -23,6 +23,9 @@ from graphsurgeon_tools.errors import (
     InvalidModelError,
     InvalidScalesError,
     OnnxToolError,
+    PostconditionError,
+    PreconditionError,
+    ResourceLimitError,
     UnsafeExternalDataError,
     UnsupportedModelError,
     UsageError,
@@ -41,6 +44,7 @@ _LAZY = {
     "swap_plugin": "graphsurgeon_tools.passes.swap_plugin",
     "SwapPluginResult": "graphsurgeon_tools.passes.swap_plugin",
     "PluginSpec": "graphsurgeon_tools.plugins",
+    "InvalidSpecError": "graphsurgeon_tools.plugins",
     "make_session": "graphsurgeon_tools.runtime",
     "validate": "graphsurgeon_tools.validation",
     "ValidationReport": "graphsurgeon_tools.validation",
@@ -52,6 +56,9 @@ __all__ = [
     "InvalidModelError",
     "InvalidScalesError",
     "OnnxToolError",
+    "PostconditionError",
+    "PreconditionError",
+    "ResourceLimitError",
     "UnsafeExternalDataError",
     "UnsupportedModelError",
     "UsageError",
@@ -76,7 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult, make_dynamic_scale
     from graphsurgeon_tools.passes.swap_plugin import SwapPluginResult, swap_plugin
-    from graphsurgeon_tools.plugins import PluginSpec
+    from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
     from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
     from graphsurgeon_tools.runtime import make_session
     from graphsurgeon_tools.validation import ValidationReport, validate

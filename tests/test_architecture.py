@@ -95,3 +95,24 @@ def test_no_module_is_over_500_lines() -> None:
     big = {name: lines for name, lines in sizes.items() if lines > MAX_LINES}
     assert not big, f"modules over {MAX_LINES} lines: " + ", ".join(
         f"{name} ({lines})" for name, lines in sorted(big.items(), key=lambda item: -item[1]))
+
+
+def test_every_user_error_class_is_importable_from_the_package_top() -> None:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import graphsurgeon_tools
+    from graphsurgeon_tools.errors import OnnxToolError
+
+    found = set()
+    for info in pkgutil.walk_packages(graphsurgeon_tools.__path__, "graphsurgeon_tools."):
+        if ".cli" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, OnnxToolError) and value.__module__.startswith("graphsurgeon_tools"):
+                found.add(value)
+    assert len(found) >= 10, sorted(cls.__name__ for cls in found)  # the walk really saw the error tree
+    missing = sorted(cls.__name__ for cls in found if getattr(graphsurgeon_tools, cls.__name__, None) is not cls)
+    assert not missing, f"user error classes not exported from graphsurgeon_tools: {missing}"
