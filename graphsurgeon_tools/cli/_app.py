@@ -83,6 +83,28 @@ def split_csv(values: Optional[list[str]]) -> Optional[list[str]]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+CheckDimsOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
+                                      "(default: 1 for the first dim, 32 for the others)."),
+]
+
+
+def parse_check_dims(items: Optional[list[str]], *, check: bool) -> dict[str, int]:
+    """``--check-dims height=64,width=96`` -> ``{"height": 64, "width": 96}``; says when --no-check makes it moot."""
+    from graphsurgeon_tools.errors import UsageError
+
+    dims: dict[str, int] = {}
+    for item in split_csv(items) or []:
+        name, _, value = item.partition("=")
+        if not name.strip() or not value.strip().isdigit() or int(value) <= 0:
+            raise UsageError(f"--check-dims wants NAME=SIZE with a positive integer size, got {item!r}")
+        dims[name.strip()] = int(value)
+    if dims and not check:
+        note("--check-dims has no effect with --no-check")
+    return dims
+
+
 def parse_factors_option(values: Optional[list[str]]) -> Optional[list[float]]:
     """``--factors 2,3 --factors x4`` -> ``[2.0, 3.0, 4.0]``; None when not given.
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from graphsurgeon_tools.cli._app import (
+    CheckDimsOption,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -23,6 +24,7 @@ from graphsurgeon_tools.cli._app import (
     emit,
     naming,
     note,
+    parse_check_dims,
     profile_lines,
     refuse_data_file_target,
     resolve_output,
@@ -132,11 +134,7 @@ def make_dynamic_scale(
         bool,
         typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
     ] = True,
-    check_dims: Annotated[
-        Optional[list[str]],
-        typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
-                                          "(default: 1 for the first dim, 32 for the others)."),
-    ] = None,
+    check_dims: CheckDimsOption = None,
     share_data: Annotated[
         bool,
         typer.Option("--share-data", help="External data: when the output is in the input's folder, reference the "
@@ -155,20 +153,13 @@ def make_dynamic_scale(
     when nothing needed rewriting), 1 the built-in check found a difference (nothing is
     written) or --strict found nothing, 2 usage, 3 invalid model or nonsense scales.
     """
-    from graphsurgeon_tools.errors import CheckFailedError, UsageError
+    from graphsurgeon_tools.errors import CheckFailedError
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
 
     target = resolve_output(model, output, in_place, default_output)
     check_profile_option(profile)
-    dims: dict[str, int] = {}
-    for item in split_csv(check_dims) or []:
-        name, _, value = item.partition("=")
-        if not name.strip() or not value.strip().isdigit() or int(value) <= 0:
-            raise UsageError(f"--check-dims wants NAME=SIZE with a positive integer size, got {item!r}")
-        dims[name.strip()] = int(value)
-    if dims and not check:
-        note("--check-dims has no effect with --no-check")
+    dims = parse_check_dims(check_dims, check=check)
     proto = load_model(model)
     refuse_data_file_target(proto, model, target)
     with naming(model):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from graphsurgeon_tools.cli._app import (
+    CheckDimsOption,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -20,6 +21,7 @@ from graphsurgeon_tools.cli._app import (
     emit,
     naming,
     note,
+    parse_check_dims,
     profile_lines,
     refuse_data_file_target,
     resolve_output,
@@ -49,18 +51,6 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
         lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
                      + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
     return lines
-
-
-def _parse_dims(items: Optional[list[str]]) -> dict[str, int]:
-    from graphsurgeon_tools.errors import UsageError
-
-    dims: dict[str, int] = {}
-    for item in split_csv(items) or []:
-        name, _, value = item.partition("=")
-        if not name.strip() or not value.strip().isdigit() or int(value) <= 0:
-            raise UsageError(f"--check-dims wants NAME=SIZE with a positive integer size, got {item!r}")
-        dims[name.strip()] = int(value)
-    return dims
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -137,11 +127,7 @@ def swap_plugin(
                                                 "factors (default on; --reverse: the Resize model with the "
                                                 "plugin model)."),
     ] = True,
-    check_dims: Annotated[
-        Optional[list[str]],
-        typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
-                                          "(default: 1 for the first dim, 32 for the others)."),
-    ] = None,
+    check_dims: CheckDimsOption = None,
     custom_op_lib: CustomOpLibOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
@@ -158,9 +144,7 @@ def swap_plugin(
 
     target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
     check_profile_option(profile)
-    dims = _parse_dims(check_dims)
-    if dims and not check:
-        note("--check-dims has no effect with --no-check")
+    dims = parse_check_dims(check_dims, check=check)
     if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
         raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
