@@ -412,6 +412,9 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
             note = "resize nodes bake different factors: " + ", ".join(
                 f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
             )
+    # The passes' record of each new input's original value (the sweep's `original` point).
+    from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values
+
     return Ports(
         data_inputs=tuple(data_inputs),
         scale_inputs=tuple(scale_inputs),
@@ -420,22 +423,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         baked_factor=baked_factor,
         baked_note=note,
         resize_nodes=count,
-        original_values=_recorded_originals(model) if scale_inputs else {},
+        original_values=read_original_values(model) if scale_inputs else {},
     )
 
-
-def _recorded_originals(model: onnx.ModelProto) -> dict[str, Any]:
-    """The metadata record of the new inputs' original values (:data:`ORIGINAL_VALUES_KEY`); {} if none."""
-    import json
-
-    from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY
-
-    for prop in model.metadata_props:
-        if prop.key == ORIGINAL_VALUES_KEY:
-            try:
-                recorded = json.loads(prop.value)
-            except ValueError:
-                return {}  # unreadable: the sweep runs without an original point
-            return recorded if isinstance(recorded, dict) else {}
-    return {}
 

@@ -40,11 +40,23 @@ from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 
-__all__ = ["ORIGINAL_VALUES_KEY", "check_input_name", "record_original_values", "rewrite"]
+__all__ = ["ORIGINAL_VALUES_KEY", "check_input_name", "read_original_values", "record_original_values", "rewrite"]
 
 #: metadata_props key: JSON ``{input_name: [values]}`` (what to feed the input to reproduce the
 #: original model), or ``{input_name: {"shape": [dims]}}`` for a size tensor (only its shape is read).
 ORIGINAL_VALUES_KEY = "onnxtool.original_values"
+
+
+def read_original_values(model: ModelProto) -> dict[str, Any]:
+    """The record :func:`record_original_values` wrote; {} when absent or unreadable (never trusted then)."""
+    for prop in model.metadata_props:
+        if prop.key == ORIGINAL_VALUES_KEY:
+            try:
+                recorded = json.loads(prop.value)
+            except ValueError:
+                return {}
+            return recorded if isinstance(recorded, dict) else {}
+    return {}
 
 
 def record_original_values(model: ModelProto, new_inputs: Iterable[Any]) -> None:
@@ -53,13 +65,8 @@ def record_original_values(model: ModelProto, new_inputs: Iterable[Any]) -> None
     Entries for names that are no longer graph inputs are dropped (a later pass may consume them).
     """
     entries = [i if isinstance(i, Mapping) else vars(i) for i in new_inputs]
-    recorded: dict[str, Any] = {}
+    recorded = read_original_values(model)  # an unreadable record is replaced
     props = [p for p in model.metadata_props if p.key == ORIGINAL_VALUES_KEY]
-    if props:
-        try:
-            recorded = dict(json.loads(props[0].value))
-        except (ValueError, TypeError):
-            recorded = {}  # an unreadable record is replaced, never trusted
     for entry in entries:
         if entry.get("value"):
             recorded[entry["name"]] = np.asarray(entry["value"]).ravel().tolist()  # plain JSON numbers

@@ -48,7 +48,7 @@ import numpy as np
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.equivalence import CheckResult
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY, read_original_values
 from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 
 __all__ = ["no_kernel_reason", "run_check"]
@@ -178,20 +178,6 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     return feeds
 
 
-def _recorded(model: ModelProto) -> dict[str, Any]:
-    """The record of original values (``ORIGINAL_VALUES_KEY``); {} when absent or unreadable."""
-    import json
-
-    for prop in model.metadata_props:
-        if prop.key == ORIGINAL_VALUES_KEY:
-            try:
-                recorded = json.loads(prop.value)
-            except ValueError:
-                return {}  # unreadable: never trusted
-            return recorded if isinstance(recorded, dict) else {}
-    return {}
-
-
 def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.ndarray], dict[str, int], bool]:
     """Values for the plugin model's graph inputs that a plugin node's second input is computed
     from (directly, or through the size-tensor subgraph forward builds): scales or (h, w).
@@ -213,7 +199,7 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.
             reached.add(name)
         elif name in producer:
             todo.extend(producer[name].input)
-    recorded = _recorded(plugin_model)
+    recorded = read_original_values(plugin_model)
     pins: dict[str, np.ndarray] = {}
     dims: dict[str, int] = {}
     all_recorded = True
