@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -108,26 +108,15 @@ def _failure_reason(exc: BaseException) -> str:
     return reason if len(reason) <= 200 else reason[:197] + "..."
 
 
-@contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
+def _build_lock() -> contextlib.AbstractContextManager[None]:
     """Serialise check-build-stamp across processes (pytest -n workers, parallel imports).
 
-    torch's own lock only covers ninja; without this, a process that waited on
-    another's build could stamp a library built from older sources.
+    torch's own lock only covers ninja; without this, a process that waited on another's
+    build could stamp a library built from older sources.
     """
-    out_dir = build_directory()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / f"{LIBRARY_NAME}.lock", "w") as handle:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: no cross-process lock, torch's baton still guards ninja
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    from graphsurgeon_tools.io.files import exclusive_lock
+
+    return exclusive_lock(build_directory() / f"{LIBRARY_NAME}.lock")
 
 
 def _is_current() -> bool:

@@ -13,15 +13,17 @@ Ensures: one-line messages naming ``what`` and the path. Does NOT parse anything
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from typing import BinaryIO, Optional, Union
+from pathlib import Path
+from typing import BinaryIO, Iterator, Optional, Union
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
 from graphsurgeon_tools.io.guard import note_read
 
-__all__ = ["open_regular", "read_regular", "stat_regular"]
+__all__ = ["exclusive_lock", "open_regular", "read_regular", "stat_regular"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -80,3 +82,23 @@ def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
             return handle.read()
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: PathLike) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created with its folder) for the block: one
+    process at a time builds and stamps a cached library (pytest workers, parallel sessions).
+    Not POSIX: no lock is taken."""
+    lock = Path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as handle:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -32,7 +32,6 @@ the repository, or fail when it cannot build: ``library_path`` then returns None
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -43,9 +42,11 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional, Union
+
+from graphsurgeon_tools.io.files import exclusive_lock
 
 __all__ = [
     "DOMAIN",
@@ -112,23 +113,6 @@ def _build_key(include: Path, compiler: str) -> str:
         version = compiler
     digest.update(repr((CXXFLAGS, _api_version(include), version.splitlines()[:1])).encode())
     return digest.hexdigest()
-
-
-@contextlib.contextmanager
-def _lock() -> Iterator[None]:
-    """Serialise fetch-build-stamp across processes (pytest workers, parallel sessions)."""
-    BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    with open(BUILD_DIR / "build.lock", "w") as handle:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: builds are not serialised
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _debian_mirror() -> str:
@@ -277,7 +261,7 @@ def build(*, fetch: bool = True) -> Optional[Path]:
             return BUILD_DIR / LIBRARY_NAME
         _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library"
         return None
-    with _lock():
+    with exclusive_lock(BUILD_DIR / "build.lock"):  # fetch-build-stamp, one process at a time
         include = _headers(fetch)
         if include is None:
             return None
