@@ -138,15 +138,12 @@ def swap_plugin(
     Exit codes: 0 done (also when nothing matched), 1 the built-in check found a difference
     (nothing is written), 2 usage, 3 unreadable model or invalid spec.
     """
-    from graphsurgeon_tools.errors import InvalidModelError
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
     target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
     check_profile_option(profile)
     dims = parse_check_dims(check_dims, check=check)
-    if model.exists() and not model.is_file():  # a FIFO or a device would block or never end
-        raise InvalidModelError(f"not a regular file: {model}")
     if reverse and keep_constant:
         note("--keep-constant has no effect with --reverse")
     proto = load_model(model)  # weights stay on disk; loaded once, here
