@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from graphsurgeon_tools.errors import (
     CheckFailedError,
+    EnvironmentProblemError,
     ExitCode,
     InvalidModelError,
     InvalidScalesError,
     OnnxToolError,
+    OutputIOError,
     PostconditionError,
     PreconditionError,
     ResourceLimitError,
@@ -48,14 +50,18 @@ _LAZY = {
     "make_session": "graphsurgeon_tools.runtime",
     "validate": "graphsurgeon_tools.validation",
     "ValidationReport": "graphsurgeon_tools.validation",
+    "Refusal": "graphsurgeon_tools.refusal",
+    "Fix": "graphsurgeon_tools.refusal",
 }
 
 __all__ = [
     "CheckFailedError",
+    "EnvironmentProblemError",
     "ExitCode",
     "InvalidModelError",
     "InvalidScalesError",
     "OnnxToolError",
+    "OutputIOError",
     "PostconditionError",
     "PreconditionError",
     "ResourceLimitError",

@@ -20,6 +20,8 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line: unknown option, conflicting flags, bad output path
     INVALID_INPUT = 3  # unreadable, not ONNX, checker errors, unsafe external data, nonsense scales
     INTERNAL = 4  # a bug in onnxtool
+    ENVIRONMENT = 5  # a missing dependency (torch, a compiler) or a compiled part that cannot be built/loaded
+    OUTPUT_IO = 6  # the report or the output could not be written: stdout closed or full, disk full
 
 
 class OnnxToolError(Exception):
@@ -66,6 +68,22 @@ class PreconditionError(OnnxToolError):
     """A pass refused the model before changing it (its ``requires`` hook failed)."""
 
     exit_code = ExitCode.INVALID_INPUT
+
+
+class EnvironmentProblemError(OnnxToolError):
+    """The environment lacks what a command needs: torch, a compiler, a loadable compiled op.
+
+    Never a difference (exit 1) and never a bug (exit 4); the message names the one command
+    that provides the missing piece.
+    """
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class OutputIOError(OnnxToolError):
+    """Writing the report or an output failed: stdout closed or full, no space left."""
+
+    exit_code = ExitCode.OUTPUT_IO
 
 
 class PostconditionError(Exception):

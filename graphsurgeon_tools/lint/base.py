@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
+from graphsurgeon_tools.refusal import Fix
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto
@@ -32,36 +33,6 @@ _ONNX_DOMAINS = DEFAULT_DOMAINS + ("ai.onnx.ml", "ai.onnx.preview.training")
 # Ops whose output is an integer shape computed from a data tensor's *shape*: walking
 # back from a shape tensor stops here (the data tensor behind them is not a shape input).
 _SHAPE_OF = ("Shape", "Size")
-
-
-@dataclass(frozen=True)
-class Fix:
-    """The API call that rewrites a model into a layout that passes (the CLI spells it as a command).
-
-    ``then`` is a second call on the first one's result; ``note`` says what the call must
-    be applied to when that is not the linted model (e.g. the model before an earlier rewrite).
-    """
-
-    call: str  # a public function of graphsurgeon_tools: "make_dynamic_scale" | "swap_plugin"
-    keywords: tuple[tuple[str, Any], ...] = ()
-    then: Optional["Fix"] = None
-    note: str = ""
-
-    def api(self) -> str:
-        args = "".join(f", {key}={value!r}" for key, value in self.keywords).replace("'", '"')
-        text = f"{self.call}(model{args})"
-        if self.then is not None:
-            text += f", then {self.then.api()}"
-        return text + (f" ({self.note})" if self.note else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "call": self.call,
-            "keywords": dict(self.keywords),
-            "then": self.then.to_dict() if self.then is not None else None,
-            "note": self.note,
-            "api": self.api(),
-        }
 
 
 #: The rewrites the rules point to.

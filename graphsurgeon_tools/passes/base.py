@@ -36,6 +36,7 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.errors import CheckFailedError, PostconditionError, PreconditionError, UsageError
+from graphsurgeon_tools.refusal import Refusal
 
 __all__ = ["ModelCheck", "Pass", "PassResult", "Skip", "Timer", "select"]
 
@@ -44,14 +45,27 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Skip:
-    """A matching site left unchanged, and why (a rule's ``check`` said so)."""
+    """A matching site left unchanged, and why: the :class:`Refusal` a rule's ``check`` returned."""
 
     node: str
     op_type: str
-    reason: str
+    refusal: Refusal
+
+    def __post_init__(self) -> None:
+        # Transition: plain-text reasons still arrive from code not yet converted to Refusal.
+        if isinstance(self.refusal, str):
+            object.__setattr__(self, "refusal", Refusal("unclassified", self.refusal))
+
+    @property
+    def reason(self) -> str:
+        return self.refusal.text
+
+    @property
+    def code(self) -> str:
+        return self.refusal.code
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "op_type": self.op_type, "reason": self.reason}
+        return {"node": self.node, "op_type": self.op_type, **self.refusal.to_dict()}
 
 
 def _plain(item: Any) -> Any:

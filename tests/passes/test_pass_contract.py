@@ -98,7 +98,7 @@ def test_skips_carry_the_reason_a_rule_refused() -> None:
     assert not result.changed
     (skip,) = result.skipped
     assert isinstance(skip, Skip) and "already come from graph input" in skip.reason
-    assert skip.to_dict() == {"node": skip.node, "op_type": "Resize", "reason": skip.reason}
+    assert skip.to_dict() == {"node": skip.node, "op_type": "Resize", "reason": skip.reason, "code": skip.code, "fix": None}
 
 
 def test_an_onnx_graphsurgeon_graph_comes_back_as_a_graph() -> None:
