@@ -80,15 +80,29 @@ FLAGS: dict[str, Flag] = {
     "profile": Flag("--profile"),
 }
 
-#: Skip/refusal reason code -> the flag that would change the outcome. Passes may attach a
-#: ``code`` to a skipped site; the CLI adds the matching hint to the report.
+#: Refusal code (graphsurgeon_tools.refusal.Refusal, produced by the passes) -> the flags that
+#: would change the outcome. The CLI adds the hint beside each skipped site (JSON ``hint``, text
+#: ``hint:``); tests/passes/test_refusal_codes.py makes a pass produce every code listed here.
+_SCALES_LAYOUT = "--layout scales (a float scales input expresses any factor)"
+_SCALES_SIGNATURE = "swap-plugin --signature scales (the plugin reads the scales themselves)"
 REASON_HINTS: dict[str, str] = {
     "sizes-driven": "--from-sizes (converts it when a scale reproduces the sizes exactly) "
                     "or swap-plugin --signature size-tensor",
-    "no-match": "--nodes with a pattern that matches (inspect lists the sites)",
-    "unequal-scales": "drop --shared (one input per site)",
-    "constant-scales": "drop --keep-constant",
     "in-function": "--inline-functions (inlines model-local functions first)",
+    "static-shape-source": "--simplify (folds the static shape arithmetic to a constant first)",
+    "not-free": "drop --only-free (a pinned site is exact at its original factor)",
+    "layout-in-body": _SCALES_LAYOUT,
+    "layout-needs-resize-11": _SCALES_LAYOUT,
+    "layout-axes": _SCALES_LAYOUT,
+    "layout-tf-crop-and-resize": _SCALES_LAYOUT,
+    "layout-not-hw": _SCALES_LAYOUT,
+    "layout-non-spatial": _SCALES_LAYOUT,
+    "not-whole-factor": "--layout sizes or --layout scales",
+    "size-tensor-opset": _SCALES_SIGNATURE,
+    "size-tensor-rank": _SCALES_SIGNATURE,
+    "size-tensor-leading-axis": _SCALES_SIGNATURE,
+    "size-tensor-inexact": _SCALES_SIGNATURE,
+    "sizes-not-hw": "make-dynamic-scale --layout sizes first, then swap-plugin --signature sizes",
 }
 
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""

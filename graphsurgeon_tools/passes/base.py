@@ -52,9 +52,8 @@ class Skip:
     refusal: Refusal
 
     def __post_init__(self) -> None:
-        # Transition: plain-text reasons still arrive from code not yet converted to Refusal.
-        if isinstance(self.refusal, str):
-            object.__setattr__(self, "refusal", Refusal("unclassified", self.refusal))
+        if not isinstance(self.refusal, Refusal):
+            raise TypeError(f"Skip needs a Refusal (a code, the text, a fix), got {type(self.refusal).__name__}")
 
     @property
     def reason(self) -> str:

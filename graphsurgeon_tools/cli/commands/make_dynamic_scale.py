@@ -57,6 +57,8 @@ def _human(report: dict[str, Any]) -> str:
         lines.append(f"new input {item['name']}: {item['dtype']}{item['shape']} (original value {value}{default})")
     for site in report["skipped"]:
         lines.append(f"skipped {site['node']} ({site['op_type']}): {site['reason']}")
+        if site.get("hint"):
+            lines.append(f"  hint: {site['hint']}")
     lines.extend(f"note: {text}" for text in report["notes"])
     if not report["rewritten"]:
         lines.append("nothing to rewrite: no selected site has constant scales")

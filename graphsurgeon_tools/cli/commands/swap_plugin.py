@@ -66,6 +66,8 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"  not free: {item['pinned_by']}")
     for item in report["skipped"]:
         lines.append(f"skipped {item['node'] or '<unnamed>'} ({item['op_type']}): {item['reason']}")
+        if item.get("hint"):
+            lines.append(f"  hint: {item['hint']}")
     for item in report["new_inputs"]:
         lines.append(f"new input {item.get('name')}: {item.get('dtype', '')} {item.get('shape', '')}".rstrip())
     lines.extend(f"note: {text}" for text in report.get("notes", []) if not text.startswith("check skipped:"))

@@ -16,6 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.refusal import Fix, Refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -25,6 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize.sites import ResizeSite
 
 __all__ = ["annotate", "decide", "hold_pinned"]
+
+#: A pinned site is exact at its original factor: rewriting every site is the fix.
+_ALL_SITES = Fix("make_dynamic_scale", (("only_free", False),),
+                 note="change the factors of the sites that pin each other together")
 
 
 def decide(model: "ModelProto", sites: list["ResizeSite"]) -> dict[str, Any]:
@@ -56,7 +61,8 @@ def hold_pinned(sites: list["ResizeSite"], decided: dict[str, Any]) -> tuple[lis
             why = freedom.pinned_by.describe()
         else:
             why = f"not decided: {freedom.reason}"
-        held.append(Skip(label(site), site.op_type, f"not free (only_free=True): {why}"))
+        held.append(Skip(label(site), site.op_type, Refusal("not-free", f"not free (only_free=True): {why}",
+                                                            _ALL_SITES)))
     return kept, held
 
 

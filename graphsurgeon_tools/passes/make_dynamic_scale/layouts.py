@@ -41,6 +41,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
+from graphsurgeon_tools.refusal import Fix, Refusal
 
 __all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "gate", "pending_sizes",
            "rewrite_integer", "sizes_feeds"]
@@ -59,28 +60,37 @@ def _ort_output(dim: int, scale: float) -> int:
     return int(math.floor(float(np.float32(dim) * np.float32(scale))))
 
 
-def _refusal(plan: Plan, layout: str, opset: int) -> Optional[str]:
+_SCALES_LAYOUT = Fix("make_dynamic_scale", (("layout", "scales"),))
+
+
+def _refusal(plan: Plan, layout: str, opset: int) -> Optional[Refusal]:
     site = plan.site
     if not site.in_main_graph:
-        return f"inside {site.scope}: layout={layout!r} rewrites main-graph sites only"
+        return Refusal("layout-in-body", f"inside {site.scope}: layout={layout!r} rewrites main-graph sites only",
+                       _SCALES_LAYOUT)
     if site.op_type != "Resize" or site.op_version < 11:
-        return (f"layout={layout!r} needs a Resize-11 or later (a sizes input); this is "
-                f"{site.op_type}-{site.op_version} at opset {opset}: use layout=\"scales\" or raise the opset")
+        return Refusal("layout-needs-resize-11", f"layout={layout!r} needs a Resize-11 or later (a sizes input); "
+                       f"this is {site.op_type}-{site.op_version} at opset {opset}: use layout=\"scales\" or raise "
+                       "the opset", _SCALES_LAYOUT)
     if site.axes is not None:
-        return f"axes={list(site.axes)}: layout={layout!r} writes full-rank sizes; use layout=\"scales\""
+        return Refusal("layout-axes", f"axes={list(site.axes)}: layout={layout!r} writes full-rank sizes; "
+                       "use layout=\"scales\"", _SCALES_LAYOUT)
     if site.coordinate_transformation_mode == "tf_crop_and_resize":
-        return "tf_crop_and_resize maps through roi, not through the output size"
+        return Refusal("layout-tf-crop-and-resize", "tf_crop_and_resize maps through roi, not through the output size",
+                       _SCALES_LAYOUT)
     start = spatial_suffix(site, len(plan.value))
     if start is None or len(plan.value) - start != 2:
-        return f"scales {list(plan.value)} do not end in two spatial axes (h, w)"
+        return Refusal("layout-not-hw", f"scales {list(plan.value)} do not end in two spatial axes (h, w)",
+                       _SCALES_LAYOUT)
     if any(v != 1.0 for v in plan.value[:start]):
-        return f"scales {list(plan.value)} change a non-spatial axis; the {layout} input holds (h, w) only"
+        return Refusal("layout-non-spatial", f"scales {list(plan.value)} change a non-spatial axis; the {layout} "
+                       "input holds (h, w) only", _SCALES_LAYOUT)
     spatial = plan.value[start:]
     if layout == "factor":
         bad = [v for v in spatial if not _whole(v) or v < 1]
         if bad:
-            return f"scale {bad[0]:g} is not a whole factor >= 1; layout=\"sizes\" or \"scales\" can express it"
-        return None
+            return Refusal("not-whole-factor", f"scale {bad[0]:g} is not a whole factor >= 1; layout=\"sizes\" or "
+                           "\"scales\" can express it", Fix("make_dynamic_scale", (("layout", "sizes"),)))
     return None
 
 
@@ -95,9 +105,9 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
     kept: list[Plan] = []
     skipped: list[Skip] = []
     for plan in plans:
-        reason = _refusal(plan, layout, opset)
-        if reason is not None:
-            skipped.append(Skip(plan.label, plan.site.op_type, reason))
+        refusal = _refusal(plan, layout, opset)
+        if refusal is not None:
+            skipped.append(Skip(plan.label, plan.site.op_type, refusal))
             continue
         start = len(plan.value) - 2
         plan.prefix = plan.value[:start]
@@ -156,7 +166,7 @@ def alternatives(plan: Plan) -> dict[str, dict[str, Any]]:
     for layout in LAYOUTS:
         refusal = None if layout == "scales" else _refusal(plan, layout, plan.site.opset)
         if refusal is not None:
-            out[layout] = {"expressible": False, "reason": refusal}
+            out[layout] = {"expressible": False, "reason": refusal.text, "code": refusal.code}
         else:
             facts = arithmetic(plan, layout)
             out[layout] = {"expressible": True, "onnxruntime": facts["onnxruntime"], "tensorrt": facts["tensorrt"]}

@@ -31,6 +31,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource, in_function
 
 CONSTANT_SOURCES = (
@@ -68,29 +69,39 @@ def label(site: ResizeSite) -> str:
     return site.node_name or f"#{site.node_index} ({site.output_name})"
 
 
-def check_site(site: ResizeSite, from_sizes: bool) -> tuple[Optional[Plan], str]:
-    """The rule's check: a plan for the site, or (None, the reason it is refused)."""
+#: The fixes a make-dynamic-scale refusal can name (the CLI spells them as flags).
+INLINE_FUNCTIONS = Fix("make_dynamic_scale", (("inline_functions", True),))
+FROM_SIZES = Fix("make_dynamic_scale", (("from_sizes", True),))
+SIMPLIFY = Fix("make_dynamic_scale", (("simplify", True),))
+
+
+def check_site(site: ResizeSite, from_sizes: bool) -> tuple[Optional[Plan], Optional[Refusal]]:
+    """The rule's check: (a plan for the site, None) or (None, the refusal)."""
     if in_function(site):
-        return None, (f"inside {site.scope}: a model-local function is shared by its calls; "
-                      "inline_functions=True inlines it first, then its sites are rewritten")
+        return None, Refusal("in-function", f"inside {site.scope}: a model-local function is shared by its calls; "
+                             "inline_functions=True inlines it first, then its sites are rewritten", INLINE_FUNCTIONS)
     if not site.in_main_graph and site.scales_source == ValueSource.ATTRIBUTE:
-        return None, f"Upsample-7 inside {site.scope} keeps its scales in an attribute; not rewritten there"
+        return None, Refusal("upsample7-in-body",
+                             f"Upsample-7 inside {site.scope} keeps its scales in an attribute; not rewritten there")
     if site.scales_source == ValueSource.GRAPH_INPUT:
-        return None, f"scales already come from graph input {site.scales_tensor!r}"
+        return None, Refusal("already-dynamic", f"scales already come from graph input {site.scales_tensor!r}")
     if site.scales_source == ValueSource.RUNTIME:
         reason = next((n[len("scales:"):].strip() for n in site.notes if n.startswith("scales:")), "")
-        return None, f"scales are computed at run time ({reason or 'not constant'})"
+        return None, Refusal("runtime-scales", f"scales are computed at run time ({reason or 'not constant'})")
     if site.scales_source in CONSTANT_SOURCES and site.scales is not None:
-        return Plan(site, label(site), site.scales, site.scales_source.value), ""
+        return Plan(site, label(site), site.scales, site.scales_source.value), None
     if site.sizes_tensor:
+        if site.sizes is None or site.sizes_source not in CONSTANT_SOURCES:  # no flag converts these
+            return None, Refusal("runtime-sizes", f"driven by sizes, not scales; not converted: sizes are "
+                                 f"{site.sizes_source.value}, not constant")
         if not from_sizes:
-            return None, ("driven by sizes, not scales (from_sizes=True converts it when a scale "
-                          "reproduces the sizes exactly)")
+            return None, Refusal("sizes-driven", "driven by sizes, not scales (from_sizes=True converts it when a "
+                                 "scale reproduces the sizes exactly)", FROM_SIZES)
         scales, reason = sizes_to_scales(site)
         if scales is None:
-            return None, f"driven by sizes; not converted: {reason}"
-        return Plan(site, label(site), scales, "sizes"), ""
-    return None, "no scales and no sizes"
+            return None, Refusal("sizes-not-exact", f"driven by sizes; not converted: {reason}")
+        return Plan(site, label(site), scales, "sizes"), None
+    return None, Refusal("no-scales-or-sizes", "no scales and no sizes")
 
 
 def spatial_suffix(site: ResizeSite, length: int) -> Optional[int]:
@@ -168,13 +179,14 @@ def _opset9_blockers(nodes, old: int, body: Optional[str]) -> list[str]:
     return blockers
 
 
-def _with_shape_source(model: ModelProto, site: ResizeSite, reason: str, flow: list[Any]) -> str:
-    """``reason`` plus where run-time scales/sizes come from when they read data SHAPES (static
-    ones fold: the reason then says simplify=True), see resize.shape_source."""
+def _with_shape_source(model: ModelProto, site: ResizeSite, refusal: Refusal, flow: list[Any]) -> Refusal:
+    """``refusal`` plus where run-time scales/sizes come from when they read data SHAPES (static
+    ones fold: the refusal then is "static-shape-source" with simplify=True as its fix), see
+    resize.shape_source."""
     from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
 
     if not site.in_main_graph:
-        return reason
+        return refusal
     for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
                                  ("sizes", site.sizes_source, site.sizes_tensor)):
         if source != ValueSource.RUNTIME or not tensor:
@@ -183,8 +195,11 @@ def _with_shape_source(model: ModelProto, site: ResizeSite, reason: str, flow: l
             flow.append(shape_flow_for_sources(model))
         found = shape_source(model, tensor, flow=flow[0])
         if found is not None:
-            return f"{reason}; its {kind} are {found.describe()}"
-    return reason
+            text = f"{refusal.text}; its {kind} are {found.describe()}"
+            if found.foldable:
+                return Refusal("static-shape-source", text, SIMPLIFY)
+            return Refusal(refusal.code, text, refusal.fix)
+    return refusal
 
 
 def plan_sites(
@@ -205,9 +220,9 @@ def plan_sites(
     plans: list[Plan] = []
     flow: list[Any] = []  # the shape flow shape_source needs, built at the first run-time site
     for site in sites:
-        plan, reason = check_site(site, from_sizes)
+        plan, refusal = check_site(site, from_sizes)
         if plan is None:
-            skipped.append(Skip(label(site), site.op_type, _with_shape_source(model, site, reason, flow)))
+            skipped.append(Skip(label(site), site.op_type, _with_shape_source(model, site, refusal, flow)))
         else:
             plans.append(plan)
 
@@ -217,8 +232,9 @@ def plan_sites(
         blockers = opset9_blockers(model, opset)
         if blockers:
             for plan in bumps:
-                skipped.append(Skip(plan.label, plan.site.op_type,
-                    f"Upsample-7 keeps scales in an attribute; opset {opset} -> 9 would change {', '.join(blockers)}"))
+                skipped.append(Skip(plan.label, plan.site.op_type, Refusal(
+                    "opset-bump-blocked",
+                    f"Upsample-7 keeps scales in an attribute; opset {opset} -> 9 would change {', '.join(blockers)}")))
             plans = [p for p in plans if not p.needs_bump]
 
     for plan in plans:

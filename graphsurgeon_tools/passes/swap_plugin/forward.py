@@ -45,6 +45,7 @@ from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_s
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.site_facts import SourceNotes, expand_axes, freedom_of, full_rank_view, site_rank
 from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
@@ -70,13 +71,13 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         raise_if_nonsense(site, label)
         rank = ranks[site.output_name]
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
-        reason = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
-                  or refusals.rank_refusal(site, rank, signature)
-                  or refusals.resize_refusal(view, signature)
-                  or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
-                                                      sources.of_site(site).get("sizes")))
-        if reason:
-            result.skipped.append(Skip(_label(site), site.op_type, reason))
+        refusal = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
+                   or refusals.rank_refusal(site, rank, signature)
+                   or refusals.resize_refusal(view, signature)
+                   or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
+                                                       sources.of_site(site).get("sizes")))
+        if refusal:
+            result.skipped.append(Skip(_label(site), site.op_type, refusal))
         else:
             chosen.append(site)
     return chosen
@@ -96,7 +97,9 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
-        result.skipped.append(Skip(skip.node, skip.op_type, f"make-dynamic-scale: {skip.reason}"))
+        refusal = skip.refusal  # make-dynamic-scale's own code: the same refusal, said in this pass
+        result.skipped.append(Skip(skip.node, skip.op_type, Refusal(refusal.code, f"make-dynamic-scale: {refusal.text}",
+                                                                    refusal.fix)))
     now: dict[str, ResizeSite] = {}
     for plan in plans:
         site = plan.site

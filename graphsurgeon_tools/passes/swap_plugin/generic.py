@@ -24,17 +24,15 @@ from graphsurgeon_tools.core import dtypes, opsets
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.attributes import attributes, make_attr
 from graphsurgeon_tools.core.constants import ConstantTracer
+from graphsurgeon_tools.errors import PreconditionError
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
+from graphsurgeon_tools.refusal import Refusal, RefusedError
 
 __all__ = ["forward_generic"]
-
-
-class _Refused(Exception):
-    """A rule's check refused the node; the message is the skip reason."""
 
 
 def _label(node: NodeProto) -> str:
@@ -45,7 +43,8 @@ def _slot_resolver(node: NodeProto, slot_names: list[str], source: str) -> Calla
     def resolve(ref: Union[int, str]) -> str:
         if isinstance(ref, str):
             if ref not in slot_names:
-                raise _Refused(f"{node.op_type} has no input named {ref!r} (inputs: {', '.join(slot_names)}); see {source}")
+                raise RefusedError(Refusal("spec-unknown-input", f"{node.op_type} has no input named {ref!r} "
+                                           f"(inputs: {', '.join(slot_names)}); see {source}"))
             index = slot_names.index(ref)
         else:
             index = ref
@@ -66,7 +65,7 @@ def _node_attributes(node: NodeProto, schema: Any, spec: PluginSpec) -> dict[str
 
 def _inputs(node: NodeProto, spec: PluginSpec, slot_names: list[str], tracer: ConstantTracer
             ) -> tuple[list[str], dict[str, Any]]:
-    """The plugin's inputs and the attributes made from constant inputs; raises _Refused."""
+    """The plugin's inputs and the attributes made from constant inputs; raises RefusedError."""
     resolve = _slot_resolver(node, slot_names, spec.source)
     from_inputs = {}
     for ref, attr_name in spec.input_attributes.items():
@@ -75,7 +74,8 @@ def _inputs(node: NodeProto, spec: PluginSpec, slot_names: list[str], tracer: Co
             continue  # an absent optional input: the plugin's default applies
         trace = tracer.trace(tensor)
         if trace.value is None or trace.source.value in ("graph_input", "runtime"):
-            raise _Refused(f"input {ref!r} ({tensor}) must be constant to become attribute {attr_name!r}")
+            raise RefusedError(Refusal("input-not-constant", f"input {ref!r} ({tensor}) must be constant to become "
+                                       f"attribute {attr_name!r}"))
         flat = np.asarray(trace.value).reshape(-1)
         value = flat.tolist()
         from_inputs[attr_name] = value[0] if flat.size == 1 else value
@@ -139,7 +139,7 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
     for _, node, where in selected:  # left as they are, never silently
         if where != core_graph.MAIN_GRAPH and refusals.name_matches(spec, node.name):
             result.skipped.append(Skip(_label(node), node.op_type,
-                                       f"inside {where}: swap-plugin swaps main-graph nodes only"))
+                                       Refusal("in-body", f"inside {where}: swap-plugin swaps main-graph nodes only")))
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     types = elem_types_and_shapes(model)
     builder = Builder(model)
@@ -155,18 +155,21 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
         try:
             schema = onnx.defs.get_schema(node.op_type, opset, "")
         except onnx.defs.SchemaError:
-            result.skipped.append(Skip(base, node.op_type, f"no ONNX schema for {node.op_type} at opset {opset}"))
-            continue
+            # the structural checker the wrapper ran refuses such a node first
+            raise PreconditionError(f"{label}: no ONNX schema for {node.op_type} at opset {opset}") from None
         attrs = _node_attributes(node, schema, spec)
-        reason = refusals.attribute_conditions_hold(spec, attrs)
-        if reason:
-            result.skipped.append(Skip(base, node.op_type, reason))
+        refusal = refusals.attribute_conditions_hold(spec, attrs)
+        if refusal:
+            result.skipped.append(Skip(base, node.op_type, refusal))
             continue
         try:
             inputs, from_inputs = _inputs(node, spec, [formal.name for formal in schema.inputs], tracer)
             plugin_attrs = plugin_attributes(spec, attrs, from_inputs)
-        except (_Refused, InvalidSpecError) as refused:  # the spec's rules refuse this node's values
-            result.skipped.append(Skip(base, node.op_type, str(refused)))
+        except RefusedError as refused:
+            result.skipped.append(Skip(base, node.op_type, refused.refusal))
+            continue
+        except InvalidSpecError as refused:  # the spec's rules have no entry for this node's values
+            result.skipped.append(Skip(base, node.op_type, Refusal("spec-value-unmapped", str(refused))))
             continue
         inputs += _extra_inputs(model, spec, builder, base, added_inputs, result)
         while inputs and inputs[-1] == "":

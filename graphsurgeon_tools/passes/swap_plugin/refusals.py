@@ -1,6 +1,6 @@
 """Why a node is NOT swapped: the check half of swap-plugin's rules.
 
-Each function returns the reason it refuses (a skip reason in the report) or None, except
+Each function returns the :class:`~graphsurgeon_tools.refusal.Refusal` (a skip in the report) or None, except
 :func:`check_initializer_sizes`, which guards the pass's input (InvalidModelError).
 
 Requires: sites from ``find_resize_sites``, nodes of the main graph. Does NOT change the model.
@@ -15,6 +15,7 @@ from onnx import ModelProto, TensorProto, helper
 
 from graphsurgeon_tools.errors import InvalidModelError
 from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
 from graphsurgeon_tools.resize.sites import ValueSource
 
@@ -76,14 +77,22 @@ def site_semantics(site: Any) -> dict[str, Any]:
     }
 
 
-def scope_refusal(site: Any) -> str:
+#: The fixes a swap-plugin refusal can name (the CLI spells them as commands).
+INLINE_FUNCTIONS = Fix("swap_plugin", (("inline_functions", True),))
+SIZE_TENSOR = Fix("swap_plugin", (("signature", "size-tensor"),))
+FROM_SIZES_FIRST = Fix("make_dynamic_scale", (("from_sizes", True),), then=Fix("swap_plugin"))
+SCALES_SIGNATURE = Fix("swap_plugin", (("signature", "scales"),))
+
+
+def scope_refusal(site: Any) -> Refusal:
     """Why a site outside the main graph is not swapped (it always is refused)."""
     from graphsurgeon_tools.resize.sites import in_function
 
     if in_function(site):
-        return (f"inside {site.scope}: swap-plugin swaps main-graph sites only (inline_functions=True "
-                "inlines the function first)")
-    return f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in control-flow bodies"
+        return Refusal("in-function", f"inside {site.scope}: swap-plugin swaps main-graph sites only "
+                       "(inline_functions=True inlines the function first)", INLINE_FUNCTIONS)
+    return Refusal("in-body", f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in "
+                   "control-flow bodies")
 
 
 def name_matches(spec: PluginSpec, name: str) -> bool:
@@ -93,95 +102,101 @@ def name_matches(spec: PluginSpec, name: str) -> bool:
     return not spec.match.name_patterns or any(fnmatch.fnmatchcase(name, p) for p in spec.match.name_patterns)
 
 
-def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Optional[str]:
-    """None when the spec's [match.attributes] conditions hold, else the reason."""
+def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Optional[Refusal]:
+    """None when the spec's [match.attributes] conditions hold, else the refusal."""
     for name, allowed in spec.match.attributes.items():
         if attrs.get(name) not in allowed:
-            return "the spec's [match.attributes] conditions do not hold"
+            return Refusal("spec-attributes-differ", "the spec's [match.attributes] conditions do not hold")
     return None
 
 
 def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
-                            sizes_source: Optional[str] = None) -> Optional[str]:
-    """A site with neither input, or a sizes-driven site that the scales signature cannot take.
-    ``sizes_source``: where run-time sizes come from (resize.shape_source), added to the reason."""
-    if site.scales_source == ValueSource.ABSENT and site.sizes_source == ValueSource.ABSENT:
-        return "neither scales nor sizes are given"
+                            sizes_source: Optional[str] = None) -> Optional[Refusal]:
+    """A sizes-driven site that the scales signature cannot take (a site with neither input is
+    refused before, by resize.sanity). ``sizes_source``: where run-time sizes come from
+    (resize.shape_source), added to the reason."""
     if signature == "scales" and site.scales_source == ValueSource.ABSENT and (keep_constant or site.sizes is None):
         reason = ('driven by sizes, not scales: use signature="size-tensor" '
                   "(or make_dynamic_scale with from_sizes=True first)")
-        return f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
+        text = f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
+        return Refusal("sizes-driven", text, SIZE_TENSOR if site.sizes is None or keep_constant else FROM_SIZES_FIRST)
     return None
 
 
-def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[str]:
+def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[Refusal]:
     """What needs the input's rank and lacks it: the size tensor, and expanding ``axes`` in-graph."""
     if rank is None and signature == "size-tensor":
-        return "the input's rank is unknown (X has no shape and no scales/sizes length fixes it); the size tensor needs it"
+        return Refusal("unknown-rank", "the input's rank is unknown (X has no shape and no scales/sizes length fixes "
+                       "it); the size tensor needs it")
     if site.axes is None:
         return None
     if rank is None:
-        return f"axes={list(site.axes)} on an input of unknown rank: the full scales cannot be built in-graph"
+        return Refusal("axes-unknown-rank", f"axes={list(site.axes)} on an input of unknown rank: the full scales "
+                       "cannot be built in-graph")
     normal = sorted({a % rank for a in site.axes})
     if signature == "size-tensor" and any(a < rank - 2 for a in normal):
-        return f"axes={list(site.axes)} include a leading axis; the size-tensor signature resizes only the last two"
+        return Refusal("size-tensor-leading-axis", f"axes={list(site.axes)} include a leading axis; the size-tensor "
+                       "signature resizes only the last two", SCALES_SIGNATURE)
     return None
 
 
-def resize_refusal(site: Any, signature: str) -> Optional[str]:
+def resize_refusal(site: Any, signature: str) -> Optional[Refusal]:
     """Why a Resize site cannot become a DynamicTRTResize node (None: it can). A Resize-18 site
     with ``axes`` comes here as its full-rank view (site_facts.full_rank_view)."""
     if site.antialias:
-        return "antialias=1: DynamicTRTResize has no antialias field"
+        return Refusal("antialias", "antialias=1: DynamicTRTResize has no antialias field")
     if site.keep_aspect_ratio_policy != "stretch":
-        return f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported"
+        return Refusal("keep-aspect-ratio",
+                       f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported")
     if site.coordinate_transformation_mode == "tf_crop_and_resize":
-        return "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take"
+        return Refusal("tf-crop-and-resize",
+                       "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take")
     if site.coordinate_transformation_mode not in PLUGIN_CTMS:
-        return (
+        return Refusal("ctm-without-kernel", (
             f"coordinate_transformation_mode={site.coordinate_transformation_mode!r} (dropped from ONNX in "
-            "opset 13) has no kernel behind the plugin"
-        )
+            "opset 13) has no kernel behind the plugin"))
     if (is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and site.scales is not None
             and any(s < 1 for s in site.scales)):
-        return f"{site.op_type}-10/Upsample nearest downsampling rounds up, which no Resize-11+ nearest_mode reproduces"
+        return Refusal("legacy-nearest-downsample", f"{site.op_type}-10/Upsample nearest downsampling rounds up, "
+                       "which no Resize-11+ nearest_mode reproduces")
     if signature == "size-tensor":
         return _size_tensor_refusal(site)
     return None
 
 
-def _size_tensor_refusal(site: Any) -> Optional[str]:
+def _size_tensor_refusal(site: Any) -> Optional[Refusal]:
     rank = site.input_rank
     if site.opset < 9:
-        return f"the size-tensor signature needs ConstantOfShape (opset >= 9); the model imports opset {site.opset}"
+        return Refusal("size-tensor-opset", "the size-tensor signature needs ConstantOfShape (opset >= 9); the model "
+                       f"imports opset {site.opset}", SCALES_SIGNATURE)
     if rank is not None and rank != 4:
         # MMDeploy's plugin: getOutputDimensions builds 4 dims from (in0.d0, in0.d1, in1.d2, in1.d3)
-        return f"the size-tensor signature is 4-D only (N, C, H, W), this input has rank {rank}"
+        return Refusal("size-tensor-rank", f"the size-tensor signature is 4-D only (N, C, H, W), this input has "
+                       f"rank {rank}", SCALES_SIGNATURE)
     if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
-        return "the size-tensor signature resizes only the last two axes; this node scales others"
+        return Refusal("size-tensor-leading-axis", "the size-tensor signature resizes only the last two axes; this "
+                       "node scales others", SCALES_SIGNATURE)
     shape = site.input_shape
     if site.scales is not None:
         dims = list(shape[-2:]) if shape is not None and len(shape) >= 2 else [None, None]
         for dim, scale in zip(dims, site.scales[-2:]):
             if isinstance(dim, int) and dim > 0:
                 if (np.float32(dim) * np.float32(scale)) % 1 != 0:
-                    return (
+                    return Refusal("size-tensor-inexact", (
                         f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
-                        "the output size, so the plugin would resize with scale out/in instead"
-                    )
+                        "the output size, so the plugin would resize with scale out/in instead"), SCALES_SIGNATURE)
             elif float(scale) % 1 != 0:
                 # unknown size: exact for some sizes only, and nothing at run time would say so
-                return (
+                return Refusal("size-tensor-inexact", (
                     f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
-                    'sizes, and a size tensor carries only the output size; use signature="scales"'
-                )
+                    'sizes, and a size tensor carries only the output size; use signature="scales"'),
+                    SCALES_SIGNATURE)
     if site.sizes is not None:
         leading = list(shape[:-2]) if shape is not None else [None] * (len(site.sizes) - 2)
         for axis, (dim, size) in enumerate(zip(leading, site.sizes[:-2])):
             if dim != size:
                 known = f"{dim}" if isinstance(dim, int) else "of unknown size"
-                return (
+                return Refusal("size-tensor-leading-axis", (
                     f"sizes fix axis {axis} to {size} while the input's is {known}; the size-tensor "
-                    "signature resizes only the last two axes"
-                )
+                    "signature resizes only the last two axes"))
     return None

@@ -39,6 +39,7 @@ from graphsurgeon_tools.passes.swap_plugin import shape_input
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.size_tensor import trace_size_tensor
 from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize.plugin_node import decode_plugin_semantics, resize_attributes
 
 __all__ = ["reverse"]
@@ -57,8 +58,8 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
     selected = select(candidates, nodes, lambda c: (c[1].name, c[1].output[0] if c[1].output else ""), what=op_type)
     for _, node, where in selected:
         if where != core_graph.MAIN_GRAPH:
-            result.skipped.append(Skip(_label(node), node.op_type, f"inside {where}: reverse=True turns main-graph "
-                                                                   "plugin nodes back only"))
+            result.skipped.append(Skip(_label(node), node.op_type, Refusal(
+                "in-body", f"inside {where}: reverse=True turns main-graph plugin nodes back only")))
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     opset = opsets.default_opset(model)
     if opset < 9:
@@ -72,8 +73,8 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
     dropped: list[str] = []
     for position, node in selected:
         if len(node.input) != 2 or len(node.output) != 1:
-            result.skipped.append(Skip(_label(node), node.op_type,
-                                       f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}"))
+            result.skipped.append(Skip(_label(node), node.op_type, Refusal(
+                "plugin-arity", f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}")))
             continue
         plugin_domain = node.domain  # `node` is rewritten in place below
         x, second = node.input
@@ -90,21 +91,22 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         base = _label(node)
         if v3:
             if opset < 11:
-                result.skipped.append(Skip(base, node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
+                result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
                 continue
             sizes = shape_input.sizes_from_hw(builder, extra, base, x, second, opset,
                                               second_type.tensor_type.elem_type)
         if scales is None and sizes is None:
             if second_rank is None:
-                result.skipped.append(Skip(base, node.op_type, f"cannot tell whether {second!r} is scales or a "
-                                                               "size tensor (no shape information)"))
+                result.skipped.append(Skip(base, node.op_type, Refusal(
+                    "unknown-second-input", f"cannot tell whether {second!r} is scales or a size tensor "
+                    "(no shape information)")))
                 continue
             if opset < 11:
-                result.skipped.append(Skip(base, node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
+                result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
                 continue
             sizes = _sizes_from_outside(builder, extra, base, x, second, opset)
         if sizes is not None and opset < 11:
-            result.skipped.append(Skip(base, node.op_type, f"a sizes-driven Resize needs opset >= 11; the model imports {opset}"))
+            result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
             continue
         if opset >= 13:
             inputs = [x, "", scales or "", sizes or ""]
@@ -137,6 +139,10 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         result.removed_nodes.extend(core_graph.remove_unused(graph, dropped))
         for domain in domains:
             opsets.drop_unused_opset(model, domain)
+
+
+def _sizes_need_opset_11(opset: int) -> Refusal:
+    return Refusal("sizes-need-opset-11", f"a sizes-driven Resize needs opset >= 11; the model imports {opset}")
 
 
 def _sizes_from_outside(builder: Builder, extra: list[NodeProto], base: str, x: str, size: str, opset: int) -> str:

@@ -27,9 +27,12 @@ from onnx import ModelProto, NodeProto, TensorProto
 
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
 SIGNATURE = "sizes"
+_SIZES_LAYOUT_FIRST = Fix("make_dynamic_scale", (("layout", "sizes"),),
+                          then=Fix("swap_plugin", (("signature", "sizes"),)))
 SHAPE_INPUT_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = (TensorProto.INT32, TensorProto.INT64)
 
@@ -59,9 +62,9 @@ def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], s
         hw = site.sizes_tensor if site.sizes_source == ValueSource.GRAPH_INPUT and site.sizes_tensor in declared \
             else hw_behind_sizes(model, site.sizes_tensor, producers) if site.sizes_tensor else None
         if not hw or not integer_vector(declared.get(hw) or types.get(hw)):
-            skipped.append(Skip(site.node_name or site.output_name, site.op_type, (
-                "the sizes are not Concat(<X dims>, hw) with an integer (h, w): rewrite the model with "
-                'make_dynamic_scale(layout="sizes") first')))
+            skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
+                "sizes-not-hw", "the sizes are not Concat(<X dims>, hw) with an integer (h, w): rewrite the model "
+                'with make_dynamic_scale(layout="sizes") first', _SIZES_LAYOUT_FIRST)))
             continue
         kept.append(dataclasses.replace(site, sizes_tensor=hw))
     return kept
