@@ -49,6 +49,7 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check.compare import OutputComparison, abs_diff, compare_arrays
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, guard_output_sizes, random_feeds
+from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import OnnxToolError
 
 __all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "concrete_input_shapes",
@@ -82,6 +83,9 @@ class CheckResult:
     # At OPTIMIZED_LEVEL: {"level", "max_abs_diff" (rewritten vs original), "original_drift" (the
     # original against itself between the two levels), "note"}; empty when not run.
     optimized: dict[str, Any] = field(default_factory=dict)
+    tolerance: str = ""  # the bound in words when it is not one atol/rtol (check.tolerance.UlpTolerance)
+    # Figures a caller measured beside the verdict (e.g. swap-plugin's quantized outputs), never a verdict.
+    figures: dict[str, Any] = field(default_factory=dict)
 
     @property
     def differing_sites(self) -> list[str]:
@@ -103,6 +107,8 @@ class CheckResult:
             "outputs": [row(o) for o in self.outputs],
             "sites": [row(o) for o in self.sites],
             "optimized": dict(self.optimized),
+            "tolerance": self.tolerance,
+            "figures": dict(self.figures),
             "seconds": self.seconds,
         }
 
@@ -113,7 +119,8 @@ class CheckResult:
         worst = max((o.max_abs_diff for o in self.outputs), default=0.0)
         verdict = "passed" if self.passed else "FAILED"
         text = (f"check {verdict}: {len(self.outputs)} output(s) and {len(self.sites)} site output(s) at "
-                f"{self.level}, max |diff| {worst:g} (atol {self.atol:g})")
+                f"{self.level}, max |diff| {worst:g} ("
+                + (f"dtype-aware bound, largest atol {self.atol:g})" if self.tolerance else f"atol {self.atol:g})"))
         if self.differing_sites:
             text += f"; first differing site output: {self.differing_sites[0]}"
         if self.optimized.get("max_abs_diff") is not None:
@@ -216,6 +223,8 @@ def compare_models(
     dims: Optional[Mapping[str, int]] = None,
     session_factory: Optional[SessionFactory] = None,
     max_output_bytes: Optional[int] = None,
+    tolerance: Optional[UlpTolerance] = None,
+    level: str = EXACT_LEVEL,
 ) -> CheckResult:
     """Run both models in ORT on the same seeded inputs and compare every output of the original.
 
@@ -229,6 +238,10 @@ def compare_models(
         session_factory: ``factory(model_bytes, session_options)`` replacing the plain CPU
             session (e.g. to register plugin kernels).
         max_output_bytes: per-tensor size limit (see :mod:`graphsurgeon_tools.check.limits`).
+        tolerance: a dtype-aware bound per tensor (:mod:`graphsurgeon_tools.check.tolerance`)
+            instead of ``atol``/``rtol``; ``CheckResult.atol`` is then the largest atol it used.
+        level: the ORT optimization level the verdict is taken at (a name of
+            ``ort.GraphOptimizationLevel``); OPTIMIZED_LEVEL's difference stays a figure.
 
     Returns a :class:`CheckResult`; does NOT raise on a mismatch (the caller decides), but
     raises :class:`ResourceLimitError` before running a model whose tensors would exceed
@@ -280,7 +293,7 @@ def compare_models(
     sites = _shared_site_outputs(original_proto, rewritten_proto)
     outputs = [o.name for o in original_proto.graph.output]
     try:
-        expected = run(original_proto, feeds, EXACT_LEVEL, sites)
+        expected = run(original_proto, feeds, level, sites)
     except run_errors as exc:  # the original is not ours to judge
         return CheckResult(
             passed=None,
@@ -289,12 +302,18 @@ def compare_models(
             input_shapes=input_shapes, seed=seed, atol=atol, seconds=time.perf_counter() - start,
         )
     try:
-        actual = run(rewritten_proto, rewritten_feeds, EXACT_LEVEL, sites)
+        actual = run(rewritten_proto, rewritten_feeds, level, sites)
     except run_errors as exc:  # the original ran and the rewrite does not: that is a failed check
         return CheckResult(
             passed=False, input_shapes=input_shapes, seed=seed, atol=atol,
             outputs=[_failed_run(" ".join(str(exc).split()))], seconds=time.perf_counter() - start,
         )
+    def bounds(got: Any, want: Any, name: str) -> dict[str, float]:
+        if tolerance is None:
+            return {"atol": atol, "rtol": rtol}
+        found = tolerance.bounds(got, want, name)
+        return {"atol": found[0], "rtol": found[1]}
+
     comparisons: list[OutputComparison] = []
     for name in outputs:
         want, got = expected[name], actual.get(name)
@@ -304,16 +323,19 @@ def compare_models(
                                        note="the rewritten model has no such output", mismatched=int(np.size(want)))
             comparisons.append(missing)
             continue
-        comparisons.append(compare_arrays(got, want, atol=atol, rtol=rtol, name=name))
-    site_comparisons = [compare_arrays(actual[name], expected[name], atol=atol, rtol=rtol, name=name, kind="site")
+        comparisons.append(compare_arrays(got, want, name=name, **bounds(got, want, name)))
+    site_comparisons = [compare_arrays(actual[name], expected[name], name=name, kind="site",
+                                       **bounds(actual[name], expected[name], name))
                         for name in sites if name in actual and name in expected]
     result = CheckResult(
         passed=all(c.passed for c in (*comparisons, *site_comparisons)),
         input_shapes=input_shapes,
         seed=seed,
-        atol=atol,
+        atol=atol if tolerance is None else tolerance.largest_atol(),
         outputs=comparisons,
         sites=site_comparisons,
+        level=level,
+        tolerance="" if tolerance is None else tolerance.describe(),
     )
     compared = [*comparisons, *site_comparisons]
     if result.passed and compared and all(c.vacuous for c in compared):

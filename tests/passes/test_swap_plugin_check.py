@@ -75,8 +75,10 @@ def test_reverse_of_a_size_input_uses_the_recorded_shape() -> None:
 def test_interpolating_plugins_are_compared_within_the_kernel_tolerance(signature) -> None:
     result = swap_plugin(golden.resize_model(13, mode="linear"), signature=signature)
     assert result.check.passed is True
-    assert result.check.atol == swap_check.KERNEL_ATOL
-    assert any(n.startswith("check tolerance 1e-05 absolute + 1e-05 relative") for n in result.notes)
+    # 64 float32 ulps at the output's magnitude (random inputs in [0, 1): max(1, |ref|) is 1)
+    assert result.check.atol == pytest.approx(swap_check.KERNEL_ULPS["float32"] * 2.0**-23)
+    assert "64 ulps of float32" in result.check.tolerance
+    assert any(n.startswith("check tolerance: dtype-aware default") for n in result.notes)
 
 
 def test_size_input_is_fed_zeros_of_the_original_output_shape() -> None:
@@ -168,8 +170,8 @@ def test_cli_states_the_kernel_tolerance_without_flag_spelling(run_cli, save_mod
     path = save_model_file(golden.resize_model(13, mode="linear"), "lin.onnx")
     run = run_cli("swap-plugin", path)
     assert run.code == 0, run.err
-    assert "note: check tolerance 1e-05 absolute + 1e-05 relative" in run.out and "--atol" not in run.out
-    assert "within atol 1e-05" in run.out
+    assert "note: check tolerance: dtype-aware default" in run.out and "--atol" not in run.out
+    assert "within tolerance" in run.out
 
 
 def test_cli_reverse_checks_too(run_cli, save_model_file) -> None:

@@ -42,7 +42,8 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
     if check["skipped"]:
         return [f"check skipped: {check['skipped']}"]
     worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-    within = f"within atol {check['atol']:g}" if check["atol"] else "identical"
+    within = "identical" if not check["atol"] else ("within tolerance" if check.get("tolerance")
+                                                     else f"within atol {check['atol']:g}")
     lines = [f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
              f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"]
     optimized = check.get("optimized") or {}
@@ -50,6 +51,8 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
         drift = optimized.get("original_drift")
         lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
                      + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+    for key, figure in (check.get("figures") or {}).items():  # measured beside the verdict, never one
+        lines.append(f"  {key}: {figure['text'] if isinstance(figure, dict) else figure}")
     return lines
 
 

@@ -25,10 +25,22 @@ runs it. What differs here is only how the models run and what the new inputs ge
   (64, 64). A model that cannot run at factor 2 everywhere (a pinned site) is then skipped
   with that reason.
 
-Tolerance: exact (atol 0) where every plugin node is nearest; ``KERNEL_ATOL``/``KERNEL_RTOL``
-(1e-5) where one interpolates, because the plugin kernel's float arithmetic differs from ORT's
-Resize in the last bits (the rewrite itself is exact: ``reverse=True`` of the result gives the
-original graph back). The tolerance is in ``CheckResult.atol`` and a note of the result.
+Tolerance: exact (atol 0) where every plugin node is nearest; where one interpolates, a bound
+in ulps of each compared tensor's own dtype at its magnitude (:data:`KERNEL_ULPS`,
+:class:`~graphsurgeon_tools.check.tolerance.UlpTolerance`): the plugin kernel's float arithmetic
+differs from ORT's Resize in the last bits (the rewrite itself is exact: ``reverse=True`` of the
+result gives the original graph back), and a float16 model differs by whole float16 ulps. The
+bound is in ``CheckResult.tolerance`` (and its largest atol in ``CheckResult.atol``).
+
+Quantized models (``DequantizeLinear -> Resize -> QuantizeLinear``, :mod:`graphsurgeon_tools.resize.qdq`):
+from ``ORT_ENABLE_EXTENDED`` on, ORT's QDQ transformers change the original's arithmetic (a
+nearest Resize runs on the int8 tensor, DQ -> Conv -> Q becomes QLinearConv) but cannot see
+through a plugin node, so the two models would compute different functions there. Such a model
+is compared at ``ORT_ENABLE_BASIC`` (no QDQ transformer; both compute the float function), the
+fused difference is the ``ORT_ENABLE_ALL`` figure, and where the float site outputs agree within
+the bound but the QuantizeLinear after a site rounds an element to the neighbouring step, the
+quantized tensors are compared in steps (at most one) and the graph outputs downstream become a
+figure (``CheckResult.figures``), not a failure.
 
 Skipped with the reason, never failed: plugin nodes with no kernel here (a generic spec, an
 op_type other than DynamicTRTResize), and a ``size_input=`` whose original output size is
@@ -47,21 +59,27 @@ from typing import Any, Mapping, Optional, Union
 import numpy as np
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.equivalence import CheckResult
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY, read_original_values
+from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
+from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import (
+    ORIGINAL_VALUES_KEY,
+    read_original_values,
+)
+from graphsurgeon_tools.passes.swap_plugin import requantized
 from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 
-__all__ = ["no_kernel_reason", "run_check"]
+__all__ = ["KERNEL_ULPS", "no_kernel_reason", "run_check"]
 
 #: What a reversed model's plugin inputs get (both models): factor 2 on H and W, or (h, w).
 PINNED_FACTOR = 2.0
 PINNED_SIZES = (64, 64)
-#: The tolerance where a plugin node interpolates (linear, cubic): the plugin kernel (compiled
-#: library, or the ONNX reference fallback) sums the same terms as ORT's Resize in another order,
-#: a few float32 ulps apart (x2 on values in [-1, 1]: 1.2e-7 half_pixel, 3.6e-7 align_corners).
+#: The tolerance where a plugin node interpolates (linear, cubic), in ulps of the compared tensor's
+#: dtype at its magnitude: the plugin kernel (compiled library, or the ONNX reference fallback) sums
+#: the same terms as ORT's Resize in another order, a few float32 ulps apart (x2 on values in
+#: [-1, 1]: 1.2e-7 half_pixel, 3.6e-7 align_corners; 64 ulps at 1 is 7.6e-6); float16/bfloat16 are
+#: computed in float32 and rounded once, so they differ by at most a whole ulp of their own.
 #: Nearest copies values: compared exactly.
-KERNEL_ATOL = 1e-5
-KERNEL_RTOL = 1e-5
+KERNEL_ULPS = {"float32": 64.0, "float64": 64.0, "float16": 2.0, "bfloat16": 2.0}
 
 
 def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[str]:
@@ -77,12 +95,15 @@ def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[
     return None
 
 
-def _tolerance(plugin_model: ModelProto, op_type: str) -> tuple[float, float]:
-    """(atol, rtol): exact unless a plugin node interpolates (see KERNEL_ATOL)."""
+def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]:
+    """None (exact) unless a plugin node interpolates; then the dtype-aware bound (see KERNEL_ULPS)."""
     from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
 
     modes = {plugin_node_attributes(n)["mode"] for n in plugin_model.graph.node if n.op_type == op_type}
-    return (KERNEL_ATOL, KERNEL_RTOL) if modes - {"nearest"} else (0.0, 0.0)
+    if not modes - {"nearest"}:
+        return None
+    return UlpTolerance(dict(KERNEL_ULPS), why="the plugin kernel interpolates in another float order than ONNX "
+                        "Runtime's Resize; nearest-only models are compared exactly")
 
 
 def _session(blob: bytes, options: Any) -> Any:
@@ -254,8 +275,8 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         def pinned(blob: bytes, options: Any) -> Any:
             return _Pinned(_session(blob, options), pins)
 
-        atol, rtol = _tolerance(original_proto, op_type)
-        checked = compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})}, atol=atol, rtol=rtol,
+        checked = compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})},
+                                 tolerance=_tolerance(original_proto, op_type),
                                  session_factory=pinned if pins else _session)
         if checked.skipped and pins and not all_recorded:  # say which factors it could not run at
             checked.skipped += (f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
@@ -264,5 +285,13 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
     feeds = _forward_feeds(result, original_proto, list(pending or ()), dims)
     if isinstance(feeds, str):
         return CheckResult(passed=None, skipped=feeds)
-    atol, rtol = _tolerance(rewritten, op_type)
-    return compare_models(original, rewritten, feeds, dims=dims, session_factory=_session, atol=atol, rtol=rtol)
+    from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
+
+    quantized = qdq_sites(original_proto)
+    level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
+    tolerance = _tolerance(rewritten, op_type)
+    checked = compare_models(original, rewritten, feeds, dims=dims, session_factory=_session, level=level,
+                             tolerance=tolerance)
+    if quantized:
+        requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance)
+    return checked

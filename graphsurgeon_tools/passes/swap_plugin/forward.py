@@ -60,8 +60,8 @@ def _label(site: ResizeSite) -> str:
 
 
 def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_constant: bool,
-            result: SwapPluginResult, label: str, ranks: dict[str, Optional[int]], sources: SourceNotes
-            ) -> list[ResizeSite]:
+            result: SwapPluginResult, label: str, ranks: dict[str, Optional[int]], sources: SourceNotes,
+            types: dict[str, Any], op_type: str) -> list[ResizeSite]:
     """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest.
     Every refusal is decided here, before any input is added, so a skipped site leaves no trace."""
     chosen = []
@@ -72,6 +72,7 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         rank = ranks[site.output_name]
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
         refusal = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
+                   or refusals.dtype_refusal(site, types, op_type)
                    or refusals.rank_refusal(site, rank, signature)
                    or refusals.resize_refusal(view, signature)
                    or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
@@ -141,7 +142,7 @@ def forward_resize(
     types = elem_types_and_shapes(model)
     ranks = {s.output_name: site_rank(s, types) for s in selected}
     sources = SourceNotes(model)
-    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources)
+    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type)
     if not chosen:
         return
     freedom = freedom_of(model, chosen)  # on the model as it was given

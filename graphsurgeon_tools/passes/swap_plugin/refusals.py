@@ -20,7 +20,7 @@ from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
 from graphsurgeon_tools.resize.sites import ValueSource
 
 __all__ = [
-    "attribute_conditions_hold", "check_initializer_sizes", "name_matches", "raise_if_bad_attributes",
+    "attribute_conditions_hold", "check_initializer_sizes", "dtype_refusal", "name_matches", "raise_if_bad_attributes",
     "rank_refusal", "resize_refusal", "scope_refusal",
     "site_semantics", "sizes_or_scales_refusal",
 ]
@@ -121,6 +121,21 @@ def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
         text = f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
         return Refusal("sizes-driven", text, SIZE_TENSOR if site.sizes is None or keep_constant else FROM_SIZES_FIRST)
     return None
+
+
+def dtype_refusal(site: Any, types: dict[str, Any], op_type: str) -> Optional[Refusal]:
+    """A site whose X element type the plugin's compiled kernel does not take (resize.plugin_dtypes,
+    the one table): refused here, before anything changes, so no run (checked or not) writes a
+    plugin node that ONNX Runtime cannot load. An op_type with no kernel here is the user's plugin:
+    not judged. X of unknown type is taken as float32 (what the exporters write)."""
+    from graphsurgeon_tools.resize.plugin_dtypes import KERNEL_DTYPES
+    from graphsurgeon_tools.resize.plugin_dtypes import dtype_refusal as refusal_of
+
+    if op_type not in KERNEL_DTYPES:
+        return None
+    x_type = types.get(site.input_name)
+    elem = x_type.tensor_type.elem_type if x_type is not None and x_type.HasField("tensor_type") else 0
+    return refusal_of(elem, op_type)
 
 
 def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[Refusal]:

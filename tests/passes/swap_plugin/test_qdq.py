@@ -1,0 +1,214 @@
+"""swap-plugin on quantized Resize sites (DequantizeLinear -> Resize -> QuantizeLinear) and integer Resize.
+
+Models are written from text the way onnxruntime.quantization writes the QDQ form (Resize is
+one of its direct 8-bit ops: the output Q takes the input DQ's scale and zero point) and the
+way a per-channel quantizer writes it (1-D scale, axis=1). The checks run in ONNX Runtime with
+the compiled plugin library; tests/realmodels/test_deploy_forms_qdq.py does the same on models
+quantized by onnxruntime.quantization.quantize_static.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.parser
+import pytest
+
+from graphsurgeon_tools import swap_plugin
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, KERNEL_DTYPES, kernel_takes
+from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
+from graphsurgeon_tools.runtime import make_session
+
+
+def _qdq_model(mode: str = "linear", per_channel: bool = False, same: bool = True, channels: int = 4,
+               dequantize_output: bool = True) -> onnx.ModelProto:
+    """x (float) -> Q -> DQ -> Resize x2 -> Q -> DQ -> y: the quantizer's QDQ form around a Resize."""
+    if per_channel:
+        scale = "float[%d] s = {%s}" % (channels, ", ".join(f"{0.02 + 0.01 * i:g}" for i in range(channels)))
+        zero = "int8[%d] z = {%s}" % (channels, ", ".join("0" for _ in range(channels)))
+        out_scale = scale.replace("s =", "s2 =") if same else scale.replace("s =", "s2 =").replace("0.02", "0.05")
+        out_zero = zero.replace("z =", "z2 =")
+        axis = "<axis = 1>"
+    else:
+        scale, zero = "float s = {0.02}", "int8 z = {3}"
+        out_scale, out_zero = ("float s2 = {0.02}", "int8 z2 = {3}") if same else ("float s2 = {0.03}", "int8 z2 = {0}")
+        axis = ""
+    tail = "yq = QuantizeLinear%s(r, s2, z2)\n    y = DequantizeLinear%s(yq, s2, z2)" % (axis, axis)
+    out = "float[1,%d,16,16] y" % channels
+    if not dequantize_output:
+        tail = "y = QuantizeLinear%s(r, s2, z2)" % axis
+        out = "int8[1,%d,16,16] y" % channels
+    text = f"""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,{channels},8,8] x) => ({out})
+    <{scale}, {zero}, {out_scale}, {out_zero}, float[4] k = {{1.0, 1.0, 2.0, 2.0}}> {{
+        xq = QuantizeLinear{axis}(x, s, z)
+        xd = DequantizeLinear{axis}(xq, s, z)
+        r = Resize<mode = "{mode}">(xd, , k)
+        {tail}
+    }}"""
+    return onnx.parser.parse_model(text)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+def test_qdq_sites_are_recognised_with_their_parameters(per_channel: bool) -> None:
+    sites = qdq_sites(_qdq_model(per_channel=per_channel))
+    (site,) = sites.values()
+    assert site.full and site.dq and site.q and site.same_parameters is True
+    assert site.per_channel is per_channel and site.axis == (1 if per_channel else None)
+    assert "DequantizeLinear -> Resize -> QuantizeLinear" in site.describe()
+    other = qdq_sites(_qdq_model(per_channel=per_channel, same=False))
+    assert next(iter(other.values())).same_parameters is False
+
+
+def test_a_plain_resize_is_not_a_qdq_site() -> None:
+    import golden
+
+    assert qdq_sites(golden.resize_model(13, mode="linear")) == {}
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+def test_the_float_plugin_inside_the_qdq_pair_passes_the_check_like_with_like(mode: str, per_channel: bool) -> None:
+    model = _qdq_model(mode=mode, per_channel=per_channel)
+    result = swap_plugin(model)
+    assert [s.op_type_after for s in result.rewritten] == ["DynamicTRTResize"]
+    check = result.check
+    assert check.passed is True, check.summary
+    assert check.level == UNFUSED_LEVEL  # both models compute the same float function there
+    assert "QLinearConv" in check.figures["qdq"]["text"] and "ORT_ENABLE_EXTENDED" in check.figures["qdq"]["text"]
+    assert check.optimized["max_abs_diff"] is not None  # the fused difference: a figure
+    # the plugin sits between the DQ and the Q the quantizer wrote: the deployable "inside" form
+    nodes = {n.op_type: n for n in result.model.graph.node}
+    plugin = nodes["DynamicTRTResize"]
+    producer = {o: n.op_type for n in result.model.graph.node for o in n.output}
+    assert producer[plugin.input[0]] == "DequantizeLinear"
+    assert [n.op_type for n in result.model.graph.node if plugin.output[0] in n.input] == ["QuantizeLinear"]
+    # and it runs at every ORT level
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32),
+             "scales": np.array([1, 1, 2, 2], np.float32)}
+    assert make_session(result.model).run(None, feeds)[0].shape == (1, 4, 16, 16)
+
+
+def test_the_requantized_rule_passes_only_within_one_step() -> None:
+    """requantized.judge on a hand-made CheckResult: one step apart passes, two does not."""
+    from graphsurgeon_tools.check.compare import compare_arrays
+    from graphsurgeon_tools.check.equivalence import CheckResult
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
+    from graphsurgeon_tools.passes.swap_plugin import requantized
+
+    model = _qdq_model(mode="linear")
+    plugin = swap_plugin(model, check=False).model
+    sites = qdq_sites(model)
+    tolerance = UlpTolerance({"float32": 64.0})
+    feeds = {"scales": np.array([1, 1, 2, 2], np.float32)}
+
+    def session_with_shift(shift: int):
+        from graphsurgeon_tools.passes.swap_plugin.check import _session
+
+        def factory(blob, options):
+            inner = _session(blob, options)
+            proto = onnx.ModelProto.FromString(blob)
+            plugin_model = any(n.op_type == "DynamicTRTResize" for n in proto.graph.node)
+
+            class Shifted:
+                def get_inputs(self):
+                    return inner.get_inputs()
+
+                def get_outputs(self):
+                    return inner.get_outputs()
+
+                def run(self, names, feed, *args):
+                    values = inner.run(names, feed, *args)
+                    if plugin_model and shift:  # move one quantized element by ``shift`` steps
+                        values = [v.copy() for v in values]
+                        for v in values:
+                            if v.dtype == np.int8:
+                                v.flat[0] = np.clip(int(v.flat[0]) + shift, -128, 127)
+                    return values
+
+            return Shifted()
+
+        return factory
+
+    for shift, verdict in ((1, True), (2, False)):
+        checked = CheckResult(passed=False, level=UNFUSED_LEVEL)
+        checked.sites = [compare_arrays(np.ones(3, np.float32), np.ones(3, np.float32), atol=0, rtol=0, name="r",
+                                        kind="site")]
+        checked.outputs = [compare_arrays(np.ones(3, np.float32), np.zeros(3, np.float32), atol=0, rtol=0, name="y")]
+        requantized.judge(checked, model, plugin, feeds, sites, None, session_with_shift(shift), tolerance)
+        assert checked.passed is verdict, (shift, checked.figures)
+        assert "qdq" in checked.figures
+        assert ("requantized" in checked.figures) is verdict
+
+
+def test_a_float_site_that_differs_is_still_a_failure() -> None:
+    from graphsurgeon_tools.check.compare import compare_arrays
+    from graphsurgeon_tools.check.equivalence import CheckResult
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
+    from graphsurgeon_tools.passes.swap_plugin import requantized
+    from graphsurgeon_tools.passes.swap_plugin.check import _session
+
+    model = _qdq_model(mode="linear")
+    plugin = swap_plugin(model, check=False).model
+    checked = CheckResult(passed=False, level=UNFUSED_LEVEL)
+    checked.sites = [compare_arrays(np.ones(3, np.float32), np.zeros(3, np.float32), atol=0, rtol=0, name="r",
+                                    kind="site")]
+    requantized.judge(checked, model, plugin, {"scales": np.array([1, 1, 2, 2], np.float32)}, qdq_sites(model),
+                      None, _session, UlpTolerance({"float32": 64.0}))
+    assert checked.passed is False and "requantized" not in checked.figures
+
+
+def _integer_resize(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
+    return onnx.parser.parse_model(f"""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
+        y = Resize<mode = "{mode}">(x, , s)
+    }}""")
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+@pytest.mark.parametrize("check", [True, False], ids=["check", "no-check"])
+def test_an_integer_resize_is_refused_up_front_when_the_kernel_has_no_integer_path(dtype: str, check: bool) -> None:
+    from onnx import helper
+
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    if kernel_takes(elem):  # the kernel learnt this type: swapped, and the model loads
+        result = swap_plugin(_integer_resize(dtype), check=check)
+        assert result.rewritten and make_session(result.model) is not None
+        return
+    model = _integer_resize(dtype)
+    result = swap_plugin(model, check=check)
+    assert not result.rewritten and not result.new_inputs and result.check is None
+    (skip,) = result.skipped
+    assert skip.code == DTYPE_CODE and f"X is {dtype}" in skip.reason and "float32" in skip.reason
+    assert result.model.graph.node[0].op_type == "Resize"  # nothing written that make_session cannot load
+    make_session(result.model)
+
+
+def test_the_cli_refuses_an_integer_resize_with_the_code(run_cli, save_model_file) -> None:
+    import json
+
+    path = save_model_file(_integer_resize("uint8"), "u8.onnx")
+    run = run_cli("swap-plugin", path, "--no-check", "--json")
+    assert run.code in (0, 1, 3), run.err  # refusing is not a bug
+    report = json.loads(run.out)
+    assert report["skipped"][0]["code"] == DTYPE_CODE and not report["swapped"]
+
+
+def test_the_kernel_table_names_the_float_types_the_library_runs() -> None:
+    """The one table (resize.plugin_dtypes) against the compiled library: every listed type runs."""
+    from onnx import TensorProto, helper
+
+    for elem in sorted(KERNEL_DTYPES["DynamicTRTResize"]):
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        x = helper.make_tensor_value_info("x", elem, [1, 1, 2, 2])
+        s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])
+        y = helper.make_tensor_value_info("y", elem, None)
+        node = helper.make_node("DynamicTRTResize", ["x", "s"], ["y"], domain="trt.plugins", mode="nearest",
+                                plugin_version="1", plugin_namespace="")
+        model = helper.make_model(helper.make_graph([node], "g", [x, s], [y]),
+                                  opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)])
+        out = make_session(model).run(None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2),
+                                              "s": np.array([1, 1, 2, 2], np.float32)})[0]
+        assert out.shape == (1, 1, 4, 4) and out.dtype == dtype
