@@ -51,7 +51,9 @@ def _debug() -> bool:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    from graphsurgeon_tools.io.names import printable  # a file name's undecodable bytes as \xNN
+
+    return printable(" ".join(str(text).split()))
 
 
 @contextmanager

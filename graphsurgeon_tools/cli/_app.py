@@ -163,6 +163,20 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _printable(value: Any) -> Any:
+    """Every string of a report as valid UTF-8: a file name's undecodable bytes as ``\\xNN``
+    (:func:`graphsurgeon_tools.io.names.printable`), so no strict JSON parser or stream chokes."""
+    from graphsurgeon_tools.io.names import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(item) for item in value]
+    return value
+
+
 def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
     """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``.
 
@@ -170,7 +184,7 @@ def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, An
     flags instead (:func:`graphsurgeon_tools.cli.vocabulary.report_to_flags`)."""
     from graphsurgeon_tools.cli.vocabulary import report_to_flags
 
-    report = report_to_flags(report)
+    report = _printable(report_to_flags(report))
     if as_json:
         text = json.dumps(report, indent=2, default=_json_default)
         sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2, allow_nan=False) + "\n")
@@ -251,4 +265,6 @@ def note(message: str) -> None:
     """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
     from graphsurgeon_tools.cli.vocabulary import to_flags
 
-    sys.stderr.write(f"onnxtool: {to_flags(message)}\n")
+    from graphsurgeon_tools.io.names import printable
+
+    sys.stderr.write(f"onnxtool: {printable(to_flags(message))}\n")

@@ -6,7 +6,8 @@ or ``external_data_dir=``); a writable destination folder.
 Ensures:
 
 * The output's external data lies next to the output, named ``<output file name>.data``
-  (``<name>.<k>.data`` for several source files), copied kernel-side
+  (``<name>.<k>.data`` for several source files; bytes of the name that are not UTF-8 spelled
+  ``%NN``, since the model records the name as a protobuf string), copied kernel-side
   (:func:`graphsurgeon_tools.io.atomic.copy_file`: constant memory, the speed of ``cp``),
   unless ``share_data=True`` and the output is in the data's folder. Never a hard link: onnx
   refuses external data files with several links (a "hard-link attack" guard), so a linked
@@ -58,6 +59,7 @@ from graphsurgeon_tools.io.external_data import (
 )
 from graphsurgeon_tools.io.external_data import external_data_dir as recorded_data_dir
 from graphsurgeon_tools.io.guard import check_writes, record
+from graphsurgeon_tools.io.names import utf8_file_name
 
 __all__ = ["save_model"]
 
@@ -122,7 +124,7 @@ def save_model(
     targets = [(path, "output")] + [(dest, "data file") for dest, copied in copies.values() if copied]
     too_big = not refs and _estimated_size(model, tensors) > _INLINE_LIMIT
     if too_big:
-        targets.append((path.parent / f"{path.name}.data", "data file"))
+        targets.append((path.parent / utf8_file_name(f"{path.name}.data"), "data file"))
     own = [r for r in (record(ref.path, f"an external data file of the model ({ref.location})") for ref in refs) if r]
     check_writes(targets, reads=own, allow=[path] if in_place else ())
     sweep_dead_temps(path.parent)
@@ -165,9 +167,9 @@ def _data_copies(path: Path, refs: list, shared_folder: bool) -> dict[Path, tupl
     output shares the sources (``share_data``)."""
     sources = [] if shared_folder else sorted({ref.path for ref in refs}, key=str)
     names = (
-        {sources[0]: f"{path.name}.data"}
+        {sources[0]: utf8_file_name(f"{path.name}.data")}
         if len(sources) == 1
-        else {src: f"{path.name}.{k}.data" for k, src in enumerate(sources)}
+        else {src: utf8_file_name(f"{path.name}.{k}.data") for k, src in enumerate(sources)}
     )
     copies = {}
     for source in sources:
@@ -202,7 +204,7 @@ def _save_with_external(model, path, external, refs, copies, made, restore_locat
 def _save_externalized(model, path, made, stashed) -> None:
     """Move every raw tensor of at least _EXTERNALIZE_THRESHOLD bytes to ``<name>.data``
     (4 KiB aligned), then write the model; ``stashed`` records what to put back."""
-    data_name = f"{path.name}.data"
+    data_name = utf8_file_name(f"{path.name}.data")  # the model records it: a protobuf string is UTF-8
     data_tmp = temp_path(path.parent, data_name)
     made.append(data_tmp)
     with open_temp(data_tmp) as handle:
