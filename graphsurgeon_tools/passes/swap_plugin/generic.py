@@ -9,7 +9,8 @@ formal name; a constant input can become an attribute; outputs get value_info fr
 spec's output rules. There is no reverse.
 
 Requires: the working copy (changed in place). Ensures: every matching node is swapped or
-skipped with its reason. Does NOT run any checker.
+skipped with its reason; a ``graph_input`` extra input named like a tensor the model already
+has is refused (InvalidSpecError, exit 3) before anything changes. Does NOT run any checker.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPlugin
 from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
 from graphsurgeon_tools.refusal import Refusal, RefusedError
 
-__all__ = ["forward_generic"]
+__all__ = ["forward_generic", "refuse_name_collisions"]
 
 
 def _label(node: NodeProto) -> str:
@@ -110,6 +111,48 @@ def _extra_inputs(model: ModelProto, spec: PluginSpec, builder: Builder, base: s
     return names
 
 
+def _taken_tensor_names(model: ModelProto) -> dict[str, str]:
+    """Every tensor name the model defines other than its main graph's inputs -> what it is
+    (bodies included: ONNX wants names unique across nested graphs too)."""
+    graph = model.graph
+    taken: dict[str, str] = {o.name: "a graph output" for o in graph.output}
+    for scope in core_graph.scopes(model, functions=False):
+        body = scope.graph
+        if body is not graph:
+            taken.update((i.name, f"an input of the body {scope.name}") for i in body.input)
+        taken.update((t.name, "an initializer") for t in body.initializer)
+        taken.update((t.values.name, "an initializer") for t in body.sparse_initializer)
+        for node in body.node:
+            taken.update((out, f"the output of node {_label(node)!r}") for out in node.output if out)
+    return taken
+
+
+def refuse_name_collisions(model: ModelProto, spec: PluginSpec) -> None:
+    """Refuse (InvalidSpecError, exit 3) a ``graph_input`` extra input whose name the model already uses
+    for another tensor, before anything changes: the swapped model would not be SSA.
+
+    An existing graph input of the same element type and shape is the same input (shared), not a clash.
+    """
+    extras = [e for e in spec.extra_inputs if e.kind == "graph_input"]
+    if not extras:
+        return
+    taken = _taken_tensor_names(model)
+    declared = {i.name: i.type for i in model.graph.input}
+    for extra in extras:
+        what = taken.get(extra.name)
+        if what is None and extra.name in declared:
+            tensor = declared[extra.name].tensor_type
+            dims = tuple(d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim) \
+                if tensor.HasField("shape") else None
+            wanted = tuple(extra.shape) if extra.shape is not None else None
+            if tensor.elem_type != dtypes.elem_type(extra.dtype) or (wanted is not None and dims != wanted):
+                shown = ", ".join(str(d) for d in dims or ())
+                what = f"a graph input of another type ({dtypes.dtype_name(tensor.elem_type)}[{shown}])"
+        if what is not None:
+            raise InvalidSpecError(f"{spec.source}: [[inputs.extra]] name {extra.name!r} is already {what} in the "
+                                   "model; a new graph input needs a name the model does not use")
+
+
 def _output_value_info(model: ModelProto, spec: PluginSpec, node: NodeProto, types: dict[str, Any], base: str) -> None:
     for index, output in enumerate(node.output):
         rule = spec.outputs[index] if index < len(spec.outputs) else None
@@ -141,6 +184,8 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
             result.skipped.append(Skip(_label(node), node.op_type,
                                        Refusal("in-body", f"inside {where}: swap-plugin swaps main-graph nodes only")))
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
+    if any(refusals.name_matches(spec, n.name) for _, n in selected):
+        refuse_name_collisions(model, spec)  # before the first change: the caller's proto may be this one
     types = elem_types_and_shapes(model)
     builder = Builder(model)
     tracer = ConstantTracer(model)
