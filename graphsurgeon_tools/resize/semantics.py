@@ -9,7 +9,8 @@ plugin this tool writes) takes (X, scales) or (X, size tensor) and carries the f
 
 :func:`attribute_problems` is the one judge of a node's attributes (type and value range)
 for Resize, Upsample and DynamicTRTResize: what swap-plugin (both ways) refuses before it
-writes a node ONNX Runtime could not load.
+writes a node ONNX Runtime could not load. :func:`input_type_problems` is its twin for the
+element types of the scales/sizes inputs per op version (:data:`INPUT_TYPES`).
 
 Requires: nothing beyond onnx (for :func:`op_version`). Ensures: pure functions and
 constants. Does NOT read graphs (sites.py does) or judge scales (sanity.py does).
@@ -32,8 +33,10 @@ __all__ = [
     "PLUGIN_SEMANTICS",
     "RESIZE_DEFAULTS",
     "RESIZE_OPS",
+    "INPUT_TYPES",
     "attribute_problems",
     "defaults",
+    "input_type_problems",
     "input_slots",
     "is_legacy",
     "is_resize_node",
@@ -78,6 +81,9 @@ ATTRIBUTE_TYPES: dict[str, str] = {
     "tensorrt_plugin_shape_input_indices": "INTS",
 }
 _FLAGS = ("exclude_outside", "antialias", "align_corners")
+#: Slot -> the one element type the op schemas allow there: Upsample-9, Resize-10 and Resize-11..19
+#: take scales as tensor(float) (not double, not an integer), Resize-11+ take sizes as tensor(int64).
+INPUT_TYPES: dict[str, str] = {"scales": "float32", "sizes": "int64"}
 
 
 @dataclass(frozen=True)
@@ -204,3 +210,17 @@ def attribute_problems(node: Any, version: int = 0, rename: Optional[dict[str, s
         elif name == "axes" and len(set(value)) != len(value):
             problems.append(f"attribute {shown!r} repeats an axis: {value}")
     return problems
+
+
+def input_type_problems(op_type: str, version: int, slot: str, dtype: str) -> list[str]:
+    """What is wrong with the element type ``dtype`` (a numpy name: "float64", "int32") of a Resize or
+    Upsample ``slot`` ("scales" | "sizes") at op ``version`` (empty: nothing; also for the plugin,
+    whose own kernel decides, and for an unknown type ""). ONNX Runtime refuses to load a node
+    whose input has another type, so no command may describe such a node as fine or write it.
+    """
+    wanted = INPUT_TYPES.get(slot)
+    if op_type not in RESIZE_OPS or wanted is None or not dtype or dtype == wanted:
+        return []
+    onnx_names = {"float32": "tensor(float)", "int64": "tensor(int64)"}
+    return [f"{op_type}-{version or '?'} takes {slot} as {wanted} ({onnx_names[wanted]} in its schema), "
+            f"got {dtype}"]

@@ -214,6 +214,20 @@ def _main_scope(model: "ModelProto") -> Any:
     return Scope(MAIN_GRAPH, model.graph, None, None, False)
 
 
+def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
+    """The numpy name of ``tensor``'s element type: its constant value's, else the declared/inferred
+    one; "" when neither says (an empty placeholder is typeless: exporters write it as float)."""
+    from graphsurgeon_tools.core import dtypes
+
+    if not tensor:
+        return ""
+    if trace.value is not None:
+        return trace.value.dtype.name if trace.value.size else ""
+    info = infos.get(tensor)
+    elem = info.type.tensor_type.elem_type if info is not None and info.type.HasField("tensor_type") else 0
+    return dtypes.dtype_name(elem) if elem and dtypes.is_known(elem) else ""
+
+
 def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_version: int,
               infos: dict[str, Any], declared: set[str]) -> ResizeSite:
     """One site: semantics, where its scales and sizes come from, what is wrong with them."""
@@ -261,9 +275,9 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
         trace = tracer.trace(scales_tensor)
         scales_source = trace.source
         scales_nodes = names(trace)
+        problems.extend(semantics.input_type_problems(node.op_type, op_version, "scales",
+                                                      _dtype_of(scales_tensor, trace, infos)))
         if trace.value is not None:
-            if trace.value.size and trace.value.dtype.kind != "f":
-                problems.append(f"scales must be a float tensor, got {trace.value.dtype}")
             if trace.value.ndim != 1 and trace.value.size:
                 problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
             flat = trace.value.reshape(-1)
@@ -276,9 +290,8 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
             size_trace = tracer.trace(sizes_tensor)
             sizes_source = size_trace.source
             sizes_nodes = names(size_trace)
-            sized = size_trace.value
-            if sized is not None and sized.size and sized.dtype.kind not in "iu":
-                problems.append(f"sizes must be an int64 tensor, got {size_trace.value.dtype}")
+            problems.extend(semantics.input_type_problems(node.op_type, op_version, "sizes",
+                                                          _dtype_of(sizes_tensor, size_trace, infos)))
             if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
                 problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
             if size_trace.value is not None and size_trace.value.size:

@@ -80,4 +80,4 @@ def test_scales_of_a_non_float_type_are_nonsense() -> None:
         if tensor.data_type == onnx.TensorProto.FLOAT and len(tensor.dims) == 1 and tensor.dims[0] == 4:
             tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype("int64"), tensor.name))
     (site,) = find_resize_sites(model)
-    assert site.problems == ("scales must be a float tensor, got int64",)
+    assert site.problems == ("Resize-13 takes scales as float32 (tensor(float) in its schema), got int64",)
