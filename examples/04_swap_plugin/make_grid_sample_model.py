@@ -1,6 +1,6 @@
 """Write warp.onnx: a small image-warping model with an ONNX GridSample node (opset 16).
 
-GridSample is the op the grid_sample.toml spec turns into MMDeploy's grid_sampler plugin.
+GridSample is the op the built-in `gridsample` spec (graphsurgeon_tools/plugins/specs/gridsample.toml) turns into MMDeploy's grid_sampler plugin.
 The model is built in code and checked; the script runs it once in ONNX Runtime too.
 """
 

@@ -1,6 +1,6 @@
 """Write detector_nms.onnx: boxes and scores in, NonMaxSuppression with constant thresholds out.
 
-The nms.toml spec turns the node into a CustomNMS plugin whose thresholds are plugin fields,
+The built-in `nms` spec (graphsurgeon_tools/plugins/specs/nms.toml) turns the node into a CustomNMS plugin whose thresholds are plugin fields,
 so the three scalar inputs must be constants: here they are initializers. Runs once in ORT.
 """
 

@@ -55,6 +55,7 @@ FLAGS: dict[str, Flag] = {
     "domain": Flag("--domain"),
     "reverse": Flag("--reverse"),
     "spec": Flag("--spec"),
+    "list_specs": Flag("--list-specs"),
     "keep_constant": Flag("--keep-constant"),
     "size_input": Flag("--size-input"),
     # validate

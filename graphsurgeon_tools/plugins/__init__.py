@@ -29,7 +29,12 @@ Modules: :mod:`.model` (the spec dataclasses), :mod:`.parser` (TOML -> spec), :m
 (the type and range of every value: indices, dims, ranks, constants per dtype, attribute
 values, names, nesting depth). A spec is validated completely when it is parsed: invalid
 specs raise :class:`InvalidSpecError` (one line naming the file and the key, exit code 3,
-like any other invalid input file); a spec file is read only if it is a regular file. This module only parses and describes specs; it never changes a model
+like any other invalid input file); a spec file is read only if it is a regular file.
+
+Built-in specs ship as package data (:func:`builtin_specs`: ``DynamicTRTResize``, the default;
+``gridsample``, GridSample -> MMDeploy's ``grid_sampler``; ``nms``, NonMaxSuppression -> a
+``CustomNMS`` plugin) and are usable by name wherever a spec path is (:func:`resolve_spec`; a
+file at that path wins). This module only parses and describes specs; it never changes a model
 (:func:`graphsurgeon_tools.passes.swap_plugin.swap_plugin` applies them).
 """
 
@@ -42,7 +47,7 @@ from graphsurgeon_tools.plugins.model import (
     OutputRule,
     PluginSpec,
 )
-from graphsurgeon_tools.plugins.parser import builtin_spec, load_spec, parse_spec
+from graphsurgeon_tools.plugins.parser import builtin_spec, builtin_specs, load_spec, parse_spec, resolve_spec
 
 __all__ = [
     "BUILTIN_SPECS",
@@ -53,6 +58,8 @@ __all__ = [
     "OutputRule",
     "PluginSpec",
     "builtin_spec",
+    "builtin_specs",
     "load_spec",
     "parse_spec",
+    "resolve_spec",
 ]

@@ -18,7 +18,14 @@ __all__ = [
     "PluginSpec",
 ]
 
-BUILTIN_SPECS = {"DynamicTRTResize": Path(__file__).resolve().parent / "dynamic_trt_resize.toml"}
+_HERE = Path(__file__).resolve().parent
+#: The specs shipped inside the package (package data): name -> file. ``DynamicTRTResize`` is
+#: swap-plugin's default; the others are usable by name (``spec="gridsample"``, ``--spec nms``).
+BUILTIN_SPECS = {
+    "DynamicTRTResize": _HERE / "dynamic_trt_resize.toml",
+    "gridsample": _HERE / "specs" / "gridsample.toml",
+    "nms": _HERE / "specs" / "nms.toml",
+}
 
 InputRef = Union[int, str]
 

@@ -30,7 +30,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["MAX_SPEC_BYTES", "builtin_spec", "load_spec", "parse_spec"]
+__all__ = ["MAX_SPEC_BYTES", "builtin_spec", "builtin_specs", "load_spec", "parse_spec", "resolve_spec"]
 
 #: A spec is a few hundred bytes; a file of megabytes is not one.
 MAX_SPEC_BYTES = 1 << 20
@@ -59,14 +59,39 @@ def load_spec(path: Union[str, Path]) -> PluginSpec:
     return parse_spec(text, source=str(path))
 
 
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())  # GridSample, grid_sample, grid-sample -> gridsample
+
+
+def builtin_specs() -> dict[str, Path]:
+    """The specs shipped with onnxtool: name -> the installed TOML file (package data)."""
+    return dict(BUILTIN_SPECS)
+
+
+def _builtin_name(name: str) -> Union[str, None]:
+    return next((known for known in BUILTIN_SPECS if _key(known) == _key(name)), None)
+
+
 def builtin_spec(name: str = "DynamicTRTResize") -> PluginSpec:
-    """The spec shipped with onnxtool for ``name`` (today only ``DynamicTRTResize``)."""
-    if name not in BUILTIN_SPECS:
+    """The spec shipped with onnxtool for ``name`` (:func:`builtin_specs`; case, ``-`` and ``_`` do not matter)."""
+    known = _builtin_name(name)
+    if known is None:
         raise InvalidSpecError(
             f"no built-in plugin spec named {name!r} (built in: {', '.join(BUILTIN_SPECS)}); "
             "pass spec=PATH for your own"
         )
-    return load_spec(BUILTIN_SPECS[name])
+    return load_spec(BUILTIN_SPECS[known])
+
+
+def resolve_spec(spec: Union[str, Path]) -> PluginSpec:
+    """``spec`` as a file when one exists at that path, else as a built-in name (``"gridsample"``).
+
+    Neither: :func:`load_spec`'s InvalidSpecError (exit 3)."""
+    path = Path(spec)
+    absent = not path.exists() and not path.is_symlink()
+    if absent and len(path.parts) == 1 and _builtin_name(str(spec)) is not None:
+        return builtin_spec(str(spec))
+    return load_spec(path)
 
 
 def parse_spec(text: str, *, source: str = "<memory>") -> PluginSpec:

@@ -25,7 +25,7 @@ from graphsurgeon_tools.plugins import (
     parse_spec,
 )
 
-SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 
 def _parse(text: str) -> onnx.ModelProto:
@@ -171,7 +171,7 @@ g (float[N,3,8,8] x, float[N,4,5,2] grid) => (float[N,3,4,5] y) {
 def test_grid_sample_spec_emits_mmdeploy_grid_sampler_fields():
     model = _parse(GRID_SAMPLE_MODEL)
     before = model.SerializeToString()
-    result = swap_plugin(model, spec=SPECS / "grid_sample.toml")
+    result = swap_plugin(model, spec=SPECS / "gridsample.toml")
     assert model.SerializeToString() == before  # input untouched
     node = result.model.graph.node[0]
     assert (node.op_type, node.domain, list(node.input)) == ("grid_sampler", "mmdeploy", ["x", "grid"])
@@ -193,7 +193,7 @@ def test_grid_sample_spec_fills_schema_defaults_and_opset20_names():
     g (float[1,1,4,4] x, float[1,2,2,2] grid) => (float[1,1,2,2] y) {
       y = GridSample <mode="linear"> (x, grid)
     }""")
-    node = swap_plugin(model, spec=SPECS / "grid_sample.toml").model.graph.node[0]
+    node = swap_plugin(model, spec=SPECS / "gridsample.toml").model.graph.node[0]
     # padding_mode and align_corners were absent: the plugin still gets them (ONNX defaults)
     assert _attrs(node)["interpolation_mode"] == 0
     assert _attrs(node)["padding_mode"] == 0
@@ -203,7 +203,7 @@ def test_grid_sample_spec_fills_schema_defaults_and_opset20_names():
 def test_grid_sample_near_miss_stays_unchanged():
     # a spec narrowed by a node-name pattern leaves other GridSample nodes alone
     model = _parse(GRID_SAMPLE_MODEL)
-    spec_text = (SPECS / "grid_sample.toml").read_text().replace(
+    spec_text = (SPECS / "gridsample.toml").read_text().replace(
         'op_type = "GridSample"', 'op_type = "GridSample"\nname = "decoder/*"'
     )
     result = swap_plugin(model, spec=parse_spec(spec_text, source="narrow.toml"))
@@ -213,7 +213,7 @@ def test_grid_sample_near_miss_stays_unchanged():
 
 def test_match_attribute_conditions_skip_with_reason():
     model = _parse(GRID_SAMPLE_MODEL)
-    spec_text = (SPECS / "grid_sample.toml").read_text().replace(
+    spec_text = (SPECS / "gridsample.toml").read_text().replace(
         'mode = ["bilinear", "linear", "nearest", "bicubic", "cubic"]', 'mode = "nearest"'
     )
     result = swap_plugin(model, spec=parse_spec(spec_text, source="nearest_only.toml"))
@@ -302,7 +302,7 @@ def test_generic_spec_has_no_reverse():
 
 def test_cli_with_example_spec(tmp_path, run_cli, save_model_file):
     model = save_model_file(_parse(GRID_SAMPLE_MODEL), "grid.onnx")
-    run = run_cli("swap-plugin", model, "--spec", SPECS / "grid_sample.toml", "--json")
+    run = run_cli("swap-plugin", model, "--spec", SPECS / "gridsample.toml", "--json")
     assert run.code == 0, run.err
     import json
 

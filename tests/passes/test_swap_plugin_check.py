@@ -16,7 +16,7 @@ from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 
 SIGNATURES = ("scales", "size-tensor", "sizes")
-SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 
 @pytest.mark.parametrize("signature", SIGNATURES)
@@ -122,7 +122,7 @@ g (float[N,3,8,8] x, float[N,4,5,2] grid) => (float[N,3,4,5] y) {
   y = Relu(s)
 }
 """)
-    result = swap_plugin(model, spec=SPECS / "grid_sample.toml")
+    result = swap_plugin(model, spec=SPECS / "gridsample.toml")
     assert result.changed and result.check.passed is None
     assert "no ONNX Runtime kernel for grid_sampler" in result.check.skipped
     assert any(n.startswith("check skipped:") for n in result.notes)

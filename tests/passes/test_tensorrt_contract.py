@@ -43,7 +43,7 @@ import golden
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
 
-SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 # TensorRT's nvinfer1::PluginFieldType values (NvInferRuntimePlugin.h).
 kFLOAT32, kINT32, kCHAR = 1, 5, 6
@@ -182,7 +182,7 @@ def test_grid_sample_spec_fields_match_mmdeploy_grid_sampler():
     g (float[1,3,8,8] x, float[1,4,4,2] grid) => (float[1,3,4,4] y) {
       y = GridSample <mode="nearest", padding_mode="reflection"> (x, grid)
     }""")
-    node = _the_plugin_node(swap_plugin(model, spec=SPECS / "grid_sample.toml").model, "grid_sampler")
+    node = _the_plugin_node(swap_plugin(model, spec=SPECS / "gridsample.toml").model, "grid_sampler")
     parsed = parse_like_tensorrt(node)
     assert parsed.creator is MMDEPLOY_GRID_SAMPLER
     # PyTorch's enums, which the plugin's kernels switch on: nearest 1, reflection 2

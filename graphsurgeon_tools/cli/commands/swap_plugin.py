@@ -12,7 +12,6 @@ from graphsurgeon_tools.cli._app import (
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
-    ModelArgument,
     NodesOption,
     OutputOption,
     ProfileOption,
@@ -82,9 +81,26 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _list_specs(as_json: bool) -> None:
+    """``--list-specs``: the built-in specs, their plugin and what they match, where they are installed."""
+    from graphsurgeon_tools.plugins import builtin_spec, builtin_specs
+
+    rows = []
+    for name, path in builtin_specs().items():
+        spec = builtin_spec(name)
+        rows.append({"name": name, "plugin": spec.op_type, "domain": spec.domain, "handler": spec.handler,
+                     "matches": list(spec.match.op_types), "path": str(path)})
+
+    def human(report: dict[str, Any]) -> str:
+        return "\n".join(f"{r['name']:<17} {'/'.join(r['matches'])} -> {r['plugin']} ({r['domain']})  {r['path']}"
+                         for r in report["specs"]) + "\nuse one by name: onnxtool swap-plugin MODEL --spec NAME"
+
+    emit({"specs": rows}, as_json=as_json, human=human)
+
+
 @app.command("swap-plugin")
 def swap_plugin(
-    model: ModelArgument,
+    model: Annotated[Optional[Path], typer.Argument(help="The ONNX model to read (never modified).")] = None,
     output: OutputOption = None,
     in_place: InPlaceOption = False,
     plugin: Annotated[
@@ -108,8 +124,12 @@ def swap_plugin(
     ] = False,
     spec: Annotated[
         Optional[Path],
-        typer.Option("--spec", help="A TOML plugin spec (see docs/commands.md); default: the built-in DynamicTRTResize spec."),
+        typer.Option("--spec", help="A TOML plugin spec file, or a built-in spec's name (--list-specs: "
+                                    "gridsample, nms); default: the built-in DynamicTRTResize spec."),
     ] = None,
+    list_specs: Annotated[
+        bool, typer.Option("--list-specs", help="List the built-in plugin specs (usable as --spec NAME) and exit.")
+    ] = False,
     keep_constant: Annotated[
         bool,
         typer.Option("--keep-constant", help="Keep constant scales as constants instead of making them graph inputs."),
@@ -143,9 +163,14 @@ def swap_plugin(
     Exit codes: 0 done (also when nothing matched), 1 the built-in check found a difference
     (nothing is written), 2 usage, 3 unreadable model or invalid spec.
     """
+    from graphsurgeon_tools.errors import UsageError
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
 
+    if list_specs:
+        return _list_specs(as_json)
+    if model is None:
+        raise UsageError("Missing argument 'MODEL' (or --list-specs)")
     target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
     check_profile_option(profile)
     dims = parse_check_dims(check_dims, check=check)

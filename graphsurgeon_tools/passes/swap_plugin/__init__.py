@@ -46,7 +46,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import OnnxToolError, UsageError
 from graphsurgeon_tools.passes.base import ModelCheck, Pass
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
-from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, load_spec
+from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, resolve_spec
 
 __all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginResult", "SwappedNode", "swap_plugin"]
 
@@ -58,7 +58,7 @@ def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
         return builtin_spec("DynamicTRTResize")
     if isinstance(spec, PluginSpec):
         return spec
-    return load_spec(spec)
+    return resolve_spec(spec)  # a file, or a built-in spec's name ("gridsample")
 
 
 class SwapPlugin(Pass):
@@ -192,7 +192,8 @@ def swap_plugin(
         domain: the plugin node's domain; default the spec's.
         nodes: exact names or glob patterns; a pattern matching no candidate is a UsageError.
         reverse: plugin nodes back to Resize (resize handler only).
-        spec: a :class:`PluginSpec`, a TOML path, or None for the built-in DynamicTRTResize.
+        spec: a :class:`PluginSpec`, a TOML path, a built-in spec's name (``"gridsample"``, ``"nms"``:
+            ``plugins.builtin_specs()``; a file at that path wins), or None for the built-in DynamicTRTResize.
         keep_constant: constant scales stay constants instead of becoming graph inputs.
         size_input: (size-tensor signature only) make the size tensor a graph input of that
             name (``NAME_0``, ``NAME_1``... for several nodes), as in MMDeploy's tutorial:
