@@ -24,7 +24,7 @@ from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.plugins import parse_spec
 from graphsurgeon_tools.refusal import Fix, Refusal
 
-SPECS = Path(__file__).resolve().parents[2] / "examples" / "04_swap_plugin" / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 
 def _parse(text: str) -> onnx.ModelProto:
@@ -95,7 +95,7 @@ def _plugin(opset: int, second: str, inputs: str = "x, s", x: str = "float[1,3,8
 
 
 def _grid_sample(spec_edit: Callable[[str], str], *, in_body: bool = False) -> tuple[onnx.ModelProto, Any]:
-    spec = parse_spec(spec_edit((SPECS / "grid_sample.toml").read_text()), source="edited.toml")
+    spec = parse_spec(spec_edit((SPECS / "gridsample.toml").read_text()), source="edited.toml")
     if not in_body:
         return _parse("""<ir_version: 8, opset_import: ["" : 16]>
         g (float[1,3,8,8] x, float[1,8,8,2] grid) => (float[1,3,8,8] y) {
