@@ -111,6 +111,7 @@ class RoutedModuleReference(Reference):
         self._last: Optional[tuple[list[np.ndarray], dict[Any, Any]]] = None
         self._original: Optional[tuple[list[np.ndarray], list[np.ndarray], list[ResizeCall]]] = None
         self._exposed: list[str] = []
+        self.precision = ""  # what was cast at the boundary (empty: nothing)
         if hasattr(module, "eval"):
             module.eval()
 
@@ -136,7 +137,7 @@ class RoutedModuleReference(Reference):
         for pair in mapping.pairs:  # the site tensors validate asked for, by the candidate's names
             call = by_site.get(pair.call.site)
             if pair.site.output_name in self._exposed and call is not None:
-                named.append((pair.site.output_name, call.output.numpy()))
+                named.append((pair.site.output_name, self._back(call.output.detach().cpu().numpy(), arrays)))
         return named
 
     def expose(self, names: list[str]) -> list[str]:
@@ -169,11 +170,13 @@ class RoutedModuleReference(Reference):
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "label": self.label, "dynamic": self.dynamic,
-                                "baked_factor": self.baked_factor, "baked_note": self.baked_note}
+                                "baked_factor": self.baked_factor, "baked_note": self.baked_note,
+                                "precision": self.precision}
         if self.mapping is not None:
             data["sites"] = self.sites()
             data["size_driven_calls"] = len(self.mapping.size_driven_calls)
             data["mapping_notes"] = list(self.mapping.notes)
+            data["left_to_pytorch"] = [c.describe() for c in self.mapping.unpaired_calls]
         return data
 
     # -- sites -----------------------------------------------------------------------------
@@ -226,13 +229,40 @@ class RoutedModuleReference(Reference):
         import torch
 
         tensors = [torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]
+        wanted = self._module_dtype()
+        if wanted is not None:  # the precision the module computes in: cast float inputs at the boundary
+            given = sorted({str(t.dtype).replace("torch.", "") for t in tensors
+                            if t.is_floating_point() and t.dtype != wanted})
+            tensors = [t.to(wanted) if t.is_floating_point() else t for t in tensors]
+            if given:
+                name = str(wanted).replace("torch.", "")
+                self.precision = (f"the module's parameters are {name}: float inputs cast from {', '.join(given)} "
+                                  f"to {name} at the boundary, outputs cast back to the inputs' dtype")
         router = ResizeRouter(sites=dict(sites), record_tensors=record,
                               module=self.module if isinstance(self.module, torch.nn.Module) else None)
         try:
             result = router.run(self.module, *tensors)
         except Exception as exc:  # the user's module: whatever it raises is theirs, reported by type
             raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
-        return [t.detach().cpu().numpy() for t in flatten_outputs(result)], router.calls
+        return [self._back(t.detach().cpu().numpy(), arrays) for t in flatten_outputs(result)], router.calls
+
+    def _module_dtype(self) -> Any:
+        """The floating dtype of the module's first floating parameter or buffer (None: no such tensor)."""
+        import torch
+
+        if not isinstance(self.module, torch.nn.Module):
+            return None
+        for tensor in (*self.module.parameters(), *self.module.buffers()):
+            if tensor.is_floating_point():
+                return tensor.dtype
+        return None
+
+    def _back(self, value: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        """A float output in the dtype of the float inputs, when the inputs were cast at the boundary."""
+        if not self.precision or not np.issubdtype(value.dtype, np.floating):
+            return value
+        dtype = next((a.dtype for a in arrays if np.issubdtype(np.asarray(a).dtype, np.floating)), value.dtype)
+        return value.astype(dtype, copy=False)
 
     def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]],
                  data: Optional[Sequence[tuple[str, np.ndarray]]] = None,

@@ -90,6 +90,9 @@ class SiteMapping:
     pairs: list[SitePair]
     size_driven_calls: list[ResizeCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Scale-driven calls the exporter wrote no Resize for (e.g. the dynamo exporter decomposes
+    # nearest-exact into index arithmetic): left to PyTorch at the code's factor, listed.
+    unpaired_calls: list[ResizeCall] = field(default_factory=list)
 
     def site_for(self, site: int) -> CandidateSite:
         return self.pairs[site].site
@@ -100,6 +103,7 @@ class SiteMapping:
                        "mode": p.site.mode, "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
                        "factors": p.call.original_factors} for p in self.pairs],
             "size_driven_calls": len(self.size_driven_calls),
+            "left_to_pytorch": [c.describe() for c in self.unpaired_calls],
             "notes": list(self.notes),
         }
 
@@ -240,11 +244,36 @@ def _pair_by_scope(calls: Sequence[ResizeCall], sites: Sequence[CandidateSite]) 
     return paired
 
 
+def _without_resize(calls: list[ResizeCall], sites: list[CandidateSite]) -> Optional[list[ResizeCall]]:
+    """The calls that pair with ``sites`` in order (scope and attributes agreeing), when every site finds
+    one and the rest are calls the exporter turned into something other than a Resize; else None."""
+    kept: list[ResizeCall] = []
+    position = 0
+    for site in sites:
+        while position < len(calls) and (not _scopes_agree(calls[position].scope, site.scope)
+                                         or _differences(calls[position], site)):
+            position += 1
+        if position == len(calls):
+            return None
+        kept.append(calls[position])
+        position += 1
+    return kept
+
+
 def map_sites(calls: Sequence[ResizeCall], candidate: Union[Any, str], *, label: str = "the candidate") -> SiteMapping:
     """Pair the scale-driven ``calls`` with ``candidate``'s sites; raise ONE :class:`SiteMappingError` if they differ."""
     sites = candidate_sites(candidate)
     ours = [c for c in calls if c.site is not None]
     mapping = SiteMapping(pairs=[], size_driven_calls=[c for c in calls if c.site is None])
+    if len(ours) > len(sites):
+        kept = _without_resize(ours, sites)
+        if kept is not None:  # every site found its call; the other calls have no Resize in the candidate
+            mapping.unpaired_calls = [c for c in ours if all(c is not k for k in kept)]
+            mapping.notes.append(
+                f"{len(mapping.unpaired_calls)} resize call(s) have no Resize in {label} (the exporter computed them "
+                f"another way): left to PyTorch at the code's factor and not driven by the sweep: "
+                f"{[c.describe() for c in mapping.unpaired_calls]}")
+            ours = kept
     if len(ours) != len(sites):
         hint = ""
         if mapping.size_driven_calls and len(sites) > len(ours):

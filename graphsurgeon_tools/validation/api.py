@@ -44,6 +44,7 @@ import onnx
 
 from graphsurgeon_tools.check.compare import compare_arrays
 from graphsurgeon_tools.check.feeds import InputLike, conform_array, conform_scale_input, load_user_array, random_input
+from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
 from graphsurgeon_tools.validation.ports import Ports
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
@@ -53,10 +54,16 @@ from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onn
 from graphsurgeon_tools.validation.sites import ClashFinder, localise, not_free_points, originals_of
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep
 
-__all__ = ["DEFAULT_ATOL", "DEFAULT_INPUT_SIZE", "DEFAULT_RTOL", "validate"]
+__all__ = ["DEFAULT_ATOL", "DEFAULT_INPUT_SIZE", "DEFAULT_RTOL", "VALIDATE_ULPS", "validate"]
 
 DEFAULT_ATOL = 1e-4
 DEFAULT_RTOL = 1e-3
+#: validate's dtype-aware default, in ulps of the candidate output's dtype at the reference's
+#: magnitude (check.tolerance), floored at DEFAULT_ATOL/DEFAULT_RTOL: a float32 output keeps
+#: those unless its values reach the tens (64 ulps at 300 is 2.3e-3); a float16 model (its
+#: reference run in float32, or in half) differs by several float16 ulps through a network:
+#: 16 (1.6% of the magnitude); bfloat16 has 3 fewer bits: 4 ulps (3.1%).
+VALIDATE_ULPS = {"float32": 64.0, "float64": 64.0, "float16": 16.0, "bfloat16": 4.0}
 # Symbolic spatial dims of random inputs get this size: big enough for a 9x9 conv and
 # border effects to separate from the interior, small enough to keep a sweep quick.
 DEFAULT_INPUT_SIZE = 32
@@ -142,7 +149,7 @@ def _original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Refer
 
 def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
-               atol: float, rtol: float, max_output_bytes: Optional[int]
+               atol: float, rtol: float, max_output_bytes: Optional[int], tolerance: Optional[UlpTolerance] = None
                ) -> tuple[FactorResult, Optional[dict[str, Any]]]:
     """Run both sides at one sweep point and compare every output.
 
@@ -151,6 +158,7 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
         candidate: the candidate's runner; reference: what it is compared against.
         data: the data inputs, in the candidate's order; fixed: scale inputs the user fixed.
         atol, rtol: the tolerance; max_output_bytes: the size limit checked before running.
+        tolerance: the dtype-aware default instead of ``atol``/``rtol`` (None: those decide).
 
     Returns the result and, when both sides ran, the arrays (feeds, expected, actual) the
     diagnosis needs. Raises ResourceLimitError before running above the size limit.
@@ -202,13 +210,19 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
             pairs.append((name, value, expected[index][0], expected[index][1]))
     if len(expected) != len(actual):
         result.reason = f"the candidate has {len(actual)} output(s), the reference {len(expected)}"
+    def bounds(value: np.ndarray, ref_value: np.ndarray, name: str) -> dict[str, float]:
+        if tolerance is None:
+            return {"atol": atol, "rtol": rtol}
+        found = tolerance.bounds(value, ref_value, name)
+        return {"atol": found[0], "rtol": found[1]}
+
     for name, value, ref_name, ref_value in pairs:
-        result.outputs.append(compare_arrays(value, ref_value, atol=atol, rtol=rtol, name=name,
-                                             reference_name=ref_name))
+        result.outputs.append(compare_arrays(value, ref_value, name=name, reference_name=ref_name,
+                                             **bounds(value, ref_value, name)))
     for name, value in site_pairs:
         if name in reference_sites:
-            result.outputs.append(compare_arrays(value, reference_sites[name], atol=atol, rtol=rtol, name=name,
-                                                 kind="site"))
+            result.outputs.append(compare_arrays(value, reference_sites[name], name=name, kind="site",
+                                                 **bounds(value, reference_sites[name], name)))
             pairs.append((name, value, name, reference_sites[name]))
     ok = bool(result.outputs) and all(o.passed for o in result.outputs) and len(expected) == len(actual)
     # A pass needs one comparison that could have failed: a constant reference, or one below
@@ -228,8 +242,8 @@ def validate(
     *,
     factors: Optional[Sequence[float]] = None,
     inputs: Optional[Mapping[str, InputLike]] = None,
-    atol: float = DEFAULT_ATOL,
-    rtol: float = DEFAULT_RTOL,
+    atol: Optional[float] = None,
+    rtol: Optional[float] = None,
     seed: int = 0,
     input_size: int = DEFAULT_INPUT_SIZE,
     diagnose: bool = True,
@@ -254,7 +268,10 @@ def validate(
         inputs: name -> array or ``.npy`` path; other data inputs get seeded uniform [0, 1)
             data with symbolic dims set to 1 (first axis) or ``input_size``. Giving a scale
             input fixes it (the sweep then no longer drives it).
-        atol, rtol: within tolerance when ``|a - b| <= atol + rtol * |b|``.
+        atol, rtol: within tolerance when ``|a - b| <= atol + rtol * |b|``. Neither given: the
+            dtype-aware default (:data:`VALIDATE_ULPS` ulps of each candidate output's dtype at the
+            reference's magnitude, never below ``DEFAULT_ATOL``/``DEFAULT_RTOL``; the report says
+            so in ``tolerance``). One given: the other is its ``DEFAULT_*`` value.
         seed: seed of the random inputs.
         input_size: size of symbolic spatial dims of random inputs.
         diagnose: on a mismatch, look for the Resize setting behind it.
@@ -290,11 +307,18 @@ def validate(
 
 
 def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: ReferenceLike, *,
-              factors: Optional[Sequence[float]], inputs: Optional[Mapping[str, InputLike]], atol: float,
-              rtol: float, seed: int, input_size: int, diagnose: bool, max_output_bytes: Optional[int],
+              factors: Optional[Sequence[float]], inputs: Optional[Mapping[str, InputLike]],
+              atol: Optional[float], rtol: Optional[float], seed: int, input_size: int, diagnose: bool,
+              max_output_bytes: Optional[int],
               progress: Optional[ProgressCallback], sites: Optional[Union[Mapping[str, Any], Sequence[str]]],
               scales_argument: bool) -> ValidationReport:
     # validate's body, inside the custom_op_libs scope (every session made here registers them)
+    tolerance = None
+    if atol is None and rtol is None:
+        tolerance = UlpTolerance(dict(VALIDATE_ULPS), floor=(DEFAULT_ATOL, DEFAULT_RTOL),
+                                 why="candidate output dtype at the reference's magnitude")
+    atol = DEFAULT_ATOL if atol is None else atol
+    rtol = DEFAULT_RTOL if rtol is None else rtol
     if not (atol >= 0 and rtol >= 0 and math.isfinite(atol) and math.isfinite(rtol)):
         raise UsageError(f"tolerances must be finite and non-negative, got atol={atol} rtol={rtol}")
     if int(input_size) < 1 or int(seed) < 0:
@@ -336,7 +360,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
             continue
         if progress:
             progress(f"comparing at {point_label or format_factor(factor)}", done, total)
-        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes)
+        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes, tolerance)
         if point_label:
             result.factor_label = point_label
         elif factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
@@ -359,7 +383,12 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
         candidate_ports=runner.ports.to_dict(),
         factors=results,
         notes=notes,
+        tolerance=tolerance.describe() if tolerance is not None else "",
     )
+    if tolerance is not None:  # what the diagnosis and localisation judge by: the widest bound used
+        notes.append(f"tolerance: {report.tolerance}")
+        atol = max(atol, tolerance.largest_atol())
+        rtol = max([rtol, *(r for _, r, *_ in tolerance.used.values())])
     if failing is not None:
         where = localise(runner, ref, data, failing[1]["feeds"])
         if where:

@@ -89,6 +89,7 @@ class ValidationReport:
     factors: list[FactorResult]
     diagnosis: Optional[Diagnosis] = None
     notes: list[str] = field(default_factory=list)
+    tolerance: str = ""  # the dtype-aware default in words, when atol/rtol were not given (atol/rtol: its floor)
 
     @property
     def compared(self) -> list[FactorResult]:
@@ -106,7 +107,7 @@ class ValidationReport:
         if not compared:
             why = skipped[0].reason if skipped else "empty sweep"
             return f"FAILED: nothing was compared ({why})"
-        tol = f"atol={self.atol:g} rtol={self.rtol:g}"
+        tol = f"atol={self.atol:g} rtol={self.rtol:g}" + (" (dtype-aware: see tolerance)" if self.tolerance else "")
         tail = f"; {len(skipped)} skipped" if skipped else ""
         if not failed:
             return f"PASSED: {len(compared)} factor(s) within {tol}{tail}"
@@ -137,6 +138,7 @@ class ValidationReport:
             "reference": self.reference,
             "atol": self.atol,
             "rtol": self.rtol,
+            "tolerance": self.tolerance,
             "seed": self.seed,
             "inputs": self.inputs,
             "candidate_ports": self.candidate_ports,

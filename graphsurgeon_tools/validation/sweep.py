@@ -68,7 +68,8 @@ def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: An
     """Sweep points, each with the reason to skip it (empty: run it).
 
     Args:
-        factors: the parsed sweep, or None (the static side's baked factor, else 2, 3, 4).
+        factors: the parsed sweep, or None (the static side's baked factor; a candidate with no
+            scale input at its own factor; else 2, 3, 4).
         candidate: the candidate's :class:`~graphsurgeon_tools.validation.ports.Ports`.
         reference: the :class:`~graphsurgeon_tools.validation.references.Reference`.
         notes: appended to when ``factors`` are ignored.
@@ -91,8 +92,13 @@ def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: An
             factors = [reference.baked_factor]
         elif not candidate.is_dynamic and candidate.baked_factor is not None:
             factors = [candidate.baked_factor]
-        elif not reference.dynamic and not candidate.is_dynamic:
-            return [(None, "")]  # neither side resizes by a known factor: one plain comparison
+        elif not candidate.is_dynamic:
+            # The candidate takes no factor (baked per node, sizes-driven, or computed from shapes):
+            # the default sweep never asks it for one it cannot take; compared at its own factor.
+            if reference.dynamic:
+                notes.append("the candidate has no scale input (its sites are baked or sizes-driven): compared at "
+                             "the model's own factor; give factors= to ask for others")
+            return [(None, "")]
         else:
             factors = list(DEFAULT_FACTORS)
     plan: list[tuple[Factor, str]] = []

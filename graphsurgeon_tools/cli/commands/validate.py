@@ -57,8 +57,11 @@ def validate(
         typer.Option("--input", "-i", help="NAME=FILE.npy for a graph input (repeatable); others get seeded "
                                            "random data."),
     ] = None,
-    atol: Annotated[float, typer.Option(help="Absolute tolerance: |a - b| <= atol + rtol * |b|.")] = 1e-4,
-    rtol: Annotated[float, typer.Option(help="Relative tolerance.")] = 1e-3,
+    atol: Annotated[Optional[float], typer.Option(
+        help="Absolute tolerance: |a - b| <= atol + rtol * |b|. Default: dtype-aware (ulps of each output's "
+             "dtype at its magnitude, at least 1e-4 absolute and 1e-3 relative).")] = None,
+    rtol: Annotated[Optional[float],
+                    typer.Option(help="Relative tolerance (default: dtype-aware, see --atol).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random inputs.")] = 0,
     input_size: Annotated[int, typer.Option(help="Size given to symbolic spatial dims of random inputs.")] = 32,
     diagnose: Annotated[

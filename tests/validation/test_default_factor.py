@@ -1,0 +1,152 @@
+"""validate on unmodified exports against their own modules: the model's own factor, calls with no
+Resize left to PyTorch, and half-precision models against float32 modules (cast at the boundary).
+
+Every model is a small torch module exported here (TorchScript and dynamo exporters), run in
+ONNX Runtime and compared with the module run through the routed C++ op.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import onnx
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphsurgeon_tools import swap_plugin, validate  # noqa: E402
+from graphsurgeon_tools.check.tolerance import EPS  # noqa: E402
+
+F = torch.nn.functional
+
+
+class SizesNet(torch.nn.Module):
+    """A site whose output size comes from a shape (``size=``): sizes-driven in the export."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.b = torch.nn.Conv2d(4, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.a(x))
+        return self.b(F.interpolate(y, size=(x.shape[-2] * 2, x.shape[-1] * 2), mode="bilinear"))
+
+
+class MixedNet(torch.nn.Module):
+    """nearest-exact (the dynamo exporter writes index arithmetic, no Resize) then bilinear x2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(1, 2, 3, padding=1)
+        self.b = torch.nn.Conv2d(2, 1, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.interpolate(self.a(x), scale_factor=2, mode="nearest-exact")
+        return self.b(F.interpolate(y, scale_factor=2, mode="bilinear"))
+
+
+class HalfNet(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.interpolate(torch.relu(self.a(x)), scale_factor=2, mode="nearest")
+        return self.b(F.interpolate(y, scale_factor=2, mode="bilinear"))
+
+
+def _seeded(cls: type) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return cls().eval()
+
+
+def _torchscript(module: torch.nn.Module, x: torch.Tensor, **kwargs) -> onnx.ModelProto:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"], **kwargs)
+    return onnx.load_from_string(buffer.getvalue())
+
+
+@pytest.fixture(scope="module")
+def half_export() -> onnx.ModelProto:
+    return _torchscript(_seeded(HalfNet).half(), torch.rand(1, 3, 8, 8).half())
+
+
+def test_a_sizes_driven_export_is_compared_at_its_own_factor_by_default() -> None:
+    net = _seeded(SizesNet)
+    model = _torchscript(net, torch.rand(1, 3, 8, 8), dynamic_axes={"input": {2: "h", 3: "w"}})
+    assert not any(i.type.tensor_type.elem_type == 1 and len(i.type.tensor_type.shape.dim) == 1
+                   for i in model.graph.input)  # no scale input: the sweep cannot drive it
+    report = validate(model, net)
+    assert report.passed, report.summary_line()
+    assert [f.factor for f in report.factors] == [None]  # one point, as the model stands; no "x2 drives nothing"
+    assert any("compared at the model's own factor" in n for n in report.notes)
+    # asking for factors explicitly is still honoured (and says why it cannot drive them)
+    asked = validate(model, net, factors=[3])
+    assert not asked.passed
+
+
+def test_calls_the_exporter_wrote_no_resize_for_are_left_to_pytorch_and_listed() -> None:
+    net = _seeded(MixedNet)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = torch.onnx.export(net, (torch.rand(1, 1, 8, 8),), dynamo=True, opset_version=18, verbose=False).model_proto
+    resizes = [n for n in model.graph.node if n.op_type == "Resize"]
+    assert len(resizes) == 1  # the nearest-exact call became GatherND index arithmetic
+    report = validate(model, net)
+    assert report.passed, report.summary_line()
+    assert report.reference["left_to_pytorch"] == ["site 0: interpolate(mode='nearest-exact') 2x2"]
+    assert any(o.max_abs_error is not None and not o.vacuous for f in report.factors for o in f.outputs)
+
+
+def test_a_half_precision_export_is_validated_against_its_float32_module(half_export) -> None:
+    report = validate(half_export, _seeded(HalfNet))  # float16 data in, float32 parameters
+    assert report.passed, report.summary_line()
+    assert "cast from float16 to float32" in report.reference["precision"]
+    assert "ulps of float16" in report.tolerance
+    worst = max(o.max_abs_error for f in report.factors for o in f.outputs)
+    assert 0 < worst < 16 * EPS["float16"] * 4  # float16 rounding, not a blunder
+
+
+def test_a_half_module_takes_float16_inputs_as_they_are(half_export) -> None:
+    report = validate(half_export, _seeded(HalfNet).half())
+    assert report.passed, report.summary_line()
+    assert report.reference["precision"] == ""  # nothing to cast
+
+
+def test_explicit_tolerances_still_decide(half_export) -> None:
+    strict = validate(half_export, _seeded(HalfNet), atol=1e-7, rtol=0.0)
+    assert not strict.passed and strict.tolerance == ""
+    assert strict.atol == 1e-7
+
+
+def test_the_cli_validates_a_half_export_against_a_python_module(half_export, tmp_path, run_cli) -> None:
+    path = tmp_path / "half.onnx"
+    onnx.save(half_export, path)
+    source = tmp_path / "halfnet.py"
+    source.write_text(
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "class HalfNet(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)\n"
+        "        self.b = torch.nn.Conv2d(8, 3, 3, padding=1)\n\n"
+        "    def forward(self, x):\n"
+        "        y = F.interpolate(torch.relu(self.a(x)), scale_factor=2, mode='nearest')\n"
+        "        return self.b(F.interpolate(y, scale_factor=2, mode='bilinear'))\n\n"
+        "def build():\n    torch.manual_seed(0)\n    return HalfNet().eval()\n")
+    run = run_cli("validate", path, "--reference", f"python:{source}:build")
+    assert run.code == 0, run.out + run.err
+    assert "PASSED" in run.out
+
+
+def test_swap_plugin_checks_a_half_precision_export_in_float16_ulps(half_export) -> None:
+    result = swap_plugin(half_export)
+    assert result.check.passed is True, result.check.summary
+    assert "float16" in result.check.tolerance
+    assert result.check.outputs[0].max_abs_diff < 2 * EPS["float16"] * 16
+    assert result.model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
