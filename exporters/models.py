@@ -65,7 +65,7 @@ def scales_tensor(factor: float, rank: int = 4) -> torch.Tensor:
 
 
 def _cxx_resize(x: torch.Tensor, scales: torch.Tensor, **attributes) -> torch.Tensor:
-    import exporters.ops  # loads (and, the first time, builds) the C++ library
+    import exporters.ops  # resize loads (and, the first time, builds) the C++ library
 
     return exporters.ops.resize(x, scales, **attributes)
 
@@ -174,7 +174,7 @@ class CxxOpSRCNN(_DynamicSRCNN):
     """Upsampling by the C++ op ``torch.ops.onnxtool.resize``, which takes the scales as a tensor.
 
     Export support lives in :mod:`exporters.symbolic` (Resize with a scales input
-    in both exporters). Needs the C++ library (``python -m exporters.ops build``).
+    in both exporters). Needs the C++ library (built on first use, or by ``python -m exporters.build``).
     """
 
     variant = "cxx-op"

@@ -331,7 +331,9 @@ def export(
     if not destination.parent.is_dir():  # before the export, which can take seconds
         raise UsageError(f"output folder does not exist: {destination.parent}")
     try:
-        import exporters.ops  # noqa: F401 - loads the C++ ops, so their symbolics/translations register
+        import exporters.ops
+
+        exporters.ops.load()  # the C++ ops, so their symbolics/translations register
     except Exception:  # noqa: BLE001 - not built, or broken: only models calling the ops need it,
         pass  # and those fail in their forward pass with the library's own message
 

@@ -1,22 +1,14 @@
-"""The onnxtool C++ ops for PyTorch: ``torch.ops.onnxtool.resize`` and ``torch.ops.onnxtool.my_add``.
+"""The onnxtool C++ ops for PyTorch, their Python face: ``resize`` and ``my_add``.
 
-Importing this module loads the compiled library (building it first if needed)
-and registers the fake kernels that let ``torch.export`` and the dynamo ONNX
-exporter trace models calling the ops. ``python -m exporters.ops build`` builds
-it ahead of time (``make setup`` does).
+``load() -> Path`` loads the compiled library into ``torch.ops.onnxtool`` (building it first
+when needed: :mod:`exporters.build`) and registers the fake kernels that let ``torch.export``
+and the dynamo ONNX exporter trace models calling the ops, and ``my_add``'s autograd. The
+wrappers :func:`resize` and :func:`my_add` call it on first use; code that calls
+``torch.ops.onnxtool.*`` directly (or exports a model that does) calls :func:`load` first.
 
-Build strategy: a cached JIT build with ``torch.utils.cpp_extension.load`` into
-``<repo>/.build/torch_ext`` (or ``$ONNXTOOL_BUILD_DIR``), not an install-time
-``setup.py`` build. The library is compiled against the torch that is actually
-installed, with no build isolation that could pull a different (CUDA) torch
-wheel. A stamp file records a hash of the sources, the flags and the torch
-version, so a later import loads the existing ``.so`` directly (no compiler,
-no ninja run); any change to ``csrc/`` or to torch triggers a rebuild. A file
-lock serialises builds across processes (pytest workers importing at once).
-
-The sources are found relative to this file (``<repo>/csrc``), which works for
-the editable install the project uses; a non-editable wheel would need the
-library prebuilt and ``ONNXTOOL_BUILD_DIR`` pointing at it.
+Importing this module has no side effect: it builds, loads and registers nothing
+(``python -m exporters.build`` builds ahead of time; ``python -m exporters.ops build`` is
+the same command).
 
 Autograd: ``my_add`` has its (exact) backward. ``resize`` is an inference
 reference and export target, not a training layer: it is registered as
@@ -26,169 +18,48 @@ back to ``X`` through it (use ``interpolate`` where you train through a resize).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import re
 import sys
-import time
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
+from exporters.build import OpsBuildError, build, library_path, load_library as _load_compiled
+
 __all__ = [
     "OpsBuildError",
     "build",
     "library_path",
+    "load",
     "load_library",
     "my_add",
     "resize",
 ]
 
-LIBRARY_NAME = "onnxtool_ops"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CSRC_DIR = REPO_ROOT / "csrc"
-# -O3, plus -fopenmp-simd for the `omp simd` loops only: threading is the
-# kernel's own pool (csrc/parallel.h), so the library links no OpenMP runtime
-# that could clash with the libgomp torch ships. No -march=native: the cached
-# build may be reused on another CPU, and baseline SSE2 already keeps the
-# kernels memory-bound.
-EXTRA_CFLAGS = ["-O3", "-fopenmp-simd", "-DNDEBUG"]
-EXTRA_LDFLAGS: list[str] = []
-
-_BUILD_HINT = "run `make setup` or `python -m exporters.ops build` (needs g++ and ninja)"
+_loaded: list[Path] = []
+_load_lock = threading.Lock()
 
 
-class OpsBuildError(ImportError):
-    """The C++ library is not built and could not be built or loaded here."""
+def load() -> Path:
+    """Load the C++ ops (building them on first use) and register their fakes and autograd; idempotent.
 
-
-def build_directory() -> Path:
-    """Where the compiled library lives: ``$ONNXTOOL_BUILD_DIR`` or ``<repo>/.build/torch_ext``."""
-    env = os.environ.get("ONNXTOOL_BUILD_DIR")
-    return Path(env).expanduser().resolve() if env else REPO_ROOT / ".build" / "torch_ext"
-
-
-def _sources() -> list[Path]:
-    return sorted(CSRC_DIR.glob("*.cpp"))
-
-
-def _build_key() -> str:
-    digest = hashlib.sha256()
-    for path in sorted([*_sources(), *CSRC_DIR.glob("*.h")]):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    digest.update(repr((EXTRA_CFLAGS, EXTRA_LDFLAGS, torch.__version__, sys.version_info[:2])).encode())
-    return digest.hexdigest()
-
-
-def library_path() -> Path:
-    """Path of the compiled ``.so`` (it exists only after a build)."""
-    return build_directory() / f"{LIBRARY_NAME}.so"
-
-
-def _stamp_path() -> Path:
-    return build_directory() / f"{LIBRARY_NAME}.stamp"
-
-
-def _is_loaded() -> bool:
-    return hasattr(torch.ops.onnxtool, "resize") and hasattr(torch.ops.onnxtool, "my_add")
-
-
-def _failure_reason(exc: BaseException) -> str:
-    """The one line of a compiler/ninja failure worth showing (its full log is long)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    telling = [
-        line for line in lines
-        if re.search(r"error|not found|fatal|no such file|required", line, re.IGNORECASE)
-        and not line.startswith("Error building extension")
-    ]
-    reason = (telling or lines or [type(exc).__name__])[0]
-    return reason if len(reason) <= 200 else reason[:197] + "..."
-
-
-def _build_lock() -> contextlib.AbstractContextManager[None]:
-    """Serialise check-build-stamp across processes (pytest -n workers, parallel imports).
-
-    torch's own lock only covers ninja; without this, a process that waited on another's
-    build could stamp a library built from older sources.
+    Raises :class:`OpsBuildError` (an ImportError and an environment problem, exit 5) with the
+    reason and the command that fixes it when the library cannot be built or loaded.
     """
-    from graphsurgeon_tools.io.files import exclusive_lock
-
-    return exclusive_lock(build_directory() / f"{LIBRARY_NAME}.lock")
-
-
-def _is_current() -> bool:
-    stamp = _stamp_path()
-    return library_path().is_file() and stamp.is_file() and stamp.read_text() == _build_key()
-
-
-def _compile_and_load(verbose: bool) -> None:
-    # Precondition: the build lock is held and the library is not loaded here.
-    if not CSRC_DIR.is_dir() or not _sources():
-        raise OpsBuildError(f"C++ sources not found in {CSRC_DIR}; onnxtool must be an editable install (pip install -e .)")
-    from torch.utils import cpp_extension
-
-    # The key is taken before compiling: if a source changes mid-build, the
-    # stamp will not match it and the next import rebuilds.
-    key = _build_key()
-    try:
-        cpp_extension.load(
-            name=LIBRARY_NAME,
-            sources=[str(p) for p in _sources()],
-            build_directory=str(build_directory()),
-            extra_cflags=EXTRA_CFLAGS,
-            extra_ldflags=EXTRA_LDFLAGS,
-            is_python_module=False,
-            verbose=verbose,
-        )
-    except Exception as exc:  # the compiler's failure surfaces as RuntimeError/OSError/CalledProcessError
-        reason = _failure_reason(exc)
-        raise OpsBuildError(f"building the onnxtool C++ ops from {CSRC_DIR} failed ({reason}); {_BUILD_HINT}") from exc
-    tmp = _stamp_path().with_suffix(f".stamp.{os.getpid()}")
-    tmp.write_text(key)
-    os.replace(tmp, _stamp_path())
+    if _loaded:
+        return _loaded[0]
+    with _load_lock:
+        if not _loaded:
+            path = _load_compiled()
+            _register_fakes()
+            _register_autograd()
+            _loaded.append(path)
+    return _loaded[0]
 
 
-def build(*, verbose: bool = False) -> Path:
-    """Compile the library (ninja only recompiles what changed) and load it into this process.
-
-    Must run in a process that has not loaded the library yet (``python -m
-    exporters.ops build`` does): a second load of a rebuilt library would
-    register the ``onnxtool`` namespace twice. Raises :class:`OpsBuildError`
-    (an ``ImportError``) with the compiler's reason when the build fails.
-    Does not check that the ops work; the tests do.
-    """
-    if _is_loaded():
-        raise OpsBuildError("the onnxtool ops are already loaded in this process; run `python -m exporters.ops build` in a fresh one")
-    with _build_lock():
-        _compile_and_load(verbose)
-    return library_path()
-
-
-def load_library() -> Path:
-    """Load the compiled ops into ``torch.ops.onnxtool``, building them only when missing or stale.
-
-    Fast path: if the stamp beside the ``.so`` matches the current sources,
-    flags and torch version, the library is loaded without invoking the
-    compiler or ninja. Idempotent within a process.
-    """
-    path = library_path()
-    if _is_loaded():
-        return path
-    if not _is_current():
-        with _build_lock():
-            if not _is_current():  # another process may have built it while we waited
-                _compile_and_load(verbose=False)
-    if not _is_loaded():
-        try:
-            torch.ops.load_library(str(path))
-        except OSError as exc:
-            raise OpsBuildError(f"cannot load {path} ({exc}); {_BUILD_HINT}") from exc
-    if not _is_loaded():
-        raise OpsBuildError(f"{path} loaded but registered no onnxtool ops; {_BUILD_HINT}")
-    return path
+# The name callers used before the build moved to exporters.build.
+load_library = load
 
 
 def resize(
@@ -231,6 +102,7 @@ def resize(
     by ``torch.export`` does not validate the attribute strings (a bad mode
     fails when the exported program runs).
     """
+    load()
     y = torch.ops.onnxtool.resize.default(
         x,
         scales,
@@ -252,6 +124,7 @@ def resize(
 
 def my_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``2 * a + b`` computed by the C++ op ``torch.ops.onnxtool.my_add`` (ATen broadcasting and promotion)."""
+    load()
     return torch.ops.onnxtool.my_add.default(a, b)
 
 
@@ -305,28 +178,7 @@ def _register_autograd() -> None:
     torch.library.register_autograd("onnxtool::my_add", my_add_backward, setup_context=my_add_setup)
 
 
-def _main(argv: list[str]) -> int:
-    if argv[:1] != ["build"] or len(argv) > 2 or (len(argv) == 2 and argv[1] != "--verbose"):
-        print("usage: python -m exporters.ops build [--verbose]", file=sys.stderr)
-        return 2
-    start = time.perf_counter()
-    try:
-        with _build_lock():
-            state = "up to date" if _is_current() else "built"
-            if state == "built":
-                _compile_and_load(verbose="--verbose" in argv)
-        path = library_path()
-        import exporters.ops  # noqa: F401  (loads it the way users do, fakes included)
-    except OpsBuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"onnxtool ops {state}: {path} ({time.perf_counter() - start:.2f} s)")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    from exporters.build import _main
 
-load_library()
-_register_fakes()
-_register_autograd()
+    sys.exit(_main(sys.argv[1:]))

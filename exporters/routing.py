@@ -268,7 +268,9 @@ class ResizeRouter(TorchFunctionMode):
     def __enter__(self) -> "ResizeRouter":
         if self._active:
             raise RoutingError("this ResizeRouter is already active; nest a new one instead")
-        import exporters.ops  # noqa: F401  (loads the C++ op now: a missing build fails here, not mid-run)
+        import exporters.ops
+
+        exporters.ops.load()  # the C++ op now: a missing build fails here, not mid-run
 
         self.calls = []
         self._used = set()

@@ -23,7 +23,7 @@ and ``align_corners`` (int), in the ``trt.plugins`` domain by default.
 
 Nothing here loads the C++ library: the ``onnxtool::`` entries are registered or
 returned only when ``torch.ops.onnxtool`` already has the op (import
-``exporters.ops`` first; :func:`exporters.export` does).
+``exporters.ops.load()`` first; :func:`exporters.export` does).
 """
 
 from __future__ import annotations

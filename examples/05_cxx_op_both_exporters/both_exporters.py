@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-import exporters.ops  # loads (and on first use builds) the C++ library: torch.ops.onnxtool.*
+import exporters.ops  # its wrappers load (and on first use build) the C++ library: torch.ops.onnxtool.*
 from exporters import export
 from graphsurgeon_tools import validate
 

@@ -17,8 +17,9 @@ import contextlib
 import errno
 import os
 import stat
+import time
 from pathlib import Path
-from typing import BinaryIO, Iterator, Optional, Union
+from typing import BinaryIO, Callable, Iterator, Optional, Union
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
 from graphsurgeon_tools.io.guard import note_read
@@ -85,20 +86,60 @@ def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: PathLike) -> Iterator[None]:
+def exclusive_lock(path: PathLike, *, timeout: Optional[float] = None,
+                   waiting: Optional[Callable[[str], None]] = None) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created with its folder) for the block: one
     process at a time builds and stamps a cached library (pytest workers, parallel sessions).
-    Not POSIX: no lock is taken."""
+
+    A ``flock`` dies with its owner, so a build killed with ``kill -9`` leaves no stale lock: the
+    next process gets it at once (the file itself may stay; it is never read as "locked"). The
+    owner writes its pid into the file, so a waiter can say whom it waits for: ``waiting(text)``
+    is called once after a few seconds of waiting. ``timeout`` (seconds) bounds the wait:
+    ``TimeoutError`` naming the owner. Not POSIX: no lock is taken.
+    """
     lock = Path(path)
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as handle:
+    # Opened without truncating: the pid inside belongs to the owner until we hold the lock.
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "r+") as handle:
         try:
             import fcntl
         except ImportError:
             yield
             return
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        _acquire(handle, fcntl, lock, timeout, waiting)
         try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _acquire(handle: "object", fcntl: "object", lock: Path, timeout: Optional[float],
+             waiting: Optional[Callable[[str], None]]) -> None:
+    start = time.monotonic()
+    told = False
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[attr-defined]
+            return
+        except BlockingIOError:
+            pass
+        waited = time.monotonic() - start
+        if not told and waiting is not None and waited > 3.0:
+            told = True
+            waiting(f"waiting for {_owner(lock)} to finish with {lock}")
+        if timeout is not None and waited > timeout:
+            raise TimeoutError(f"{_owner(lock)} has held {lock} for more than {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def _owner(lock: Path) -> str:
+    try:
+        pid = lock.read_text().strip()
+    except OSError:
+        pid = ""
+    return f"process {pid}" if pid.isdigit() else "another process"

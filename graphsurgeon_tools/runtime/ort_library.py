@@ -1,33 +1,41 @@
 """The compiled ONNX Runtime custom-op library for DynamicTRTResize: find it, build it, cache it.
 
 ``library_path(allow_build=True) -> Path | None`` and ``unavailable_reason() -> str``;
+``status() -> BuildStatus`` (read only: what is there and what would run, for ``onnxtool doctor``);
 ``python -m graphsurgeon_tools.runtime.ort_library build`` (``make setup`` runs it);
+``compile_library(out_dir, fetch=...)`` (``setup.py`` runs it when the wheel is built);
 ``register(sess_options, path)`` (any library, once per SessionOptions object) and
 ``user_libraries(paths)`` (the ``custom_op_libs=`` check).
 
-The library (sources ``<repo>/csrc/ort/`` + the shared kernel ``csrc/resize_kernel.h``)
-registers DynamicTRTResize in the domain ``trt.plugins``; load it with
-``SessionOptions.register_custom_ops_library(str(path))``. It is built with the
-system ``g++`` into ``<repo>/.build/ort_ops/`` and reused while a stamp beside it
-matches a hash of the sources, the flags, the headers' version and the compiler.
+The library (sources ``csrc/ort/`` + the shared kernel ``csrc/resize_kernel.h``) registers
+DynamicTRTResize in the domain ``trt.plugins`` through ONNX Runtime's C API only, so one build
+serves every onnxruntime at or above its API version. Where it comes from, in order:
+
+1. the wheel: ``graphsurgeon_tools/_lib/`` (compiled when the wheel was built);
+2. the build folder ``<build_root>/ort_ops/`` (:func:`graphsurgeon_tools.runtime.build_cache.build_root`:
+   ``$ONNXTOOL_BUILD_DIR``, ``<clone>/.build`` or the per-user cache), built with the system
+   ``g++`` and reused while its record matches a hash of the sources, the flags, the headers'
+   version and the compiler.
+
+Either is loaded only after its record (size and sha256, written at build time) is checked.
 
 ONNX Runtime's C API header comes from, in order:
 
 1. ``$ONNXRUNTIME_INCLUDE_DIR`` (a folder holding ``onnxruntime_c_api.h``, or its
    ``onnxruntime/`` subfolder);
-2. ``<repo>/.build/ort_headers/`` (an earlier fetch);
+2. ``<build_root>/ort_headers/`` (an earlier fetch);
 3. a fetch of Debian's ``libonnxruntime-dev`` from the suite after bookworm
    (``trixie``: ORT_API_VERSION 21), with apt run on a PRIVATE state, cache and
-   source list under ``.build/ort_headers/apt`` naming the Debian mirror the machine
+   source list under ``ort_headers/apt`` naming the Debian mirror the machine
    already uses; the system's apt configuration and package database are not touched.
-   Only ``fetch=True`` (the ``build`` command) goes to the network.
+   Only ``fetch=True`` (the ``build`` command, the wheel build) goes to the network.
 
-Requires: an editable install (the sources are found beside the package), g++.
-Ensures: a returned path is a library built from the current sources (without a compiler
-here to rebuild it: the library built earlier, if any).
-Does NOT: make sessions (runtime.session does), copy headers into
-the repository, or fail when it cannot build: ``library_path`` then returns None and
-``unavailable_reason()`` says why in one line (the onnxruntime-extensions path stays).
+Requires: the sources (shipped in the wheel, or a clone's ``csrc/``), g++ to build.
+Ensures: a returned path is a verified library (built from the current sources when a compiler
+is here to check that); finding a current library opens nothing for writing and takes no lock.
+Does NOT: make sessions (runtime.session does), copy headers into the repository, or fail when
+it cannot build: ``library_path`` then returns None and ``unavailable_reason()`` says why in one
+line (the onnxruntime-extensions path stays).
 """
 
 from __future__ import annotations
@@ -47,24 +55,34 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from graphsurgeon_tools.io.files import exclusive_lock
+from graphsurgeon_tools.runtime.build_cache import (
+    REPO_ROOT,
+    BuildStatus,
+    build_root,
+    check_record,
+    shipped_library,
+    sources_dir,
+    writable_reason,
+    write_record,
+)
 
 __all__ = [
     "DOMAIN",
     "LIBRARY_NAME",
     "build",
+    "build_dir",
+    "compile_library",
     "header_dir",
     "library_path",
     "register",
+    "status",
     "unavailable_reason",
     "user_libraries",
 ]
 
 DOMAIN = "trt.plugins"
 LIBRARY_NAME = "libonnxtool_ort_ops.so"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CSRC_DIR = REPO_ROOT / "csrc"
-BUILD_DIR = REPO_ROOT / ".build" / "ort_ops"
-HEADERS_DIR = REPO_ROOT / ".build" / "ort_headers"
+BUILD_COMMAND = "python -m graphsurgeon_tools.runtime.ort_library build"
 # The suite after bookworm: its libonnxruntime-dev (1.21) carries the C API header
 # and the C++ wrappers at ORT_API_VERSION 21; the installed onnxruntime (>= 1.21)
 # still serves that API version.
@@ -78,11 +96,26 @@ CXXFLAGS = ["-std=c++17", "-O3", "-fopenmp-simd", "-DNDEBUG", "-fPIC", "-fvisibi
 _reason: list[str] = [""]
 
 
+def build_dir() -> Path:
+    """Where this library is built: ``<build_root>/ort_ops``."""
+    return build_root()[0] / "ort_ops"
+
+
+def _headers_dir() -> Path:
+    return build_root()[0] / "ort_headers"
+
+
+def _csrc() -> Path:
+    # A missing tree reads as a folder with no sources (the callers say so).
+    return sources_dir() or REPO_ROOT / "csrc"
+
+
 def _sources() -> list[Path]:
     # csrc/*.h: the shared kernel (resize_kernel.h, resize_passes.h, resize_plan.h) and
     # the torch op's headers, which cost a rebuild at most.
-    return sorted([*(CSRC_DIR / "ort").glob("*.cpp"), *(CSRC_DIR / "ort").glob("*.h"),
-                   *(CSRC_DIR / "ort").glob("*.map"), *CSRC_DIR.glob("*.h")])
+    csrc = _csrc()
+    return sorted([*(csrc / "ort").glob("*.cpp"), *(csrc / "ort").glob("*.h"),
+                   *(csrc / "ort").glob("*.map"), *csrc.glob("*.h")])
 
 
 def _header_dir_in(root: Path) -> Optional[Path]:
@@ -133,12 +166,12 @@ def _debian_mirror() -> str:
 
 
 def _fetch_headers() -> Optional[Path]:
-    """Download and unpack libonnxruntime-dev into HEADERS_DIR with apt on a private state."""
+    """Download and unpack libonnxruntime-dev into ``<build_root>/ort_headers`` with apt on a private state."""
     apt_get, dpkg_deb = shutil.which("apt-get"), shutil.which("dpkg-deb")
     if apt_get is None or dpkg_deb is None:
         _reason[0] = "no ONNX Runtime headers: set ONNXRUNTIME_INCLUDE_DIR (apt-get/dpkg-deb are not here to fetch libonnxruntime-dev)"
         return None
-    state = HEADERS_DIR / "apt"
+    state = _headers_dir() / "apt"
     for sub in ("state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     (state / "etc" / "sources.list").write_text("")
@@ -185,8 +218,8 @@ def _fetch_headers() -> Optional[Path]:
         if done.returncode != 0 or include is None:
             _reason[0] = f"{debs[0].name} holds no onnxruntime_c_api.h"
             return None
-        target = HEADERS_DIR / "include"
-        staging = HEADERS_DIR / f"include.{os.getpid()}"
+        target = _headers_dir() / "include"
+        staging = _headers_dir() / f"include.{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(include, staging)
         (staging / "SOURCE").write_text(f"{debs[0].name} from {_debian_mirror()} {DEBIAN_SUITE}\n")
@@ -203,10 +236,10 @@ def _headers(fetch: bool) -> Optional[Path]:
         if found is None:
             _reason[0] = f"ONNXRUNTIME_INCLUDE_DIR={env} holds no onnxruntime_c_api.h"
         return found
-    cached = _header_dir_in(HEADERS_DIR / "include")
+    cached = _header_dir_in(_headers_dir() / "include")
     if cached is not None or not fetch:
         if cached is None:
-            _reason[0] = "ONNX Runtime headers not fetched yet: run `make setup` (or set ONNXRUNTIME_INCLUDE_DIR)"
+            _reason[0] = f"ONNX Runtime headers not fetched yet: run `{BUILD_COMMAND}` (or set ONNXRUNTIME_INCLUDE_DIR)"
         return cached
     return _fetch_headers()
 
@@ -216,16 +249,31 @@ def header_dir() -> Optional[Path]:
     return _headers(fetch=False)
 
 
-def _stamp() -> Path:
-    return BUILD_DIR / "build.stamp"
+def compile_library(out_dir: Path, *, fetch: bool = False, include: Optional[Path] = None) -> Optional[Path]:
+    """Compile the library into ``out_dir`` (with its record) from the current sources; None
+    (see :func:`unavailable_reason`) when it cannot. ``setup.py`` calls it for the wheel."""
+    _reason[0] = ""
+    compiler = _compiler()
+    if not (_csrc() / "ort" / "dynamic_trt_resize.cpp").is_file():
+        _reason[0] = f"the library's sources are not in {_csrc() / 'ort'}; reinstall onnxtool"
+        return None
+    if compiler is None:
+        _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library: apt-get install g++"
+        return None
+    include = include or _headers(fetch)
+    if include is None:
+        return None
+    return _compile(out_dir, include, compiler, _build_key(include, compiler))
 
 
-def _compile(include: Path, compiler: str, key: str) -> Optional[Path]:
-    out = BUILD_DIR / LIBRARY_NAME
-    tmp = BUILD_DIR / f"{LIBRARY_NAME}.{os.getpid()}"
+def _compile(out_dir: Path, include: Path, compiler: str, key: str) -> Optional[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / LIBRARY_NAME
+    tmp = out_dir / f"{LIBRARY_NAME}.{os.getpid()}"
+    csrc = _csrc()
     command = [
-        compiler, *CXXFLAGS, "-shared", f"-I{include}", str(CSRC_DIR / "ort" / "dynamic_trt_resize.cpp"),
-        "-o", str(tmp), f"-Wl,--version-script={CSRC_DIR / 'ort' / 'exports.map'}",
+        compiler, *CXXFLAGS, "-shared", f"-I{include}", str(csrc / "ort" / "dynamic_trt_resize.cpp"),
+        "-o", str(tmp), f"-Wl,--version-script={csrc / 'ort' / 'exports.map'}",
     ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -237,58 +285,122 @@ def _compile(include: Path, compiler: str, key: str) -> Optional[Path]:
         _reason[0] = f"compiling the ONNX Runtime library failed: {errors[0][:200]}"
         tmp.unlink(missing_ok=True)
         return None
-    # Replace, never overwrite: a process that has the old file mapped keeps it.
+    # Replace, never overwrite: a process that has the old file mapped keeps it. The record
+    # follows the library; a crash in between leaves a record that does not match (rebuilt).
     os.replace(tmp, out)
-    stamp_tmp = _stamp().with_suffix(f".{os.getpid()}")
-    stamp_tmp.write_text(key)
-    os.replace(stamp_tmp, _stamp())
+    write_record(out, key)
     return out
 
 
-def build(*, fetch: bool = True) -> Optional[Path]:
-    """Build the library unless the cached one is current; None (see unavailable_reason) if it cannot.
+def _current(out: Path, compiler: Optional[str], include: Optional[Path]) -> tuple[str, Optional[str]]:
+    """check_record for the build folder's library: against the current key when it can be
+    computed (a compiler and headers), else only size and sha256 (built earlier, nothing to
+    check the sources with)."""
+    if compiler is not None and include is not None:
+        return check_record(out, _build_key(include, compiler))
+    return check_record(out)
 
-    ``fetch=True`` may download the headers (network); ``fetch=False`` only uses
-    headers already here.
+
+def _shipped() -> tuple[Optional[Path], str]:
+    """The wheel's library when its record holds; else (None, why it is not used)."""
+    shipped = shipped_library(LIBRARY_NAME)
+    if shipped is None:
+        return None, ""
+    why, _ = check_record(shipped)
+    if why:
+        return None, f"the library shipped in the wheel ({shipped}) is {why}"
+    return shipped, ""
+
+
+def build(*, fetch: bool = True) -> Optional[Path]:
+    """Build the library in the build folder unless the one there is current; None (see
+    unavailable_reason) if it cannot. A verified library shipped in the wheel is used as it is.
+
+    ``fetch=True`` may download the headers (network); ``fetch=False`` only uses headers
+    already here. Takes the build lock only when it has to build.
     """
     _reason[0] = ""
-    if not (CSRC_DIR / "ort" / "dynamic_trt_resize.cpp").is_file():
-        _reason[0] = f"the library's sources are not in {CSRC_DIR / 'ort'} (onnxtool must be an editable install)"
+    shipped, damaged = _shipped()
+    if shipped is not None:
+        return shipped
+    if not (_csrc() / "ort" / "dynamic_trt_resize.cpp").is_file():
+        _reason[0] = damaged or f"the library's sources are not in {_csrc() / 'ort'}; reinstall onnxtool"
         return None
+    out = build_dir() / LIBRARY_NAME
     compiler = _compiler()
+    include = _headers(fetch=False)
+    if include is None and os.environ.get("ONNXRUNTIME_INCLUDE_DIR"):
+        return None  # the headers asked for are not there: said, rather than quietly ignored
+    if not _current(out, compiler, include)[0]:
+        return out
     if compiler is None:
-        if (BUILD_DIR / LIBRARY_NAME).is_file():  # built earlier (or shipped prebuilt): nothing to check it with
-            return BUILD_DIR / LIBRARY_NAME
-        _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library"
+        _reason[0] = "no C++ compiler (g++) to build the ONNX Runtime library: apt-get install g++"
         return None
-    with exclusive_lock(BUILD_DIR / "build.lock"):  # fetch-build-stamp, one process at a time
+    unwritable = writable_reason(build_dir())
+    if unwritable:
+        _reason[0] = f"{unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder and run `{BUILD_COMMAND}`"
+        return None
+    with exclusive_lock(build_dir() / "build.lock", timeout=900):  # fetch-build-record, one process at a time
         include = _headers(fetch)
         if include is None:
             return None
         key = _build_key(include, compiler)
-        out = BUILD_DIR / LIBRARY_NAME
-        if out.is_file() and _stamp().is_file() and _stamp().read_text() == key:
+        if not check_record(out, key)[0]:  # another process built it while we waited
             return out
-        return _compile(include, compiler, key)
+        out.unlink(missing_ok=True)  # a damaged or stale one is never loaded, only replaced
+        return _compile(build_dir(), include, compiler, key)
+
+
+def status() -> BuildStatus:
+    """What :func:`library_path` would hand out, read without building, fetching or locking."""
+    shipped, damaged = _shipped()
+    folder, origin = build_root()
+    where = build_dir()
+    if shipped is not None:
+        _, sha = check_record(shipped)
+        return BuildStatus(True, shipped, sha, where, "wheel", "", False, sources_dir())
+    out = where / LIBRARY_NAME
+    compiler = _compiler()
+    include = header_dir()
+    why, sha = _current(out, compiler, include)
+    if not why:
+        return BuildStatus(True, out, sha, where, origin, "", True, sources_dir())
+    if sources_dir() is None:
+        return BuildStatus(False, None, None, where, "none",
+                           damaged or "the library's sources are not installed: pip install --force-reinstall onnxtool",
+                           False, None)
+    prefix = f"{damaged}; " if damaged else ""
+    if compiler is None:
+        return BuildStatus(False, None, None, where, origin,
+                           f"{prefix}the ONNX Runtime library is {why} and there is no C++ compiler: apt-get install g++",
+                           False, sources_dir())
+    unwritable = writable_reason(where, create=False)
+    if unwritable:
+        return BuildStatus(False, None, None, where, origin,
+                           f"{prefix}{unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder", False, sources_dir())
+    fix = "" if include is not None else " (its headers are fetched from Debian)"
+    return BuildStatus(False, None, None, where, origin,
+                       f"{prefix}the ONNX Runtime library is {why} in {where}: run `{BUILD_COMMAND}`{fix}",
+                       include is not None, sources_dir())
 
 
 _cached: dict[str, Optional[Path]] = {}
 
 
 def library_path(*, allow_build: bool = True) -> Optional[Path]:
-    """The current library's path, building it from headers already here when stale or missing.
+    """The verified library's path, building it from headers already here when stale or missing.
 
     Looked up once per process (the answer is cached; a build takes ~10 s). Never goes to
-    the network; ``allow_build=False`` only looks. Returns None when the library cannot be had (see :func:`unavailable_reason`).
+    the network; ``allow_build=False`` only looks. Returns None when the library cannot be had
+    (see :func:`unavailable_reason`).
     """
     if "path" not in _cached:
         if allow_build:
             _cached["path"] = build(fetch=False)
         else:
-            out = BUILD_DIR / LIBRARY_NAME
-            _cached["path"] = out if out.is_file() else None
-            if _cached["path"] is None:
-                _reason[0] = "the ONNX Runtime library is not built: run `make setup`"
+            found = status()
+            _cached["path"] = found.path if found.available else None
+            _reason[0] = found.reason
     return _cached["path"]
 
 
@@ -352,9 +464,10 @@ def _main(argv: list[str]) -> int:
         # Not an error for `make setup`: plugin models keep running through onnxruntime-extensions.
         print(f"onnxtool ORT library not built: {unavailable_reason()} (plugin models run through onnxruntime-extensions)")
         return 0
-    source = HEADERS_DIR / "include" / "SOURCE"
+    source = _headers_dir() / "include" / "SOURCE"
     via = os.environ.get("ONNXRUNTIME_INCLUDE_DIR") or (source.read_text().strip() if source.is_file() else "?")
-    print(f"onnxtool ORT library ready: {path} ({time.perf_counter() - start:.2f} s; headers: {via})")
+    via = "shipped in the wheel" if path == shipped_library(LIBRARY_NAME) else f"headers: {via}"
+    print(f"onnxtool ORT library ready: {path} ({time.perf_counter() - start:.2f} s; {via})")
     return 0
 
 

@@ -7,6 +7,8 @@ import torch
 
 import exporters.ops as ops
 
+ops.load()  # torch.ops.onnxtool.* is called directly below
+
 
 def test_values() -> None:
     a = torch.tensor([1.0, -2.0, 3.5])

@@ -27,6 +27,8 @@ from onnx.reference import ReferenceEvaluator
 
 import exporters.ops as ops
 
+ops.load()  # torch.ops.onnxtool.* is called directly below
+
 RTOL, ATOL = 1e-4, 1e-5
 REPO = Path(__file__).resolve().parents[2]
 
@@ -489,18 +491,26 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=300)
 
 
+def test_importing_the_op_face_builds_and_writes_nothing(tmp_path: Path) -> None:
+    result = _python("import exporters.ops, torch; assert not hasattr(torch.ops.onnxtool, 'resize')",
+                     ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"))
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "empty").exists()
+
+
 def test_missing_build_without_compiler_says_what_to_run(tmp_path: Path) -> None:
-    result = _python("import exporters.ops", ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"), CXX=str(tmp_path / "no-such-compiler"))
+    result = _python("import exporters.ops as ops; ops.load()", ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"),
+                     CXX=str(tmp_path / "no-such-compiler"))
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("exporters.ops.OpsBuildError:"), last
-    assert "python -m exporters.ops build" in last
+    assert last.startswith("exporters.build.OpsBuildError:"), last
+    assert "python -m exporters.build" in last
     assert "no-such-compiler: not found" in last  # the compiler's own reason, not the command line
 
 
 def test_build_command_reuses_the_build() -> None:
     # `make setup` runs this; with the library built it must neither compile
-    # nor run ninja: it checks the stamp and loads the .so (milliseconds; a
+    # nor run ninja: it checks the record and loads the .so (milliseconds; a
     # rebuild takes tens of seconds). The figure it prints covers the check
     # and the import of exporters.ops, not the interpreter or torch start-up.
     result = subprocess.run([sys.executable, "-m", "exporters.ops", "build"], capture_output=True, text=True,

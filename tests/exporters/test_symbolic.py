@@ -15,7 +15,8 @@ import onnx
 import pytest
 
 torch = pytest.importorskip("torch")
-ops = pytest.importorskip("exporters.ops")  # the C++ library (built by `make setup`)
+ops = pytest.importorskip("exporters.ops")
+ops.load()  # the C++ library (built by `make setup`, else now): the symbolics cover the loaded ops
 
 from exporters import ExportFailedError, export  # noqa: E402
 from exporters.symbolic import (  # noqa: E402
