@@ -46,6 +46,16 @@ class UnsupportedModelError(InvalidModelError):
     """A valid model that onnxtool cannot handle (an opset or construct it does not know)."""
 
 
+class RefusedRequestError(UnsupportedModelError):
+    """A requested form (make-dynamic-scale ``layout``, swap-plugin ``signature``) that can rewrite none
+    of the matched sites: a refusal, never reported as success. ``skipped`` holds each site's Skip
+    (node, op_type and its Refusal: code, text, fix)."""
+
+    def __init__(self, message: str, skipped: tuple = ()) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped)
+
+
 class UnsafeExternalDataError(InvalidModelError):
     """External data whose location escapes the model's folder, or is missing, short or absurd."""
 

@@ -16,8 +16,9 @@ Resize, or a plugin shape input) needs min/opt/max *values*:
   input must be listed.
 
 Roles of the inputs (found from the graph, not from names):
-* ``data``: inputs with symbolic dims; the last two dims take ``sizes`` (h, w), every
-  other symbolic dim takes ``batch``;
+* ``data``: inputs with symbolic dims; the spatial dims (axes 2.. of an (N, C, ...) input:
+  (l), (h, w) or (d, h, w); the last two of a rank-2 one) take ``sizes``, every other
+  symbolic dim takes ``batch``;
 * ``factor``: integer inputs whose values reach a Resize's scales/sizes or a plugin shape
   input through arithmetic (e.g. Shape(X) * f); values = the factors (per resized axis);
 * ``sizes``: integer inputs that reach a Resize's sizes or a plugin shape input through
@@ -182,8 +183,9 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
 
     Args:
         model: ModelProto or path (weights are not read).
-        sizes: (min, opt, max) data sizes, each (h, w) or one int for a square.
-        factors: (min, opt, max) resize factors, each one int or one per resized axis.
+        sizes: (min, opt, max) data sizes, each one int per spatial axis ((l), (h, w), (d, h, w)) or
+            one int for every spatial axis.
+        factors: (min, opt, max) resize factors, each one int or one per resized (spatial) axis.
         batch: (min, opt, max) for every other symbolic dim of a data input.
     """
     from graphsurgeon_tools.io import load_model
@@ -192,7 +194,7 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
 
     proto = load_model(model)
     ctx = LintContext(proto, find_resize_sites(proto))
-    sizes3 = [_per_axis(s, 2, "a data size") for s in _three("sizes", sizes)]
+    sizes3 = _three("sizes", sizes)
     factors3 = _three("factors", factors)
     batch3 = _three("batch", batch)
     profile = Profile()
@@ -211,14 +213,15 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
         if all(isinstance(d, int) for d in dims):
             continue  # static: no profile entry needed
         levels = []
+        first = _first_spatial(len(dims))
         for which in range(3):
-            spatial = list(sizes3[which])
+            spatial = _per_axis(sizes3[which], len(dims) - first, f"the data size for {name!r}")
             shape = []
             for axis, d in enumerate(dims):
                 if isinstance(d, int):
                     shape.append(d)
-                elif axis >= len(dims) - 2:
-                    shape.append(int(spatial[axis - (len(dims) - 2)]))
+                elif axis >= first:
+                    shape.append(int(spatial[axis - first]))
                 else:
                     shape.append(int(batch3[which]))
             levels.append(tuple(shape))
@@ -242,6 +245,11 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
     for entry in profile.inputs:
         _check_order(entry)
     return profile
+
+
+def _first_spatial(rank: int) -> int:
+    """The first spatial axis: 2 for (N, C, ...) inputs of any spatial rank, the last two of a rank-2 one."""
+    return 2 if rank >= 3 else max(rank - 2, 0)
 
 
 def _vector_length(dims: list[Any]) -> int:
@@ -291,7 +299,8 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
         count = _vector_length(_dims(next(i for i in proto.graph.input if i.name == name)))
         if len(x_dims) < count or not all(isinstance(d, int) for d in x_dims[-count:]):
             continue
-        per_axis = _per_axis(factor, min(count, 2), "factor")
+        spatial = min(count, len(x_dims) - _first_spatial(len(x_dims)))  # a full-rank sizes input: 1 on N, C
+        per_axis = _per_axis(factor, spatial, "factor")
         per_axis = (1,) * (count - len(per_axis)) + tuple(per_axis)
         value = tuple(int(math.floor(d * f)) for d, f in zip(x_dims[-count:], per_axis))
         found[name] = value
@@ -312,7 +321,8 @@ def _freeze(model: "ModelProto", name: str, elem_type: int, dims: list[int], val
 def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
     """``"32x32,256x256,512x384:1,2,4"`` -> (sizes, factors), each (min, opt, max).
 
-    A size is ``HxW`` or one int (square); a factor one int or ``HxW`` (per axis). The
+    A size is one int per spatial axis (``L``, ``HxW``, ``DxHxW``) or one int for all of them; a
+    factor one int or one per spatial axis (``2x2``, ``2x2x2``). The
     factors part may be left out (``"32,256,512"``: factors 1, 2, 4 are NOT assumed; a
     model with factor or sizes inputs then needs them and raises UsageError).
     """
@@ -327,10 +337,10 @@ def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]
             try:
                 dims = tuple(int(d) for d in value.lower().split("x"))
             except ValueError:
-                raise UsageError(f"profile={text!r}: {value!r} is not an int or HxW") from None
-            if len(dims) > 2 or any(d < 1 for d in dims):
-                raise UsageError(f"profile={text!r}: {value!r} must be one or two positive ints")
-            out.append(dims if len(dims) == 2 else dims[0])
+                raise UsageError(f"profile={text!r}: {value!r} is not an int, HxW or DxHxW") from None
+            if len(dims) > 3 or any(d < 1 for d in dims):
+                raise UsageError(f"profile={text!r}: {value!r} must be one to three positive ints (L, HxW, DxHxW)")
+            out.append(dims if len(dims) > 1 else dims[0])
         return tuple(out)  # type: ignore[return-value]
 
     sizes_part, _, factors_part = text.partition(":")

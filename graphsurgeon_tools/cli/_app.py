@@ -62,7 +62,8 @@ ProfileOption = Annotated[
     typer.Option(
         "--profile",
         help="TensorRT optimisation profile SIZES:FACTORS for the written model, e.g. 32,256,512:1,2,4 "
-             "(sizes HxW or one int; min,opt,max): prints the trtexec, polygraphy and ONNX Runtime spellings.",
+             "(sizes L, HxW or DxHxW, or one int for every spatial axis; min,opt,max): prints the trtexec, "
+             "polygraphy and ONNX Runtime spellings.",
     ),
 ]
 CustomOpLibOption = Annotated[

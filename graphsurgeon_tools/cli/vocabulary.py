@@ -96,7 +96,7 @@ REASON_HINTS: dict[str, str] = {
     "layout-needs-resize-11": _SCALES_LAYOUT,
     "layout-axes": _SCALES_LAYOUT,
     "layout-tf-crop-and-resize": _SCALES_LAYOUT,
-    "layout-not-hw": _SCALES_LAYOUT,
+    "layout-no-spatial-axes": _SCALES_LAYOUT,
     "layout-non-spatial": _SCALES_LAYOUT,
     "not-whole-factor": "--layout sizes or --layout scales",
     "size-tensor-opset": _SCALES_SIGNATURE,
@@ -104,6 +104,7 @@ REASON_HINTS: dict[str, str] = {
     "size-tensor-leading-axis": _SCALES_SIGNATURE,
     "size-tensor-inexact": _SCALES_SIGNATURE,
     "sizes-not-hw": "make-dynamic-scale --layout sizes first, then swap-plugin --signature sizes",
+    "sizes-form-leading-axis": _SCALES_SIGNATURE,
 }
 
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""

@@ -72,8 +72,12 @@ g (float[1,3,5,7] X) => (float[?,?,?,?] Y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
     ("sizes", _resize10, "Resize-11 or later"),
 ])
 def test_layouts_refuse_what_they_cannot_express_with_the_reason(layout: str, build, reason: str) -> None:
-    result = make_dynamic_scale(build(), layout=layout)
-    assert not result.rewritten and reason in result.skipped[0].reason
+    """A layout that can express no site fails the request (exit 3) with each site's reason."""
+    from graphsurgeon_tools.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match=reason) as raised:
+        make_dynamic_scale(build(), layout=layout)
+    assert raised.value.exit_code == 3
 
 
 def test_the_report_says_where_tensorrt_departs_for_float_scales() -> None:

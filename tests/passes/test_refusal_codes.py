@@ -20,6 +20,7 @@ from onnx import TensorProto, helper
 
 from graphsurgeon_tools import make_dynamic_scale, swap_plugin
 from graphsurgeon_tools.cli.vocabulary import REASON_HINTS, report_to_flags
+from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.plugins import parse_spec
 from graphsurgeon_tools.refusal import Fix, Refusal
@@ -154,8 +155,9 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
         13, 'y = Resize <mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize"> (x, roi, s)',
         inits="<float[4] s = {1.0, 1.0, 2.0, 2.0}, float[8] roi = {0., 0., 0., 0., 1., 1., 1., 1.}>"),
         layout="sizes", check=False)),
-    ("layout-not-hw", "mds", lambda: make_dynamic_scale(_scales(scales="1.0, 2.0, 2.0", x="float[1,8,8] x"),
-                                                        layout="sizes", check=False)),
+    ("layout-no-spatial-axes", "mds", lambda: make_dynamic_scale(
+        _resize(13, 'y = Resize <mode = "nearest"> (x, , s)', x="float[8,8] x", inits="<float[2] s = {2.0, 2.0}>"),
+        layout="sizes", check=False)),
     ("layout-non-spatial", "mds", lambda: make_dynamic_scale(_scales(scales="1.0, 2.0, 2.0, 2.0"),
                                                              layout="sizes", check=False)),
     ("not-whole-factor", "mds", lambda: make_dynamic_scale(_scales(scales="1.0, 1.0, 1.5, 1.5"),
@@ -193,6 +195,8 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
                                                              signature="size-tensor", check=False)),
     ("size-tensor-inexact", "swap", lambda: swap_plugin(_scales(scales="1.0, 1.0, 1.5, 1.5", x="float[1,3,5,5] x"),
                                                         signature="size-tensor", check=False)),
+    ("sizes-form-leading-axis", "swap", lambda: swap_plugin(
+        _scales(scales="1.0, 1.0, 2.0, 2.0, 2.0", x="float[1,3,4,8,8] x"), signature="sizes", check=False)),
     ("sizes-not-hw", "swap", lambda: swap_plugin(
         _resize(13, 'y = Resize <mode = "linear"> (x, , s)', extra=", float[4] s"), signature="sizes", check=False)),
     ("plugin-dtype-unsupported", "swap", lambda: swap_plugin(_parse(
@@ -217,7 +221,11 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
 
 @pytest.mark.parametrize(("code", "where", "run"), CASES, ids=[f"{c[1]}:{c[0]}" for c in CASES])
 def test_the_pass_refuses_with_this_code(code: str, where: str, run: Callable[[], Any]) -> None:
-    result = run()
+    try:
+        result = run()
+    except RefusedRequestError as refused:  # the requested form refused every site: the request failed
+        assert f"[{code}]" in str(refused) and refused.exit_code == 3
+        result = _Refused(refused.skipped)
     assert all(isinstance(s, Skip) and isinstance(s.refusal, Refusal) for s in result.skipped)
     codes = [s.code for s in result.skipped]
     assert code in codes, [(s.code, s.reason) for s in result.skipped]
@@ -226,6 +234,16 @@ def test_the_pass_refuses_with_this_code(code: str, where: str, run: Callable[[]
     # the CLI's report: the hint of a code in the table sits beside the refusal
     (flagged,) = [s for s in report_to_flags(result.to_dict())["skipped"] if s["code"] == code][:1]
     assert flagged.get("hint") == (report_to_flags(REASON_HINTS.get(code)) if code in REASON_HINTS else None)
+
+
+class _Refused:
+    """What a request that failed with RefusedRequestError reports: its skips."""
+
+    def __init__(self, skipped: list) -> None:
+        self.skipped = skipped
+
+    def to_dict(self) -> dict:
+        return {"skipped": [s.to_dict() for s in self.skipped]}
 
 
 def test_every_hint_is_for_a_code_a_pass_produces() -> None:

@@ -76,8 +76,11 @@ def test_v3_refusals_say_why() -> None:
     dynamic = onnx.parser.parse_model("""
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[1,3,5,7] X, float[4] s) => (float[?,?,?,?] Y) { Y = Resize <mode="linear"> (X, , s) }""")
-    result = swap_plugin(dynamic, signature="sizes")
-    assert not result.rewritten and 'layout="sizes"' in result.skipped[0].reason
+    from graphsurgeon_tools.errors import UnsupportedModelError
+
+    with pytest.raises(UnsupportedModelError, match='layout="sizes"') as raised:  # every site refused: a failure
+        swap_plugin(dynamic, signature="sizes")
+    assert raised.value.exit_code == 3
 
 
 def test_srcnn_v3_round_trip(srcnn_exports) -> None:

@@ -99,9 +99,11 @@ def make_dynamic_scale(
     layout: Annotated[
         str,
         typer.Option("--layout", help="What the new input holds: 'scales' (float32 scales, default; ONNX "
-                                      "Runtime), 'factor' (int64 whole factors [h, w], expanded in-graph) or "
-                                      "'sizes' (int64 output [h, w]). The int64 layouts are what TensorRT takes "
-                                      "(shape inputs must be integers; see onnxtool lint)."),
+                                      "Runtime), 'factor' (int64 whole factors, one per spatial axis: [l], [h, w] "
+                                      "or [d, h, w]; expanded in-graph) or 'sizes' (int64 output size per spatial "
+                                      "axis). The int64 layouts are what TensorRT takes (shape inputs must be "
+                                      "integers; see onnxtool lint). A layout that can express none of the sites "
+                                      "exits 3 with each site's reason."),
     ] = "scales",
     factor: Annotated[
         bool, typer.Option("--factor", help="The input holds only the spatial factors ([h, w]), expanded in-graph.")
@@ -153,7 +155,8 @@ def make_dynamic_scale(
 
     Writes MODEL.dynamic.onnx beside MODEL unless -o or --in-place. Exit codes: 0 done (also
     when nothing needed rewriting), 1 the built-in check found a difference (nothing is
-    written) or --strict found nothing, 2 usage, 3 invalid model or nonsense scales.
+    written) or --strict found nothing, 2 usage, 3 invalid model, nonsense scales, or a
+    --layout that can express none of the sites that have constant scales.
     """
     from graphsurgeon_tools.errors import CheckFailedError
     from graphsurgeon_tools.io import load_model, save_model

@@ -161,7 +161,8 @@ def swap_plugin(
 
     Writes MODEL.plugin.onnx (MODEL.resize.onnx with --reverse) unless -o or --in-place.
     Exit codes: 0 done (also when nothing matched), 1 the built-in check found a difference
-    (nothing is written), 2 usage, 3 unreadable model or invalid spec.
+    (nothing is written), 2 usage, 3 unreadable model, invalid spec, or a --signature that can
+    swap none of the matched sites (each site's reason in the message).
     """
     from graphsurgeon_tools.errors import UsageError
     from graphsurgeon_tools.io import load_model, save_model

@@ -132,4 +132,6 @@ def make_dynamic_scale(
         # Errors name the file when there is one (io's own messages already do).
         if label is None or label in str(exc):
             raise
-        raise type(exc)(f"{label}: {exc}") from None
+        relabelled = type(exc)(f"{label}: {exc}")
+        relabelled.__dict__.update(exc.__dict__)  # e.g. RefusedRequestError.skipped
+        raise relabelled from None

@@ -3,8 +3,12 @@
 ::
 
     layout="scales"  Resize(X, roi, scales:float[r])                         (today; ONNX Runtime)
-    layout="factor"  Resize(X, roi, "", Concat(Shape(X)[:-2], Shape(X)[-2:] * factor:int64[2]))
-    layout="sizes"   Resize(X, roi, "", Concat(Shape(X)[:-2], sizes:int64[2]))
+    layout="factor"  Resize(X, roi, "", Concat(Shape(X)[:-k], Shape(X)[-k:] * factor:int64[k]))
+    layout="sizes"   Resize(X, roi, "", Concat(Shape(X)[:-k], sizes:int64[k]))
+
+``k`` is the number of spatial axes the site resizes (the scales' suffix past N, C): 1 for
+(N, C, L) audio, 2 for (N, C, H, W) images, 3 for (N, C, D, H, W) volumes; the input holds
+one entry per spatial axis ((l), (h, w), (d, h, w)).
 
 The integer layouts are for TensorRT: an int64 graph input that sets a shape is a shape
 tensor TensorRT accepts (a float one it refuses; lint rule trt-shape-input-integer), and
@@ -24,9 +28,10 @@ Where each layout equals the original (:func:`arithmetic` for the layout written
   Runtime (both use out/in).
 
 Requires: plans from :mod:`.plan` (``plan.value`` the full constant scales). Ensures: the
-gate refuses (with the reason) every site a layout cannot express exactly at the original
-factor; the rewrite keeps the node order topological and removes the freed constants in one
-cleanup. Does NOT: check the model or refresh shapes (the pass does).
+gate refuses (a :class:`~graphsurgeon_tools.refusal.Refusal` with its code) every site a
+layout cannot express exactly at the original factor; the rewrite keeps the node order
+topological and removes the freed constants in one cleanup. Does NOT: check the model or
+refresh shapes (the pass does).
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suff
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 from graphsurgeon_tools.refusal import Fix, Refusal
 
-__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "gate", "pending_sizes",
-           "rewrite_integer", "sizes_feeds"]
+__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
+           "pending_sizes", "rewrite_integer", "sizes_feeds", "spatial_count"]
 
 LAYOUTS = ("scales", "factor", "sizes")
 INTEGER_LAYOUTS = ("factor", "sizes")
@@ -58,6 +63,18 @@ def _whole(value: float) -> bool:
 def _ort_output(dim: int, scale: float) -> int:
     """ONNX Runtime's output length for scales: floor(float32(dim) * float32(scale))."""
     return int(math.floor(float(np.float32(dim) * np.float32(scale))))
+
+
+def axis_names(count: int) -> str:
+    """``(l)``, ``(h, w)``, ``(d, h, w)``: what each entry of a k-entry spatial input is."""
+    names = {1: ("l",), 2: ("h", "w"), 3: ("d", "h", "w")}.get(count) or tuple(f"s{i}" for i in range(count))
+    return "(" + ", ".join(names) + ")"
+
+
+def spatial_count(plan: Plan) -> int:
+    """How many spatial axes the plan's site resizes (its scales' suffix past N, C); 0 when none."""
+    start = spatial_suffix(plan.site, len(plan.value))
+    return 0 if start is None else len(plan.value) - start
 
 
 _SCALES_LAYOUT = Fix("make_dynamic_scale", (("layout", "scales"),))
@@ -79,12 +96,13 @@ def _refusal(plan: Plan, layout: str, opset: int) -> Optional[Refusal]:
         return Refusal("layout-tf-crop-and-resize", "tf_crop_and_resize maps through roi, not through the output size",
                        _SCALES_LAYOUT)
     start = spatial_suffix(site, len(plan.value))
-    if start is None or len(plan.value) - start != 2:
-        return Refusal("layout-not-hw", f"scales {list(plan.value)} do not end in two spatial axes (h, w)",
-                       _SCALES_LAYOUT)
+    if start is None or start >= len(plan.value):
+        return Refusal("layout-no-spatial-axes", f"scales {list(plan.value)} resize no spatial axis (axis >= 2) "
+                       "as a suffix of the vector", _SCALES_LAYOUT)
     if any(v != 1.0 for v in plan.value[:start]):
-        return Refusal("layout-non-spatial", f"scales {list(plan.value)} change a non-spatial axis; the {layout} "
-                       "input holds (h, w) only", _SCALES_LAYOUT)
+        return Refusal("layout-non-spatial", f"scales {list(plan.value)} change a non-spatial axis (N or C); the "
+                       f"{layout} input holds the spatial axes {axis_names(len(plan.value) - start)} only",
+                       _SCALES_LAYOUT)
     spatial = plan.value[start:]
     if layout == "factor":
         bad = [v for v in spatial if not _whole(v) or v < 1]
@@ -109,12 +127,13 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
         if refusal is not None:
             skipped.append(Skip(plan.label, plan.site.op_type, refusal))
             continue
-        start = len(plan.value) - 2
+        start = len(plan.value) - spatial_count(plan)
         plan.prefix = plan.value[:start]
         if layout == "factor":
             plan.fed = tuple(float(int(v)) for v in plan.value[start:])
         else:
-            dims = plan.site.input_shape[start:] if plan.site.input_shape is not None else (None, None)
+            shape = plan.site.input_shape
+            dims = shape[start:] if shape is not None and len(shape) == len(plan.value) else (None,)
             # symbolic dims: the output size to feed depends on the input size (see sizes_feeds)
             plan.fed = tuple(float(_ort_output(d, s)) for d, s in zip(dims, plan.value[start:])) \
                 if all(isinstance(d, int) for d in dims) else ()
@@ -125,8 +144,10 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
 def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
     """Where this layout equals the original at this site, in ONNX Runtime and in TensorRT."""
     site = plan.site
-    spatial = plan.value[-2:]
-    dims = site.input_shape[-2:] if site.input_shape is not None else (None, None)
+    count = spatial_count(plan) or len(plan.value)
+    spatial = plan.value[-count:]
+    shape = site.input_shape
+    dims = shape[-count:] if shape is not None and len(shape) == len(plan.value) else (None,) * count
     known = all(isinstance(d, int) for d in dims)
     uneven = [f"{d}*{s:g}" for d, s in zip(dims, spatial) if isinstance(d, int) and not _whole(d * s)]
     whole_scales = all(_whole(s) for s in spatial)
@@ -196,7 +217,9 @@ def _final_names(base: str, count: int) -> list[str]:
 
 def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared: bool,
                     input_name: Optional[str]) -> tuple[list[NewInput], list[str], list[str]]:
-    """Rewire every planned site to an int64 (h, w) graph input. Returns (new inputs, removed, notes)."""
+    """Rewire every planned site to an int64 graph input with one entry per spatial axis (k of them).
+
+    Returns (new inputs, removed, notes)."""
     graph = model.graph
     taken = core_graph.all_tensor_names(graph)
     old = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
@@ -220,15 +243,16 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
             taken.add(name)
             return name
 
+        k = spatial_count(plan)
         shape, lead, size = fresh("shape"), fresh("lead"), fresh("out")
+        minus = consts.get(f"minus{k}", [-k])
         extra = [helper.make_node("Shape", [x], [shape], name=shape),
-                 helper.make_node("Slice", [shape, consts.get("zero", [0]), consts.get("minus2", [-2])], [lead],
-                                  name=lead)]
+                 helper.make_node("Slice", [shape, consts.get("zero", [0]), minus], [lead], name=lead)]
         hw = plan.input_name
         if layout == "factor":
-            spatial, hw = fresh("in_hw"), fresh("out_hw")
-            extra.append(helper.make_node("Slice", [shape, consts.get("minus2", [-2]),
-                                                    consts.get("end", [_INT64_MAX])], [spatial], name=spatial))
+            spatial, hw = fresh("in_spatial"), fresh("out_spatial")
+            extra.append(helper.make_node("Slice", [shape, minus, consts.get("end", [_INT64_MAX])], [spatial],
+                                          name=spatial))
             extra.append(helper.make_node("Mul", [spatial, plan.input_name], [hw], name=hw))
         extra.append(helper.make_node("Concat", [lead, hw], [size], name=size, axis=0))
         before[plan.site.output_name] = extra
@@ -275,16 +299,19 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
         owners.setdefault(plan.input_name, plan)
     new_inputs = []
     for name in names:
+        k = spatial_count(owners[name])
         value = [int(v) for v in owners[name].fed]  # [] when it depends on the input size
-        graph.input.append(helper.make_tensor_value_info(name, TensorProto.INT64, [2]))
-        new_inputs.append(NewInput(name, "int64", [2], None, value))
-    what = "the whole factor per spatial axis" if layout == "factor" else "the output (h, w)"
+        graph.input.append(helper.make_tensor_value_info(name, TensorProto.INT64, [k]))
+        new_inputs.append(NewInput(name, "int64", [k], None, value))
+    counts = sorted({spatial_count(p) for p in plans})
+    spelled = " or ".join(axis_names(c) for c in counts)
+    what = f"the whole factor per spatial axis {spelled}" if layout == "factor" else f"the output size {spelled}"
     notes = [f"layout={layout!r}: int64 input(s) {', '.join(names)} hold {what}; TensorRT needs them in its "
              "optimization profile as shape VALUES"]
     return new_inputs, removed, notes
 
 
-PendingSizes = tuple[str, str, tuple[float, float]]  # (sizes input, the site's X, spatial scales)
+PendingSizes = tuple[str, str, tuple[float, ...]]  # (sizes input, the site's X, spatial scales: one per axis)
 
 
 def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[PendingSizes]:
@@ -293,7 +320,7 @@ def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[Pending
     seen: dict[str, PendingSizes] = {}
     for plan in plans:
         if plan.input_name in unknown and plan.input_name not in seen:
-            scales = tuple(float(v) for v in plan.value[-2:])
+            scales = tuple(float(v) for v in plan.value[len(plan.value) - spatial_count(plan):])
             seen[plan.input_name] = (plan.input_name, plan.site.input_name, scales)  # type: ignore[assignment]
     return list(seen.values())
 
@@ -328,8 +355,9 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
     infos.update({i.name: i for i in inferred.graph.input})
     feeds: dict[str, np.ndarray] = {}
     for name, x, scales in pending:
+        count = len(scales)
         dims = static_shape(infos.get(x)) or ()
-        if len(dims) < 2 or not all(isinstance(d, int) for d in dims[-2:]):
+        if len(dims) < count or not all(isinstance(d, int) for d in dims[-count:]):
             continue
-        feeds[name] = np.array([_ort_output(d, s) for d, s in zip(dims[-2:], scales)], dtype=np.int64)
+        feeds[name] = np.array([_ort_output(d, s) for d, s in zip(dims[-count:], scales)], dtype=np.int64)
     return feeds

@@ -18,7 +18,8 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.core import opsets
-from graphsurgeon_tools.errors import InvalidScalesError, PreconditionError, UnsupportedModelError, UsageError
+from graphsurgeon_tools.errors import (InvalidScalesError, PreconditionError, RefusedRequestError,
+                                       UnsupportedModelError, UsageError)
 from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import free
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
@@ -30,7 +31,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (body_levels, fa
                                                                   refresh_shapes)
 from graphsurgeon_tools.resize.sites import ResizeSite
 
-__all__ = ["MakeDynamicScale", "dynamize_sites", "inline_local_functions", "nonsense_gate"]
+__all__ = ["MakeDynamicScale", "dynamize_sites", "inline_local_functions", "nonsense_gate", "raise_layout_refused"]
 
 
 def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
@@ -51,6 +52,15 @@ def inline_local_functions(model: ModelProto) -> ModelProto:
     except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals
         raise PreconditionError(f"inline_functions=True: onnx could not inline the model's functions: "
                                 f"{' '.join(str(exc).split())[:200]}") from None
+
+
+def raise_layout_refused(layout: str, refused: list) -> None:
+    """A requested layout that can express none of the sites the pass would rewrite fails the request
+    (RefusedRequestError, exit 3) with every site's reason, instead of "nothing to rewrite"."""
+    detail = "; ".join(f"{skip.node}: {skip.reason} [{skip.code}]" for skip in refused[:6])
+    more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
+    raise RefusedRequestError(f"layout={layout!r} can express none of the {len(refused)} site(s) with constant "
+                              f"scales: {detail}{more}", tuple(refused))
 
 
 def site_names(site: ResizeSite) -> tuple[str, str]:
@@ -207,7 +217,10 @@ class MakeDynamicScale(Pass):
         plans, _ = planning.plan_sites(
             model, selected, opset=opset, from_sizes=self.from_sizes, factor=self.factor, shared=self.shared
         )
-        plans, _ = layouts.gate(plans, self.layout, opset)
+        expressible, refused = layouts.gate(plans, self.layout, opset)
+        if plans and not expressible:
+            raise_layout_refused(self.layout, refused)
+        plans = expressible
         timer.lap("plan")
         self.model_check = ModelCheck(model)
         if not plans:

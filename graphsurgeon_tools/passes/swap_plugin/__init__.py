@@ -137,6 +137,7 @@ class SwapPlugin(Pass):
         elif self.spec.handler == "resize":
             forward.forward_resize(model, self.spec, self.op_type, self.domain, self.signature, self.nodes,
                                    self.keep_constant, result, self.label, self.size_input)
+            forward.raise_if_form_refused(self.signature, result)
         else:
             generic.forward_generic(model, self.spec, self.op_type, self.domain, self.nodes, result, self.label)
         return result
@@ -211,7 +212,9 @@ def swap_plugin(
             sessions, for models with custom ops ORT lacks.
 
     Raises UsageError, InvalidModelError / PreconditionError (the input is broken),
-    InvalidScalesError, InvalidSpecError. Nothing to swap is not an error.
+    InvalidScalesError, InvalidSpecError; UnsupportedModelError when the requested signature
+    refuses every matched site (each reason in the message). Nothing to swap (no site, or
+    only sites outside the main graph or outside the spec's match) is not an error.
     """
     label = str(model) if isinstance(model, (str, Path)) else None
     try:
@@ -227,4 +230,6 @@ def swap_plugin(
         # Errors name the file when there is one.
         if label is None or label in str(exc):
             raise
-        raise type(exc)(f"{label}: {exc}") from None
+        relabelled = type(exc)(f"{label}: {exc}")
+        relabelled.__dict__.update(exc.__dict__)  # e.g. RefusedRequestError.skipped
+        raise relabelled from None

@@ -39,6 +39,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
+from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
@@ -50,7 +51,11 @@ from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
-__all__ = ["forward_resize"]
+__all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
+
+#: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
+#: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
+FORM_CODES = ("sizes-driven", "size-tensor-", "sizes-", "layout-", "not-whole-factor", "unknown-rank")
 
 _DYNAMIC = (ValueSource.GRAPH_INPUT, ValueSource.RUNTIME)
 
@@ -75,6 +80,7 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
                    or refusals.dtype_refusal(site, types, op_type)
                    or refusals.rank_refusal(site, rank, signature)
                    or refusals.resize_refusal(view, signature)
+                   or (shape_input.op_refusal(view, rank) if signature == shape_input.SIGNATURE else None)
                    or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
                                                        sources.of_site(site).get("sizes")))
         if refusal:
@@ -82,6 +88,21 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         else:
             chosen.append(site)
     return chosen
+
+
+def raise_if_form_refused(signature: str, result: SwapPluginResult) -> None:
+    """RefusedRequestError (exit 3) when nothing was swapped and a matched site was refused by the
+    requested signature itself, with every site's reason: a refusal is never reported as success."""
+    if result.rewritten:
+        return
+    refused = [s for s in result.skipped if any(s.code == c or (c.endswith("-") and s.code.startswith(c))
+                                                  for c in FORM_CODES)]
+    if not refused:
+        return
+    detail = "; ".join(f"{s.node}: {s.reason} [{s.code}]" for s in refused[:6])
+    more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
+    raise RefusedRequestError(f"signature={signature!r} can swap none of the matched site(s): {detail}{more}",
+                              tuple(result.skipped))
 
 
 def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult,
@@ -217,7 +238,7 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
     if signature == "scales":
         second = scales_name
     elif signature == shape_input.SIGNATURE:
-        second = site.sizes_tensor  # the int64 (h, w) shape_input.with_hw found
+        second = site.sizes_tensor  # what shape_input.with_hw found: (h, w), or the full-rank sizes (1-D, 3-D)
     else:
         assert rank is not None  # refused in _choose otherwise
         if size_input is not None:

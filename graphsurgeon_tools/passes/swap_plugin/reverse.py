@@ -94,7 +94,8 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
                 result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
                 continue
             sizes = shape_input.sizes_from_hw(builder, extra, base, x, second, opset,
-                                              second_type.tensor_type.elem_type)
+                                              second_type.tensor_type.elem_type,
+                                              shape_input.vector_length(second_type))
         if scales is None and sizes is None:
             if second_rank is None:
                 result.skipped.append(Skip(base, node.op_type, Refusal(

@@ -1,10 +1,16 @@
-"""swap-plugin's V3 form: ``DynamicTRTResize(X, sizes:int64[2])`` with a TensorRT shape input.
+"""swap-plugin's V3 form: ``DynamicTRTResize(X, sizes:int64[2 | rank])`` with a TensorRT shape input.
 
 ::
 
     Resize(X, roi, "", Concat(Shape(X)[:-2], hw))            -> DynamicTRTResize(X, hw)   signature "sizes"
         tensorrt_plugin_shape_input_indices = [1]             (hw: int64 (out_h, out_w) VALUES)
-    DynamicTRTResize(X, hw:int 1-D)                           -> Resize(X, "", "", Concat(Shape(X)[:-2], hw))
+    Resize(X, roi, "", S = Concat(Shape(X)[:-k], s)), k != 2  -> DynamicTRTResize(X, S)    (1-D, 3-D: full rank)
+    DynamicTRTResize(X, s:int[k] 1-D)                         -> Resize(X, "", "", Concat(Shape(X)[:-k], s))
+
+The compiled op (csrc/ort) reads a 1-D integer second input of 2 entries as the last two
+axes and of rank(X) entries as every axis: a 2-D site keeps the (h, w) form MMDeploy-style
+plugins know, a 1-D (N, C, L) or 3-D (N, C, D, H, W) site hands the plugin the full-rank
+sizes (still a shape tensor: Shape(X) and the int64 input are both integer).
 
 IPluginV2DynamicExt (MMDeploy's DynamicTRTResize) is deprecated since TensorRT 10.0; an
 IPluginV3 plugin can take real shape inputs, which onnx-tensorrt's ``addPluginWithCreator``
@@ -36,7 +42,9 @@ _SIZES_LAYOUT_FIRST = Fix("make_dynamic_scale", (("layout", "sizes"),),
 SHAPE_INPUT_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = (TensorProto.INT32, TensorProto.INT64)
 
-__all__ = ["SHAPE_INPUT_INDICES", "SIGNATURE", "hw_behind_sizes", "integer_vector", "sizes_from_hw", "with_hw"]
+__all__ = ["SHAPE_INPUT_INDICES", "SIGNATURE", "hw_behind_sizes", "integer_vector", "op_refusal", "sizes_from_hw",
+           "vector_length",
+           "with_hw"]
 
 
 def hw_behind_sizes(model: ModelProto, sizes: str, producers: dict[str, int]) -> Optional[str]:
@@ -50,8 +58,43 @@ def hw_behind_sizes(model: ModelProto, sizes: str, producers: dict[str, int]) ->
     return node.input[1] or None
 
 
+def op_refusal(view: ResizeSite, rank: Optional[int]) -> Optional[Refusal]:
+    """Why the compiled op cannot run this site in the V3 form (None: it can). ``view``: the site's
+    full-rank view (site_facts.full_rank_view), before any rewrite.
+
+    The compiled op's ONNX Runtime shape inference (csrc/ort/shape_inference.h) passes every dim of
+    X before the last two through to the output for integer sizes, so a V3 node that resizes an
+    earlier axis (D of (N, C, D, H, W)) would declare a wrong output shape and the model would not
+    load. Decided up front, so a refused site leaves no trace."""
+    if rank is None or rank <= 4:
+        return None
+    if view.scales is not None:
+        changed = any(float(s) != 1.0 for s in view.scales[:rank - 2])
+    elif view.sizes is not None and view.input_shape is not None and len(view.sizes) == len(view.input_shape):
+        changed = any(size != dim for size, dim in zip(view.sizes[:rank - 2], view.input_shape[:rank - 2]))
+    else:
+        changed = True  # run-time values: nothing here says the leading axes keep their size
+    if not changed:
+        return None
+    return Refusal("sizes-form-leading-axis", (
+        f"rank-{rank} input resized before its last two axes: the compiled DynamicTRTResize op's ONNX Runtime "
+        "shape inference keeps those dims for integer sizes (csrc/ort/shape_inference.h), so the plugin node "
+        'would declare a wrong output shape; signature="scales" swaps N-D sites, and make_dynamic_scale('
+        'layout="sizes") writes the integer form TensorRT imports as a Resize'),
+        fix=Fix("swap_plugin", (("signature", "scales"),)))
+
+
+def vector_length(type_proto) -> Optional[int]:  # noqa: ANN001 - an onnx.TypeProto or None
+    """The static length of a 1-D tensor type, None when unknown."""
+    if type_proto is None or not type_proto.HasField("tensor_type") or not type_proto.tensor_type.HasField("shape"):
+        return None
+    dims = type_proto.tensor_type.shape.dim
+    return int(dims[0].dim_value) if len(dims) == 1 and dims[0].HasField("dim_value") else None
+
+
 def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], skipped: list[Skip]) -> list[ResizeSite]:
-    """The sites whose sizes are ``Concat(<X dims>, hw)`` with an integer ``hw``, as sites reading ``hw``.
+    """The sites whose sizes are ``Concat(<X dims>, hw)`` with an integer ``hw``, as sites reading what
+    the plugin takes: ``hw`` itself when it holds two entries, the full-rank sizes otherwise.
 
     The others get a skip with the reason (one producer map for all sites).
     """
@@ -63,10 +106,24 @@ def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], s
             else hw_behind_sizes(model, site.sizes_tensor, producers) if site.sizes_tensor else None
         if not hw or not integer_vector(declared.get(hw) or types.get(hw)):
             skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
-                "sizes-not-hw", "the sizes are not Concat(<X dims>, hw) with an integer (h, w): rewrite the model "
-                'with make_dynamic_scale(layout="sizes") first', _SIZES_LAYOUT_FIRST)))
+                "sizes-not-hw", "the sizes are not Concat(<X dims>, s) with an integer s (one entry per spatial "
+                'axis): rewrite the model with make_dynamic_scale(layout="sizes") first', _SIZES_LAYOUT_FIRST)))
             continue
-        kept.append(dataclasses.replace(site, sizes_tensor=hw))
+        if vector_length(declared.get(hw) or types.get(hw)) == 2:
+            kept.append(dataclasses.replace(site, sizes_tensor=hw))
+        else:  # 1-D or 3-D: the op takes 2 or rank(X) entries, so it reads the full-rank sizes
+            node = model.graph.node[producers[site.output_name]]
+            full = node.input[3] if len(node.input) > 3 else ""
+            if not full or full == hw:
+                skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
+                    "sizes-form-not-full-rank", f"the sizes {hw!r} have {vector_length(declared.get(hw) or types.get(hw))} "
+                    "entries and are not Concat(Shape(X)[:-k], s): the compiled op reads 2 entries as (h, w) or "
+                    "rank(X) entries")))
+                continue
+            kept.append(dataclasses.replace(site, sizes_tensor=full, notes=site.notes + (
+                f"{site.input_rank or '?'}-D input: the plugin's shape input is the full-rank sizes "
+                f"Concat(Shape(X)[:-k], {hw}) (the compiled op reads 2 entries as (h, w), rank(X) entries as "
+                "every axis)",)))
     return kept
 
 
@@ -79,15 +136,25 @@ def integer_vector(type_proto) -> bool:  # noqa: ANN001 - an onnx.TypeProto or N
 
 
 def sizes_from_hw(builder, extra: list[NodeProto], base: str, x: str, hw: str, opset: int,  # noqa: ANN001
-                  hw_type: int = TensorProto.INT64) -> str:
-    """``Concat(Shape(X)[:-2], hw)``: full-rank Resize sizes from the plugin's (h, w) values."""
-    if opset >= 15:
-        lead = builder.node(extra, "Shape", [x], f"{base}/sizes/lead", end=-2)
-    else:  # Shape has no start/end before opset 15
+                  hw_type: int = TensorProto.INT64, count: Optional[int] = None) -> str:
+    """``Concat(Shape(X)[:-k], s)``: full-rank Resize sizes from the plugin's k spatial values
+    (``count`` = k when the input's length is static; else k is read at run time as Size of ``s``,
+    which also covers a full-rank ``s``: the lead is then empty)."""
+    if count is not None:
+        end = -count
+        if opset >= 15:
+            lead = builder.node(extra, "Shape", [x], f"{base}/sizes/lead", end=end)
+        else:  # Shape has no start/end before opset 15
+            full = builder.node(extra, "Shape", [x], f"{base}/sizes/x_shape")
+            zero = builder.initializer(f"{base}/sizes/zero", np.array([0], dtype=np.int64))
+            stop = builder.initializer(f"{base}/sizes/minus{count}", np.array([end], dtype=np.int64))
+            lead = builder.node(extra, "Slice", [full, zero, stop], f"{base}/sizes/lead")
+    else:
         full = builder.node(extra, "Shape", [x], f"{base}/sizes/x_shape")
         zero = builder.initializer(f"{base}/sizes/zero", np.array([0], dtype=np.int64))
-        minus2 = builder.initializer(f"{base}/sizes/minus2", np.array([-2], dtype=np.int64))
-        lead = builder.node(extra, "Slice", [full, zero, minus2], f"{base}/sizes/lead")
+        length = builder.node(extra, "Shape", [hw], f"{base}/sizes/length")
+        stop = builder.node(extra, "Neg", [length], f"{base}/sizes/end")
+        lead = builder.node(extra, "Slice", [full, zero, stop], f"{base}/sizes/lead")
     if hw_type != TensorProto.INT64:  # Resize's sizes are int64
         hw = builder.node(extra, "Cast", [hw], f"{base}/sizes/hw", to=TensorProto.INT64)
     return builder.node(extra, "Concat", [lead, hw], f"{base}/sizes", axis=0)
