@@ -269,8 +269,9 @@ def test_a_plain_string_is_not_a_refusal() -> None:
 
 def test_swap_plugin_keeps_make_dynamic_scale_codes() -> None:
     # an inexact sizes-driven site: swap-plugin's scales signature converts through make-dynamic-scale
-    result = swap_plugin(_sizes("1, 3, 7, 7", x="float[1,3,3,3] x"), check=False)
-    (skip,) = result.skipped
+    with pytest.raises(RefusedRequestError) as refused:  # its only site refused: the request failed
+        swap_plugin(_sizes("1, 3, 7, 7", x="float[1,3,3,3] x"), check=False)
+    (skip,) = refused.value.skipped
     assert skip.code == "sizes-not-exact" and skip.reason.startswith("make-dynamic-scale: ")
 
 

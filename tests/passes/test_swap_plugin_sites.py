@@ -10,6 +10,7 @@ import onnxruntime as ort
 import pytest
 
 import golden
+from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
 
@@ -60,12 +61,23 @@ def test_size_tensor_takes_the_rank_from_a_four_entry_scales_input() -> None:
 
 def test_nothing_swapped_adds_no_inputs_and_changes_nothing() -> None:
     # x 7 * 1.5 is not whole: the size-tensor signature refuses the site, before any scales input is made.
+    # A second site the signature takes makes the request succeed; the refused one leaves no trace.
     model = golden.resize_model(13, scales=(1.0, 1.0, 1.5, 1.5), shape=(1, 3, 7, 7))
-    result = swap_plugin(model, signature="size-tensor")
-    assert not result.swapped and result.skipped
-    assert result.new_inputs == [] and not result.changed
-    assert [i.name for i in result.model.graph.input] == [i.name for i in model.graph.input]
-    assert [n.op_type for n in result.model.graph.node] == [n.op_type for n in model.graph.node]
+    with pytest.raises(RefusedRequestError, match="size-tensor-inexact"):
+        swap_plugin(model, signature="size-tensor")
+    two = _parse("""
+    g (float[1,3,7,7] x) => (float[1,3,10,10] y, float[1,3,14,14] z)
+    <float[4] a = {1.0, 1.0, 1.5, 1.5}, float[4] b = {1.0, 1.0, 2.0, 2.0}>
+    {
+        y = Resize <mode = "nearest"> (x, , a)
+        z = Resize <mode = "nearest"> (x, , b)
+    }
+    """)
+    result = swap_plugin(two, signature="size-tensor")
+    assert [s.node for s in result.skipped] == ["y"] and len(result.swapped) == 1
+    assert result.new_inputs and all(i["name"] != "a" for i in result.new_inputs)
+    resize_y = [n for n in result.model.graph.node if n.op_type == "Resize"]
+    assert [n.output[0] for n in resize_y] == ["y"] and list(resize_y[0].input)[2] == "a"
 
 
 def test_sizes_from_static_shapes_say_that_simplify_folds_them() -> None:
@@ -82,8 +94,9 @@ def test_sizes_from_static_shapes_say_that_simplify_folds_them() -> None:
         y = Concat <axis = 1> (up, lateral)
     }
     """)
-    result = swap_plugin(model, signature="scales")
-    (skip,) = result.skipped
+    with pytest.raises(RefusedRequestError) as refused:  # the scales signature refused its only site
+        swap_plugin(model, signature="scales")
+    (skip,) = refused.value.skipped
     assert "computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]" in skip.reason
     assert "simplify=True folds it" in skip.reason
 

@@ -55,7 +55,12 @@ __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
 
 #: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
 #: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
-FORM_CODES = ("sizes-driven", "size-tensor-", "sizes-", "layout-", "not-whole-factor", "unknown-rank")
+FORM_CODES = frozenset({
+    "sizes-driven", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis", "unknown-rank",
+    "size-tensor-opset", "size-tensor-rank", "size-tensor-leading-axis", "size-tensor-inexact",
+    "layout-needs-resize-11", "layout-axes", "layout-tf-crop-and-resize", "layout-no-spatial-axes",
+    "layout-non-spatial", "not-whole-factor",
+})
 
 _DYNAMIC = (ValueSource.GRAPH_INPUT, ValueSource.RUNTIME)
 
@@ -95,8 +100,7 @@ def raise_if_form_refused(signature: str, result: SwapPluginResult) -> None:
     requested signature itself, with every site's reason: a refusal is never reported as success."""
     if result.rewritten:
         return
-    refused = [s for s in result.skipped if any(s.code == c or (c.endswith("-") and s.code.startswith(c))
-                                                  for c in FORM_CODES)]
+    refused = [s for s in result.skipped if s.code in FORM_CODES]
     if not refused:
         return
     detail = "; ".join(f"{s.node}: {s.reason} [{s.code}]" for s in refused[:6])

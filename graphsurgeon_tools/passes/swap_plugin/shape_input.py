@@ -115,10 +115,10 @@ def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], s
             node = model.graph.node[producers[site.output_name]]
             full = node.input[3] if len(node.input) > 3 else ""
             if not full or full == hw:
+                length = vector_length(declared.get(hw) or types.get(hw))
                 skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
-                    "sizes-form-not-full-rank", f"the sizes {hw!r} have {vector_length(declared.get(hw) or types.get(hw))} "
-                    "entries and are not Concat(Shape(X)[:-k], s): the compiled op reads 2 entries as (h, w) or "
-                    "rank(X) entries")))
+                    "sizes-form-not-full-rank", f"the sizes {hw!r} have {length} entries and are not "
+                    "Concat(Shape(X)[:-k], s): the compiled op reads 2 entries as (h, w) or rank(X) entries")))
                 continue
             kept.append(dataclasses.replace(site, sizes_tensor=full, notes=site.notes + (
                 f"{site.input_rank or '?'}-D input: the plugin's shape input is the full-rank sizes "

@@ -25,9 +25,10 @@ SHAPES = {1: [1, 3, 7], 2: [1, 3, 5, 7], 3: [1, 2, 3, 5, 7]}
 def _model(spatial: int, mode: str = "linear", factor: float = 2.0, x: str = "", opset: int = 13) -> onnx.ModelProto:
     rank = spatial + 2
     scales = ", ".join(["1.0", "1.0"] + [repr(float(factor))] * spatial)
+    x = x or "float" + str(SHAPES[spatial]).replace(" ", "")
     return onnx.parser.parse_model(f"""
 <ir_version: 8, opset_import: ["" : {opset}]>
-g ({x or "float" + str(SHAPES[spatial]).replace(" ", "")} X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> {{
+g ({x} X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> {{
   Y = Resize <mode="{mode}"> (X, , s)
 }}""")
 
@@ -53,7 +54,8 @@ def test_integer_layouts_take_one_entry_per_spatial_axis(spatial: int, mode: str
     # another whole factor: the rewritten model fed 3 equals the original re-baked at 3
     x = np.random.default_rng(spatial).standard_normal(SHAPES[spatial]).astype(np.float32)
     feed = np.array([3] * spatial if layout == "factor" else [3 * d for d in dims], dtype=np.int64)
-    np.testing.assert_array_equal(_run(result.model, {"X": x, new.name: feed}), _run(_model(spatial, mode, 3.0), {"X": x}))
+    want = _run(_model(spatial, mode, 3.0), {"X": x})
+    np.testing.assert_array_equal(_run(result.model, {"X": x, new.name: feed}), want)
 
 
 @pytest.mark.parametrize("spatial", [1, 3])
