@@ -6,6 +6,8 @@
 * the runner of PyTorch modules (``python:MODULE:CALLABLE`` and ``nn.Module`` references: its
   ``reference(module, label, candidate)`` builds the routed reference, exporters.module_reference);
 * the fast plugin-node kernel ``"cpp"`` (the C++ resize op, ONNX Resize semantics);
+* the per-axis resize readers ``certify`` compares (``"torch-routed"``, ``"torch-interpolate"``,
+  exporters.certify_readers);
 * the implementations of ``onnxtool export srcnn`` (``"export-srcnn"``) and ``onnxtool demo``
   (``"demo"``).
 
@@ -29,6 +31,8 @@ def register() -> None:
     extensions.register_reference("torch:srcnn", torch_srcnn)
     extensions.register_module_runner(TorchModuleRunner())
     extensions.register_kernel("cpp", load_cpp_kernel)
+    extensions.register_resize_reader("torch-routed", lambda semantics: _resize_reader(semantics, routed=True))
+    extensions.register_resize_reader("torch-interpolate", lambda semantics: _resize_reader(semantics, routed=False))
     extensions.register_command("export-srcnn", export_srcnn)
     extensions.register_command("demo", demo)
 
@@ -90,6 +94,12 @@ def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str,
         return resize(torch.from_numpy(x), torch.from_numpy(scales), **params).numpy()
 
     return run
+
+
+def _resize_reader(semantics: Any, *, routed: bool) -> Any:
+    from exporters.certify_readers import load_reader  # imports torch: only when certify asks
+
+    return load_reader(semantics, routed=routed)
 
 
 def export_srcnn(path: Any = None, **options: Any) -> Any:

@@ -4,7 +4,7 @@ The public API, all importable from here::
 
     from graphsurgeon_tools import (
         load_model, save_model, find_resize_sites,
-        make_dynamic_scale, swap_plugin, validate, make_session,
+        make_dynamic_scale, swap_plugin, validate, make_session, certify,
     )
 
 Every function takes a ``onnx.ModelProto`` or a path and returns a result object;
@@ -50,6 +50,9 @@ _LAZY = {
     "InvalidSpecError": "graphsurgeon_tools.plugins",
     "make_session": "graphsurgeon_tools.runtime",
     "validate": "graphsurgeon_tools.validation",
+    "certify": "graphsurgeon_tools.certify",
+    "verify_certificate": "graphsurgeon_tools.certify",
+    "Certificate": "graphsurgeon_tools.certify",
     "ValidationReport": "graphsurgeon_tools.validation",
     "Refusal": "graphsurgeon_tools.refusal",
     "Fix": "graphsurgeon_tools.refusal",
@@ -95,3 +98,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
     from graphsurgeon_tools.runtime import make_session
     from graphsurgeon_tools.validation import ValidationReport, validate
+    from graphsurgeon_tools.certify import Certificate, certify, verify_certificate

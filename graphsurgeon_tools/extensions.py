@@ -17,6 +17,10 @@ What can be registered:
 * the runner of PyTorch modules (``register_module_runner(runner)``; ``runner.run(module,
   arrays, scales) -> list[np.ndarray]`` calls the module under ``no_grad`` on numpy inputs,
   ``runner.parameters(module) -> dict[str, np.ndarray]`` reads its weights);
+* per-axis resize readers for ``certify`` (``register_resize_reader("torch-routed", loader)``;
+  ``loader(semantics) -> (fn, note) | None`` for a dict of Resize semantics, ``fn(x, factor,
+  axis) -> np.ndarray`` resizing a ``1 x K x 1 x L`` / ``1 x K x L x 1`` float32 probe along
+  axis "w" / "h"; None when the implementation has no call with those semantics);
 * command implementations the CLI offers only with the PyTorch side
   (``register_command("export-srcnn", fn)``, ``register_command("demo", fn)``).
 
@@ -47,6 +51,8 @@ __all__ = [
     "register_kernel",
     "register_module_runner",
     "register_reference",
+    "register_resize_reader",
+    "resize_readers",
 ]
 
 ENTRY_POINT_GROUP = "onnxtool.extensions"
@@ -56,6 +62,7 @@ _references: dict[str, Callable[[], Any]] = {}
 _kernels: dict[str, Callable[[], Any]] = {}
 _commands: dict[str, Callable[..., Any]] = {}
 _module_runners: list[Any] = []
+_resize_readers: dict[str, Callable[..., Any]] = {}
 _failures: list[str] = []  # "entry point: ErrorType: message" of extensions that did not load
 _loaded = False
 _lock = threading.RLock()
@@ -79,6 +86,17 @@ def register_command(name: str, implementation: Callable[..., Any]) -> None:
 def register_module_runner(runner: Any) -> None:
     """Offer the runner of PyTorch modules (``run`` and ``parameters``, see above); the last one wins."""
     _module_runners.append(runner)
+
+
+def register_resize_reader(name: str, loader: Callable[..., Any]) -> None:
+    """Offer a per-axis resize implementation to ``certify`` (see the module docstring)."""
+    _resize_readers[name] = loader
+
+
+def resize_readers() -> dict[str, Callable[..., Any]]:
+    """The registered per-axis resize readers, in registration order (may be empty)."""
+    load_extensions()
+    return dict(_resize_readers)
 
 
 def load_extensions() -> None:

@@ -79,6 +79,9 @@ FLAGS: dict[str, Flag] = {
     # lint, and the TensorRT profile of the model-writing commands
     "target": Flag("--target"),
     "profile": Flag("--profile"),
+    # certify (and validate --certify)
+    "certify": Flag("--certify"),
+    "verify": Flag("--verify"),
 }
 
 #: Refusal code (graphsurgeon_tools.refusal.Refusal, produced by the passes) -> the flags that

@@ -252,6 +252,7 @@ def validate(
     sites: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
     scales_argument: bool = False,
     custom_op_libs: Optional[Sequence[Union[str, os.PathLike]]] = None,
+    certificate: Optional[Any] = None,
 ) -> ValidationReport:
     """Run ``candidate`` in ONNX Runtime against ``reference`` at each factor and compare.
 
@@ -285,6 +286,9 @@ def validate(
             running it unmodified with its resizes routed (see :mod:`.references`).
         custom_op_libs: the user's own ONNX Runtime op libraries (e.g. MMDeploy's), registered
             on every session of the run (candidate, ONNX reference, diagnosis).
+        certificate: a certificate of the candidate (``graphsurgeon_tools.certify(...)`` or its
+            dict, schema ``onnxtool.certificate/1``) to carry in the report beside the sweep:
+            its verdict joins the report's, and the JSON and JUnit reports include it.
 
     Factors a plain sweep cannot run because the graph pins a site (a skip connection meeting
     the upsampled tensor, a baked Reshape) are skipped as ``not free at xN: ...``.
@@ -301,9 +305,12 @@ def validate(
     from graphsurgeon_tools.runtime.session import custom_op_scope
 
     with custom_op_scope(custom_op_libs):
-        return _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
-                         input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
-                         progress=progress, sites=sites, scales_argument=scales_argument)
+        report = _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
+                           input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
+                           progress=progress, sites=sites, scales_argument=scales_argument)
+    if certificate is not None:
+        report.certificate = dict(certificate.to_dict() if hasattr(certificate, "to_dict") else certificate)
+    return report
 
 
 def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: ReferenceLike, *,

@@ -2,6 +2,8 @@
 
 One testcase per factor and compared tensor (graph outputs, then site outputs); skipped factors
 and vacuous comparisons (a constant or below-atol reference) as skipped, failed runs as errors.
+A report carrying a ``certificate`` (``validate(certificate=...)``, ``onnxtool certify --junit``)
+adds one testcase per certified site: failed with the first counterexample in words.
 
 Requires: the report (a :class:`ValidationReport` or its dict). Ensures: :func:`write_junit`
 writes atomically (temp file in the same folder, then rename) and never over an input model.
@@ -56,6 +58,9 @@ def junit_xml(report: Mapping[str, Any]) -> str:
                 if report.get("diagnosis"):
                     failure.text += f"\ndiagnosis: {report['diagnosis']['summary']}"
             cases.append(case)
+    for case, failed in _certificate_cases(report.get("certificate"), suite_name):
+        cases.append(case)
+        failures += failed
     if not report["passed"] and not cases:
         case = ET.Element("testcase", classname=suite_name, name="sweep")
         ET.SubElement(case, "failure", message=report["summary"])
@@ -66,13 +71,41 @@ def junit_xml(report: Mapping[str, Any]) -> str:
                        time=f"{sum(p['seconds'] for p in report['factors']):.4f}")
     properties = ET.SubElement(suite, "properties")
     for key in ("candidate", "atol", "rtol", "seed"):
-        ET.SubElement(properties, "property", name=key, value=str(report[key]))
-    ET.SubElement(properties, "property", name="reference", value=str(report["reference"].get("label")))
+        if key in report:
+            ET.SubElement(properties, "property", name=key, value=str(report[key]))
+    if isinstance(report.get("reference"), Mapping):
+        ET.SubElement(properties, "property", name="reference", value=str(report["reference"].get("label")))
     suite.extend(cases)
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _certificate_cases(certificate: Any, suite_name: str) -> list[tuple[Any, int]]:
+    """(testcase, 1 if failed) per site of a certificate dict (schema onnxtool.certificate/1)."""
+    import xml.etree.ElementTree as ET
+
+    if not certificate:
+        return []
+    first = certificate.get("first_counterexample") or {}
+    cases = []
+    for site in certificate.get("sites", []):
+        gate = next((p for p in site["pairs"] if p.get("gating")), None)
+        case = ET.Element("testcase", classname=suite_name, name=f"certify.{site['site']}",
+                          time=f"{site.get('seconds', 0.0):.4f}")
+        failed = gate is None or gate["verdict"] in ("differs", "not-compared")
+        if failed:
+            text = first.get("text") if first.get("site") == site["site"] else None
+            ET.SubElement(case, "failure", message=text or certificate.get("summary", "not certified"),
+                          type="counterexample")
+        cases.append((case, int(failed)))
+    whole = certificate.get("whole_model")
+    if whole and not whole.get("agrees", True):
+        case = ET.Element("testcase", classname=suite_name, name="certify.whole_model")
+        ET.SubElement(case, "failure", message=whole.get("note", ""), type="whole-model")
+        cases.append((case, 1))
+    return cases
 
 
 def check_junit_path(path: Union[str, os.PathLike], *, inputs: Sequence[Union[str, os.PathLike]] = ()) -> Path:

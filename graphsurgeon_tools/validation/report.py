@@ -90,6 +90,9 @@ class ValidationReport:
     diagnosis: Optional[Diagnosis] = None
     notes: list[str] = field(default_factory=list)
     tolerance: str = ""  # the dtype-aware default in words, when atol/rtol were not given (atol/rtol: its floor)
+    # A certificate (onnxtool.certificate/1 dict) given to validate(certificate=...): its verdict
+    # joins the report's (a refused certificate fails the report).
+    certificate: Optional[dict[str, Any]] = None
 
     @property
     def compared(self) -> list[FactorResult]:
@@ -98,7 +101,8 @@ class ValidationReport:
     @property
     def passed(self) -> bool:
         compared = self.compared
-        return bool(compared) and all(f.status == "passed" for f in compared)
+        certified = self.certificate is None or bool(self.certificate.get("certified"))
+        return bool(compared) and all(f.status == "passed" for f in compared) and certified
 
     def summary_line(self) -> str:
         compared = self.compared
@@ -109,6 +113,8 @@ class ValidationReport:
             return f"FAILED: nothing was compared ({why})"
         tol = f"atol={self.atol:g} rtol={self.rtol:g}" + (" (dtype-aware: see tolerance)" if self.tolerance else "")
         tail = f"; {len(skipped)} skipped" if skipped else ""
+        if not failed and self.certificate is not None and not self.certificate.get("certified"):
+            return f"FAILED: {len(compared)} factor(s) within {tol}{tail}, but {self.certificate.get('summary')}"
         if not failed:
             return f"PASSED: {len(compared)} factor(s) within {tol}{tail}"
         vacuous = [f for f in failed if f.status == "vacuous"]
@@ -153,6 +159,7 @@ class ValidationReport:
             "factors": [f.to_dict() for f in self.factors],
             "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
             "notes": list(self.notes),
+            **({"certificate": self.certificate} if self.certificate is not None else {}),
         }
 
 

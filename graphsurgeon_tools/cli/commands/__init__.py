@@ -12,4 +12,5 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     swap_plugin,
     export,
     lint,
+    certify,
 )

@@ -71,6 +71,12 @@ def validate(
         Optional[Path], typer.Option("--junit", help="Also write the result as JUnit XML to this file.")
     ] = None,
     custom_op_lib: CustomOpLibOption = None,
+    certify_profile: Annotated[
+        Optional[str],
+        typer.Option("--certify", help="Also certify the candidate's sites over this profile SIZES:FACTORS (e.g. "
+                                       "16..512:1,2,3,4; see onnxtool certify): the certificate joins the JSON and "
+                                       "JUnit reports and its verdict the exit code."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> int:
     """Run CANDIDATE in ONNX Runtime against a reference over a sweep of factors.
@@ -83,6 +89,11 @@ def validate(
 
     if junit is not None:
         check_junit_path(junit, inputs=[candidate, Path(reference)])  # a "torch:..." reference is no file
+    certificate = None
+    if certify_profile is not None:
+        from graphsurgeon_tools.certify import certify, parse_certify_profile
+
+        certificate = certify(candidate, reference, profile=parse_certify_profile(certify_profile))
 
     show_progress = not as_json and sys.stderr.isatty()
     if show_progress:
@@ -114,6 +125,7 @@ def validate(
             diagnose=diagnose,
             progress=progress,
             custom_op_libs=custom_op_lib,
+            certificate=certificate,
         )
     finally:
         if show_progress:
