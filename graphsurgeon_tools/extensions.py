@@ -19,7 +19,7 @@ What can be registered:
   ``runner.parameters(module) -> dict[str, np.ndarray]`` reads its weights);
 * per-axis resize readers for ``certify`` (``register_resize_reader("torch-routed", loader)``;
   ``loader(semantics) -> (fn, note) | None`` for a dict of Resize semantics, ``fn(x, factor,
-  axis) -> np.ndarray`` resizing a ``1 x K x 1 x L`` / ``1 x K x L x 1`` float32 probe along
+  axis) -> np.ndarray`` resizing a ``1 x 1 x K x L`` / ``1 x 1 x L x K`` float32 probe along
   axis "w" / "h"; None when the implementation has no call with those semantics);
 * command implementations the CLI offers only with the PyTorch side
   (``register_command("export-srcnn", fn)``, ``register_command("demo", fn)``).

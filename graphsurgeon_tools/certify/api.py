@@ -162,7 +162,16 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
     for axis in ("h", "w"):
         for factor in profile.factors:
             for length in profile.lengths:
-                bands = {name: reader.band(length, factor, axis) for name, reader in by_name.items()}
+                bands: dict[str, Any] = {}
+                shared: dict[Any, Any] = {}
+                for name, reader in by_name.items():
+                    if reader.key is not None and reader.key in shared:
+                        bands[name] = shared[reader.key]
+                        reader.calls += 1
+                        continue
+                    bands[name] = reader.band(length, factor, axis)
+                    if reader.key is not None:
+                        shared[reader.key] = bands[name]
                 for ledger in ledgers:
                     ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b])
     return SiteCertificate(site=site.name, op_type=site.node.op_type, semantics=site.semantics,

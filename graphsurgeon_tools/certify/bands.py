@@ -3,16 +3,20 @@
 A separable Resize maps one axis of length ``L`` to ``out`` with a matrix ``W`` (``out x L``)
 whose rows have few nonzero entries: 1 (nearest), 2 (linear), 4 (cubic), about ``4 / scale``
 (antialiased downscaling). :func:`read_band` reads ``W`` from any implementation ``run(x)``
-that resizes a ``1 x K x 1 x L`` (or ``1 x K x L x 1``) float32 tensor along that axis, in ONE
-run, with ``K = 2 S + 1`` channels:
+that resizes a ``1 x 1 x K x L`` (axis "w"; ``1 x 1 x L x K`` for axis "h") float32 tensor along
+that axis, in ONE run. The other axis has scale 1 (the identity; the check channel would see
+any mixing) and carries ``K = S + 2`` probe rows -- one plane, not K channels, because engines
+set up a resize once per plane (ONNX Runtime's cubic: half the time):
 
 * channel ``k < S``: a comb of ones at the columns ``j = k (mod S)``: row ``i`` of the output
   is the weight of the one column of residue ``k`` inside the row's band (``S`` > the band's
   span, so each residue holds at most one nonzero column of the row);
-* channel ``S + k``: the same comb, its teeth numbered ``1, 2, ...``: the ratio of the two
-  outputs is the tooth number, which names the column;
+* channel ``S``: the ramp ``j + 1``: divided by the row's weight sum it is the row's centroid,
+  and each residue's column is the one of that residue nearest the centroid (unique while the
+  band spans fewer than ``S`` columns);
 * the last channel: seeded values in [0.5, 1.5): the band predicts its output; a mismatch
-  means a band wider than ``S`` (read again with ``2 S``) or a non-linear implementation.
+  means a band wider than ``S`` (read again with ``2 S``; at ``S >= L`` every residue is one
+  column, so the read is exact whatever the band) or a non-linear implementation.
 
 Requires: ``run`` maps float32 arrays to float32 arrays of the same rank and leaves the other
 axis alone. Ensures: a :class:`Band` holds only the nonzero entries (CSR rows: ``indptr``,
@@ -76,30 +80,32 @@ def span_for(mode: str, scale: float, antialias: bool) -> int:
 
 
 def probe_input(length: int, spacing: int, axis: str) -> tuple[np.ndarray, np.ndarray]:
-    """The ``1 x (2S+1) x 1 x L`` (axis "w") or ``1 x (2S+1) x L x 1`` (axis "h") probe, and its check row."""
+    """The ``1 x 1 x (S+2) x L`` (axis "w") or ``1 x 1 x L x (S+2)`` (axis "h") probe, and its check row."""
     cols = np.arange(length)
-    residue, tooth = cols % spacing, cols // spacing + 1
-    probe = np.zeros((2 * spacing + 1, length), dtype=np.float32)
-    probe[residue, cols] = 1.0
-    probe[spacing + residue, cols] = tooth
+    probe = np.zeros((spacing + 2, length), dtype=np.float32)
+    probe[cols % spacing, cols] = 1.0
+    probe[spacing] = cols + 1
     check = np.random.default_rng(length).uniform(0.5, 1.5, length).astype(np.float32)
     probe[-1] = check
-    shaped = probe[None, :, None, :] if axis == "w" else probe[None, :, :, None]
+    shaped = probe[None, None] if axis == "w" else probe.T[None, None]
     return np.ascontiguousarray(shaped), check
 
 
 def _decode(y: np.ndarray, length: int, spacing: int) -> Band:
-    unit, numbered = y[:spacing], y[spacing:2 * spacing]  # (S, out) each
+    unit, ramp = y[:spacing], y[spacing].astype(np.float64)  # (S, out), (out,)
     out = unit.shape[1]
+    total = unit.astype(np.float64).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        centroid = np.where(total != 0, ramp / total - 1.0, 0.0)
     k, i = np.nonzero(unit)
     w = unit[k, i]
-    ratio = numbered[k, i].astype(np.float64) / w.astype(np.float64)
-    tooth = np.rint(ratio)
-    if tooth.size and (np.max(np.abs(ratio - tooth)) > 1e-2 or tooth.min() < 1):
-        raise BandReadError(f"a row's band spans more than {spacing} columns")
-    col = (tooth.astype(np.int64) - 1) * spacing + k
-    if col.size and (col.max() >= length):
-        raise BandReadError(f"a band column beyond the input length {length}")
+    # the column of residue k nearest the row's centroid
+    if spacing >= length:
+        col = k.astype(np.int64)  # one column per residue: exact
+    else:
+        col = k + spacing * np.rint((centroid[i] - k) / spacing).astype(np.int64)
+    if col.size and (col.min() < 0 or col.max() >= length):
+        raise BandReadError(f"a band column outside 0..{length - 1}")
     order = np.lexsort((col, i))
     i, col, w = i[order], col[order], w[order]
     indptr = np.zeros(out + 1, dtype=np.int64)
@@ -112,7 +118,10 @@ def read_band(run: Callable[[np.ndarray], np.ndarray], length: int, axis: str, s
     while True:
         x, check = probe_input(length, spacing, axis)
         y = np.asarray(run(x))
-        flat = y.reshape(y.shape[1], -1)
+        other = 2 if axis == "w" else 3
+        if y.ndim != 4 or y.shape[:2] != (1, 1) or y.shape[other] != x.shape[other]:
+            raise BandReadError(f"the probe's other axis changed: {list(x.shape)} -> {list(y.shape)}")
+        flat = y[0, 0] if axis == "w" else y[0, 0].T
         try:
             band = _decode(flat, length, spacing)
             predicted = band.apply(check)
@@ -137,6 +146,11 @@ def compare_bands(a: Band, b: Band, tolerance: float) -> tuple[np.ndarray, float
     largest weight difference seen. Both must have the same ``out``."""
     if a.out != b.out:
         raise ValueError("output lengths differ")
+    if np.array_equal(a.indptr, b.indptr) and np.array_equal(a.cols, b.cols):  # same entries: compare weights
+        diff = np.abs(a.weights.astype(np.float64) - b.weights.astype(np.float64))
+        bad = diff > tolerance if tolerance > 0 else (a.weights != b.weights)
+        rows = np.repeat(np.arange(a.out, dtype=np.int64), np.diff(a.indptr))
+        return np.unique(rows[bad]), float(diff.max()) if diff.size else 0.0
     span = max(a.length, b.length) + 1
     rows_a = np.repeat(np.arange(a.out, dtype=np.int64), np.diff(a.indptr))
     rows_b = np.repeat(np.arange(b.out, dtype=np.int64), np.diff(b.indptr))

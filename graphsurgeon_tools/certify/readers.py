@@ -61,6 +61,9 @@ class Reader:
     def run(self, x: np.ndarray, factor: float, axis: str) -> Optional[np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    #: Readers with the same key make the same engine call: one band serves them all.
+    key: Any = None
+
     def wants(self, length: int, factor: float) -> bool:
         return True
 
@@ -102,6 +105,18 @@ def _axis_vector(factor: float, axis: str) -> list[float]:
     return [1.0, 1.0, factor, 1.0] if axis == "h" else [1.0, 1.0, 1.0, factor]
 
 
+def _session(model: Any) -> Any:
+    """A probe session on one thread: probes are small, and the machines they run on are shared."""
+    import onnxruntime
+
+    from graphsurgeon_tools.runtime import make_session
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return make_session(model, sess_options=options)
+
+
 def _resize_model(semantics: SiteSemantics, param: str) -> Any:
     """A one-node Resize-19 model: X [n, c, h, w] (symbolic) and scales (float) or sizes (int64) as inputs."""
     from onnx import TensorProto, helper
@@ -132,10 +147,9 @@ class OrtResizeReader(Reader):
 
     def __init__(self, name: str, semantics: SiteSemantics, param: str = "scales", note: str = "") -> None:
         super().__init__(name, semantics, note=note or f"onnxruntime Resize-{_OPSET}, {param} as an input")
-        from graphsurgeon_tools.runtime import make_session
-
         self.param = param
-        self.session = make_session(_resize_model(semantics, param))
+        self.key = ("onnxruntime", semantics, param)
+        self.session = _session(_resize_model(semantics, param))
 
     def wants(self, length: int, factor: float) -> bool:
         return output_length(length, factor) >= 1
@@ -154,13 +168,13 @@ class SiteReader(Reader):
         super().__init__(name, semantics, note=note)
         from onnx import TensorProto, helper
 
-        from graphsurgeon_tools.runtime import make_session
-
         self.form = form
         if node.op_type == "Resize":
             self.param = "sizes" if form == "sizes" else "scales"
-            self.session = make_session(_resize_model(semantics, self.param))
-            self.note = note or f"the candidate's Resize, {self.param} as its graph computes them"
+            self.key = ("onnxruntime", semantics, self.param)
+            self.session = _session(_resize_model(semantics, self.param))
+            self.note = note or (f"the candidate's Resize, {self.param} as its graph computes them (ONNX Runtime's "
+                                 "Resize: one run serves every implementation making the same call)")
             self.plugin = False
             return
         self.plugin = True
@@ -176,7 +190,7 @@ class SiteReader(Reader):
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET),
                                                         helper.make_opsetid(node.domain, 1)], ir_version=9)
-        self.session = make_session(model)
+        self.session = _session(model)
         from graphsurgeon_tools.runtime.kernels import kernel_backend
 
         self.note = note or f"the candidate's {node.op_type} node ({form}), kernel: {kernel_backend()}"

@@ -22,6 +22,7 @@ float rounding: its comparisons carry the linear/cubic weight bound like any flo
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import numpy as np
@@ -58,7 +59,14 @@ class TensorRTModel(Reader):
     def band(self, length: int, factor: float, axis: str) -> Optional[Band]:
         if not self.wants(length, factor):
             return None
+        started = time.perf_counter()
         self.calls += 1
+        try:
+            return self._band(length, factor)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _band(self, length: int, factor: float) -> Band:
         out = trt_output_length(length, factor)
         s = self.semantics
         f32 = np.float32
