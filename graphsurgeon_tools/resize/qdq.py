@@ -37,7 +37,7 @@ __all__ = ["FUSED_LEVEL", "UNFUSED_LEVEL", "QdqSite", "qdq_sites"]
 UNFUSED_LEVEL = "ORT_ENABLE_BASIC"
 #: The first ORT level whose QDQ fusions change a quantized model's arithmetic.
 FUSED_LEVEL = "ORT_ENABLE_EXTENDED"
-_RESIZE = ("Resize", "Upsample")
+_RESIZE = ("Resize", "Upsample", "DynamicTRTResize")  # the plugin inside the pair is the same site
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,8 @@ def _equal(a: tuple[Optional[np.ndarray], Optional[np.ndarray]],
 
 
 def qdq_sites(model: "ModelProto") -> dict[str, QdqSite]:
-    """Every main-graph Resize/Upsample fed by a DequantizeLinear or read by a QuantizeLinear, by output name."""
+    """Every main-graph Resize/Upsample/DynamicTRTResize fed by a DequantizeLinear or read by a
+    QuantizeLinear, by output name."""
     graph = model.graph
     producer = {out: node for node in graph.node for out in node.output if out}
     readers: dict[str, list["NodeProto"]] = {}

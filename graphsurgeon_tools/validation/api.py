@@ -47,6 +47,7 @@ from graphsurgeon_tools.check.feeds import InputLike, conform_array, conform_sca
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
 from graphsurgeon_tools.validation.ports import Ports
+from graphsurgeon_tools.validation.quantized import QuantizedPlan
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
 from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
@@ -149,8 +150,8 @@ def _original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Refer
 
 def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
-               atol: float, rtol: float, max_output_bytes: Optional[int], tolerance: Optional[UlpTolerance] = None
-               ) -> tuple[FactorResult, Optional[dict[str, Any]]]:
+               atol: float, rtol: float, max_output_bytes: Optional[int], tolerance: Optional[UlpTolerance] = None,
+               quantized: Optional[QuantizedPlan] = None) -> tuple[FactorResult, Optional[dict[str, Any]]]:
     """Run both sides at one sweep point and compare every output.
 
     Args:
@@ -159,6 +160,7 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
         data: the data inputs, in the candidate's order; fixed: scale inputs the user fixed.
         atol, rtol: the tolerance; max_output_bytes: the size limit checked before running.
         tolerance: the dtype-aware default instead of ``atol``/``rtol`` (None: those decide).
+        quantized: the quantized tensors compared in steps, and the requantization rule (:mod:`.quantized`).
 
     Returns the result and, when both sides ran, the arrays (feeds, expected, actual) the
     diagnosis needs. Raises ResourceLimitError before running above the size limit.
@@ -211,6 +213,9 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
     if len(expected) != len(actual):
         result.reason = f"the candidate has {len(actual)} output(s), the reference {len(expected)}"
     def bounds(value: np.ndarray, ref_value: np.ndarray, name: str) -> dict[str, float]:
+        steps = quantized.bounds(name, value) if quantized is not None else None
+        if steps is not None:
+            return steps
         if tolerance is None:
             return {"atol": atol, "rtol": rtol}
         found = tolerance.bounds(value, ref_value, name)
@@ -224,6 +229,10 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
             result.outputs.append(compare_arrays(value, reference_sites[name], name=name, kind="site",
                                                  **bounds(value, reference_sites[name], name)))
             pairs.append((name, value, name, reference_sites[name]))
+    if quantized is not None:
+        figure = quantized.judge(result.outputs)
+        if figure:
+            result.reason = figure
     ok = bool(result.outputs) and all(o.passed for o in result.outputs) and len(expected) == len(actual)
     # A pass needs one comparison that could have failed: a constant reference, or one below
     # atol, passes anything (reported "vacuous", not "passed").
@@ -339,7 +348,8 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     data, fixed, described = _prepare_inputs(runner.ports, inputs, seed, input_size, notes,
                                              max_output_bytes=max_output_bytes, label=label)
     # Compare the resize sites' outputs too, where the reference has tensors of the same names.
-    runner.expose(ref.expose(runner.site_outputs()))
+    quantized = QuantizedPlan.of(runner, ref, notes)  # DQ -> Resize -> Q: both ONNX sides unfused
+    runner.expose(ref.expose(runner.site_outputs() + (quantized.quantized if quantized else [])))
     results: list[FactorResult] = []
     if sites is not None:
         if sweep is not None:
@@ -358,6 +368,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)
     failing: Optional[tuple[FactorResult, dict[str, Any]]] = None
+    quantized_figure = ""
     done = 0
     for (factor, reason), (point_label, point_feeds) in zip(plan, point_fixed):
         if reason:
@@ -367,7 +378,12 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
             continue
         if progress:
             progress(f"comparing at {point_label or format_factor(factor)}", done, total)
-        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes, tolerance)
+        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes, tolerance,
+                                    quantized)
+        if quantized is not None and arrays is not None and not quantized_figure:
+            quantized_figure = quantized.fused_figure(arrays["feeds"]) or "-"
+            if quantized_figure != "-":
+                notes.append(quantized_figure)
         if point_label:
             result.factor_label = point_label
         elif factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:

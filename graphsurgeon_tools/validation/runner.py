@@ -55,12 +55,13 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     return proto
 
 
-def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> Any:
+def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False, level: Optional[str] = None) -> Any:
     """An ONNX Runtime session that can run plugin nodes (via ``runtime.make_session``).
 
     ``quiet``: ORT logs nothing, not even errors (for the diagnosis, whose attribute
     variants may be combinations ORT refuses). A model ORT cannot load raises
-    :class:`InvalidModelError` naming ``where``.
+    :class:`InvalidModelError` naming ``where``. ``level``: an ``ort.GraphOptimizationLevel``
+    name (None: ORT's default, every optimization).
     """
     import onnxruntime as ort
 
@@ -69,6 +70,8 @@ def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False) -> A
     options = ort.SessionOptions()
     if quiet:
         options.log_severity_level = 4
+    if level is not None:
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     try:
         return make_session(model, sess_options=options)
     except ort_errors() as exc:  # ORT's own exception types for graphs it refuses
@@ -89,6 +92,7 @@ class OnnxRunner:
         self.ports = model_ports(model, where)
         self._session = session
         self.exposed: list[str] = []  # site tensors run() returns after the graph outputs
+        self.level: Optional[str] = None  # ORT optimization level (None: ORT's default); set before the first run
 
     @property
     def session(self) -> Any:
@@ -97,7 +101,7 @@ class OnnxRunner:
             for name in self.exposed:  # exposed for this session only; the caller's model is left as it was
                 outputs.append(onnx.ValueInfoProto(name=name))
             try:
-                self._session = ort_session(self.model, self.where, quiet=self.quiet)
+                self._session = ort_session(self.model, self.where, quiet=self.quiet, level=self.level)
             finally:
                 for _ in self.exposed:
                     outputs.pop()
