@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
-from graphsurgeon_tools.lint import ort_numerics, trt_attributes, trt_axes, trt_plugins, trt_shape_inputs
+from graphsurgeon_tools.lint import ort_numerics, trt_attributes, trt_axes, trt_dtypes, trt_plugins, trt_shape_inputs
 from graphsurgeon_tools.lint.base import TARGETS, Finding, LintContext, LintReport, Rule, node_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,6 +22,7 @@ RULES: tuple[Rule, ...] = (
     + trt_axes.RULES
     + trt_attributes.RULES
     + trt_plugins.RULES
+    + trt_dtypes.RULES
     + ort_numerics.RULES
 )
 

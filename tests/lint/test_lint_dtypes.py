@@ -1,0 +1,55 @@
+"""lint --target tensorrt says what a DynamicTRTResize plugin would need for each site's element type."""
+
+from __future__ import annotations
+
+import onnx.parser
+import pytest
+
+from graphsurgeon_tools import swap_plugin
+from graphsurgeon_tools.lint import lint_model
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE
+
+
+def _resize(dtype: str) -> onnx.ModelProto:
+    return onnx.parser.parse_model(f"""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
+        y = Resize<mode = "nearest">(x, , s)
+    }}""")
+
+
+def _findings(model: onnx.ModelProto, rule: str) -> list:
+    return [f for f in lint_model(model, "tensorrt").findings if f.rule == rule]
+
+
+@pytest.mark.parametrize(("dtype", "trt", "kernel"), [
+    ("uint8", "kUINT8", DTYPE_CODE), ("int8", "kINT8", DTYPE_CODE), ("int32", "kINT32", DTYPE_CODE),
+    ("float16", "kHALF", "kernel here takes it"),
+])
+def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str, trt: str, kernel: str) -> None:
+    (finding,) = _findings(_resize(dtype), "trt-resize-dtype")
+    assert finding.severity == "info" and f"X is {dtype}" in finding.reason
+    assert trt in finding.reason and kernel in finding.reason
+
+
+def test_a_float32_site_has_nothing_to_say() -> None:
+    assert _findings(_resize("float"), "trt-resize-dtype") == []
+
+
+def test_a_quantized_site_says_the_plugin_runs_float32_inside_the_pair() -> None:
+    model = onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (int8[1,2,4,4] xq) => (int8[1,2,8,8] yq) <float s = {0.1}, int8 z = {0}, float[4] k = {1.0, 1.0, 2.0, 2.0}> {
+        x = DequantizeLinear(xq, s, z)
+        y = Resize<mode = "linear">(x, , k)
+        yq = QuantizeLinear(y, s, z)
+    }""")
+    (finding,) = _findings(model, "trt-resize-dtype")
+    assert "quantized" in finding.reason and "kINT8" in finding.reason
+
+
+def test_a_half_precision_plugin_node_warns_that_it_needs_a_khalf_plugin() -> None:
+    plugin = swap_plugin(_resize("float16"), check=False).model
+    (finding,) = _findings(plugin, "trt-plugin-dtype")
+    assert finding.severity == "warning" and "kHALF" in finding.reason
+    assert _findings(swap_plugin(_resize("float"), check=False).model, "trt-plugin-dtype") == []
