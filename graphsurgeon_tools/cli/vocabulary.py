@@ -58,6 +58,7 @@ FLAGS: dict[str, Flag] = {
     "list_specs": Flag("--list-specs"),
     "keep_constant": Flag("--keep-constant"),
     "size_input": Flag("--size-input"),
+    "qdq_form": Flag("--qdq-form"),
     # validate
     "reference": Flag("--reference"),
     "factors": Flag("--factors"),

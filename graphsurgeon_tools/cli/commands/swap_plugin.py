@@ -153,6 +153,12 @@ def swap_plugin(
                                                 "plugin model)."),
     ] = True,
     check_dims: CheckDimsOption = None,
+    qdq_form: Annotated[
+        str,
+        typer.Option("--qdq-form", help="Quantized sites (DequantizeLinear -> Resize -> QuantizeLinear): 'inside' "
+                                        "(default: the float plugin between DQ and Q) or 'integer' (one plugin node "
+                                        "on the quantized tensors, where the kernel takes int8/uint8)."),
+    ] = "inside",
     custom_op_lib: CustomOpLibOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
@@ -187,6 +193,7 @@ def swap_plugin(
             domain=domain,
             nodes=split_csv(nodes),
             reverse=reverse,
+            qdq_form=qdq_form,
             spec=spec,
             keep_constant=keep_constant,
             size_input=size_input,

@@ -82,6 +82,7 @@ class SwapPlugin(Pass):
         inline_functions: bool = False,
         check: bool = True,
         check_dims: Optional[dict[str, int]] = None,
+        qdq_form: str = "inside",
     ) -> None:
         if signature not in SIGNATURES:
             raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
@@ -103,6 +104,13 @@ class SwapPlugin(Pass):
         self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
         self.inline_functions = inline_functions
         self.check, self.check_dims = check, check_dims
+        from graphsurgeon_tools.passes.swap_plugin.qdq_forms import QDQ_FORMS
+
+        if qdq_form not in QDQ_FORMS:
+            raise UsageError(f"unknown qdq_form {qdq_form!r} (choose from: {', '.join(QDQ_FORMS)})")
+        if qdq_form != "inside" and (reverse or self.spec.handler != "resize"):
+            raise UsageError('qdq_form="integer" is a form of the forward Resize swap (no reverse=True, no generic spec)')
+        self.qdq_form = qdq_form
         self.original: Any = None
 
     def requires(self, model: ModelProto) -> None:
@@ -136,7 +144,7 @@ class SwapPlugin(Pass):
             reverse.reverse(model, self.spec, self.op_type, self.nodes, result, self.label)
         elif self.spec.handler == "resize":
             forward.forward_resize(model, self.spec, self.op_type, self.domain, self.signature, self.nodes,
-                                   self.keep_constant, result, self.label, self.size_input)
+                                   self.keep_constant, result, self.label, self.size_input, self.qdq_form)
             forward.raise_if_form_refused(self.signature, result)
         else:
             generic.forward_generic(model, self.spec, self.op_type, self.domain, self.nodes, result, self.label)
@@ -178,6 +186,7 @@ def swap_plugin(
     inline_functions: bool = False,
     check: bool = True,
     check_dims: Optional[dict[str, int]] = None,
+    qdq_form: str = "inside",
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
 ) -> SwapPluginResult:
     """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
@@ -208,6 +217,10 @@ def swap_plugin(
             (``result.raise_if_failed()``); a generic spec's plugin (no kernel) skips it with
             the reason.
         check_dims: sizes for named symbolic input dims in the check.
+        qdq_form: for quantized sites (DequantizeLinear -> Resize -> QuantizeLinear): "inside"
+            (default: the float plugin between the DQ and the Q) or "integer" (one plugin node
+            consuming and producing the quantized tensors; refused, code
+            ``plugin-dtype-unsupported``, while the kernel has no int8/uint8 path). See :mod:`.qdq_forms`.
         custom_op_libs: the user's own ONNX Runtime op libraries, registered on the check's
             sessions, for models with custom ops ORT lacks.
 
@@ -221,7 +234,7 @@ def swap_plugin(
         the_pass = SwapPlugin(plugin=plugin, signature=signature, domain=domain, nodes=nodes, reverse=reverse,
                               spec=spec, keep_constant=keep_constant, size_input=size_input,
                               label=label or "the model", inline_functions=inline_functions, check=check,
-                              check_dims=check_dims)
+                              check_dims=check_dims, qdq_form=qdq_form)
         from graphsurgeon_tools.runtime.session import custom_op_scope
 
         with custom_op_scope(custom_op_libs):  # the built-in check's sessions register them

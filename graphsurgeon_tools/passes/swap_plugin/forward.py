@@ -41,7 +41,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, select
-from graphsurgeon_tools.passes.swap_plugin import refusals, shape_input, size_tensor
+from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.site_facts import SourceNotes, expand_axes, freedom_of, full_rank_view, site_rank
@@ -71,7 +71,7 @@ def _label(site: ResizeSite) -> str:
 
 def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_constant: bool,
             result: SwapPluginResult, label: str, ranks: dict[str, Optional[int]], sources: SourceNotes,
-            types: dict[str, Any], op_type: str) -> list[ResizeSite]:
+            types: dict[str, Any], op_type: str, integer: Optional[dict[str, Any]] = None) -> list[ResizeSite]:
     """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest.
     Every refusal is decided here, before any input is added, so a skipped site leaves no trace."""
     chosen = []
@@ -83,6 +83,8 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
         refusal = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
                    or refusals.dtype_refusal(site, types, op_type)
+                   or (qdq_forms.integer_refusal(integer[site.output_name], types, op_type)
+                       if integer and site.output_name in integer else None)
                    or refusals.rank_refusal(site, rank, signature)
                    or refusals.resize_refusal(view, signature)
                    or (shape_input.op_refusal(view, rank) if signature == shape_input.SIGNATURE else None)
@@ -153,8 +155,11 @@ def forward_resize(
     result: SwapPluginResult,
     label: str,
     size_input: Optional[str] = None,
+    qdq_form: str = "inside",
 ) -> None:
-    """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes."""
+    """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes.
+    ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
+    tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
     from graphsurgeon_tools.resize import sites as resize_sites
 
     found = [s for s in resize_sites.find_resize_sites(model, nested=True) if s.op_type in spec.match.op_types]
@@ -167,7 +172,13 @@ def forward_resize(
     types = elem_types_and_shapes(model)
     ranks = {s.output_name: site_rank(s, types) for s in selected}
     sources = SourceNotes(model)
-    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type)
+    integer = {}
+    if qdq_form == "integer":
+        from graphsurgeon_tools.resize.qdq import qdq_sites
+
+        integer = {name: q for name, q in qdq_sites(model).items() if q.full}
+    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type,
+                     integer)
     if not chosen:
         return
     freedom = freedom_of(model, chosen)  # on the model as it was given
@@ -208,6 +219,18 @@ def forward_resize(
             free=decided.free if decided is not None else None,
             pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None))
     builder.insert_all()
+    folding = [integer[s.output_name] for s in chosen if s.output_name in integer]
+    if folding:  # every one passed integer_refusal in _choose
+        result.removed_nodes.extend(qdq_forms.fold_integer(model, folding, op_type))
+        for site in folding:
+            quantized = types.get(site.quantized_input)
+            set_value_info(model, site.quantized_outputs[0], quantized.tensor_type.elem_type,
+                           ranks.get(site.output))
+        folded = {s.resize for s in folding}
+        result.rewritten[:] = [dataclasses.replace(r, notes=r.notes + (
+            'qdq_form="integer": one plugin node on the quantized tensors (DequantizeLinear and QuantizeLinear '
+            "removed); a TensorRT plugin must declare kINT8 with the tensor's scale",)) if r.node in folded else r
+            for r in result.rewritten]
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
         result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))

@@ -212,3 +212,46 @@ def test_the_kernel_table_names_the_float_types_the_library_runs() -> None:
         out = make_session(model).run(None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2),
                                               "s": np.array([1, 1, 2, 2], np.float32)})[0]
         assert out.shape == (1, 1, 4, 4) and out.dtype == dtype
+
+
+def test_the_integer_form_is_refused_up_front_while_the_kernel_has_no_int8_path() -> None:
+    from onnx import TensorProto
+
+    model = _qdq_model(mode="nearest")
+    if kernel_takes(TensorProto.INT8):  # the kernel learnt int8: the integer form swaps and checks
+        result = swap_plugin(model, qdq_form="integer")
+        assert result.check.passed is True, result.check.summary
+        return
+    for check in (True, False):
+        result = swap_plugin(model, qdq_form="integer", check=check)
+        assert not result.rewritten and result.model.graph.node[2].op_type == "Resize"
+        (skip,) = result.skipped
+        assert skip.code == DTYPE_CODE and 'qdq_form="integer"' in skip.reason and "int8" in skip.reason
+
+
+def test_the_integer_form_folds_dq_and_q_into_one_plugin_node(monkeypatch) -> None:
+    """The rewrite itself, for a kernel that takes int8 (the table patched: nothing is run)."""
+    from onnx import TensorProto
+
+    from graphsurgeon_tools.resize import plugin_dtypes
+
+    patched = dict(plugin_dtypes.KERNEL_DTYPES)
+    patched["DynamicTRTResize"] = patched["DynamicTRTResize"] | {TensorProto.INT8}
+    monkeypatch.setattr(plugin_dtypes, "KERNEL_DTYPES", patched)
+    result = swap_plugin(_qdq_model(mode="nearest"), qdq_form="integer", check=False)
+    ops = [n.op_type for n in result.model.graph.node]
+    assert ops == ["QuantizeLinear", "DynamicTRTResize", "DequantizeLinear"]
+    plugin = result.model.graph.node[1]
+    assert plugin.input[0] == "xq" and plugin.output[0] == "yq"  # consumes and produces the quantized tensors
+    assert any('qdq_form="integer"' in note for note in result.rewritten[0].notes)
+    onnx.checker.check_model(result.model, full_check=True)
+    # parameters that differ cannot be one integer node
+    other = swap_plugin(_qdq_model(mode="nearest", same=False), qdq_form="integer", check=False)
+    assert [s.code for s in other.skipped] == ["qdq-parameters-differ"]
+
+
+def test_an_unknown_qdq_form_is_a_usage_error() -> None:
+    from graphsurgeon_tools.errors import UsageError
+
+    with pytest.raises(UsageError, match="qdq_form"):
+        swap_plugin(_qdq_model(), qdq_form="fused")
