@@ -24,6 +24,7 @@ from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import free
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
+from graphsurgeon_tools.passes.make_dynamic_scale import relayout
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
 from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, record_original_values, rewrite
@@ -204,6 +205,19 @@ class MakeDynamicScale(Pass):
         sites = resize_sites.find_resize_sites(model, nested=True)
         nonsense_gate(sites)
         selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
+        relaid: list[str] = []
+        given = model
+        if self.layout in layouts.INTEGER_LAYOUTS and relayout.recorded_float_inputs(model):
+            # this tool's own float layout, asked for again in an integer one: put the recorded
+            # value back first, then rewrite as from the original (on a copy unless in place)
+            work = model if inplace else ModelProto()
+            if not inplace:
+                work.CopyFrom(model)
+            relaid = relayout.rebake(work, sites, selected)
+            if relaid:
+                model, inplace = work, True
+                sites = resize_sites.find_resize_sites(model, nested=True)
+                selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
         timer.lap("find")
         # On the model as given; reported per rewritten site. The one analysis here that is not
         # linear in the graph (each site's downstream is walked), hence freedom=False.
@@ -229,6 +243,10 @@ class MakeDynamicScale(Pass):
             result, _ = dynamize_sites(model, selected, from_sizes=self.from_sizes, factor=self.factor,
                                        timings=timings, layout=self.layout)
             result.skipped[:0] = held
+            if relaid:  # no site takes the layout: the model goes back as it came, its inputs kept
+                result.model = given
+                result.notes.append(f"layout={self.layout!r} fits no selected site, so the float input(s) "
+                                    "stay as they are")
             return result
         check_input_name(model, plans, self.shared, self.input_name)
         self._scopes = {p.site.scope for p in plans}  # sites in If branches: see _check_other_branches
@@ -249,6 +267,7 @@ class MakeDynamicScale(Pass):
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held
         result.rewritten = free.annotate(result.rewritten, done, decided)
+        result.notes[:0] = relaid
         return result
 
     def ensures(self, model: ModelProto, result: DynamicScaleResult) -> None:  # type: ignore[override]
