@@ -400,7 +400,7 @@ def test_cli_writes_default_output_and_json(tmp_path, run_cli, save_model_file):
     run = run_cli("swap-plugin", out, "--reverse")
     assert run.code == 0, run.err
     assert "restored" in run.out
-    restored = onnx.load(tmp_path / "net.plugin.resize.onnx")
+    restored = onnx.load(tmp_path / "net.resize.onnx")  # the reverse suffix replaces .plugin
     assert "DynamicTRTResize" not in _op_types(restored)
 
 

@@ -32,10 +32,16 @@ from graphsurgeon_tools.cli._app import (
 )
 
 
-def default_output(model: Path) -> Path:
-    """``model.onnx`` -> ``model.dynamic.onnx`` beside it."""
-    stem = model.name[: -len(".onnx")] if model.name.endswith(".onnx") else model.name
-    return model.with_name(f"{stem}.dynamic.onnx")
+#: The suffix of each layout's default output; one replaces another instead of stacking.
+LAYOUT_SUFFIXES = {"scales": "dynamic", "factor": "factor", "sizes": "sizes"}
+
+
+def default_output(model: Path, layout: str = "scales") -> Path:
+    """``model.onnx`` -> ``model.dynamic.onnx`` beside it (``model.sizes.onnx`` / ``model.factor.onnx``
+    for the integer layouts); ``model.dynamic.onnx --layout sizes`` -> ``model.sizes.onnx``."""
+    from graphsurgeon_tools.io.names import derived_name
+
+    return derived_name(model, LAYOUT_SUFFIXES.get(layout, "dynamic"), replaces=LAYOUT_SUFFIXES.values())
 
 
 def _values(values: Any) -> str:
@@ -153,7 +159,9 @@ def make_dynamic_scale(
 ) -> None:
     """Turn constant Resize/Upsample scales into graph inputs.
 
-    Writes MODEL.dynamic.onnx beside MODEL unless -o or --in-place. Exit codes: 0 done (also
+    Writes MODEL.dynamic.onnx (MODEL.sizes.onnx, MODEL.factor.onnx for those layouts) beside MODEL
+    unless -o or --in-place; on a model this command wrote with float scales, an integer --layout
+    rewrites that input in place of stacking a second one. Exit codes: 0 done (also
     when nothing needed rewriting), 1 the built-in check found a difference (nothing is
     written) or --strict found nothing, 2 usage, 3 invalid model, nonsense scales, or a
     --layout that can express none of the sites that have constant scales.
@@ -162,7 +170,7 @@ def make_dynamic_scale(
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
 
-    target = resolve_output(model, output, in_place, default_output)
+    target = resolve_output(model, output, in_place, lambda path: default_output(path, layout))
     check_profile_option(profile)
     dims = parse_check_dims(check_dims, check=check)
     proto = load_model(model)

@@ -29,9 +29,11 @@ from graphsurgeon_tools.cli._app import (
 
 
 def _default_output(model: Path, reverse: bool) -> Path:
-    suffix = ".resize.onnx" if reverse else ".plugin.onnx"
-    name = model.name[: -len(".onnx")] if model.name.endswith(".onnx") else model.name
-    return model.with_name(name + suffix)
+    """``m.onnx`` -> ``m.plugin.onnx`` (``m.resize.onnx`` with --reverse); one direction's suffix
+    replaces the other's: ``m.plugin.onnx --reverse`` -> ``m.resize.onnx``."""
+    from graphsurgeon_tools.io.names import derived_name
+
+    return derived_name(model, "resize" if reverse else "plugin", replaces=("plugin", "resize"))
 
 
 def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
