@@ -8,7 +8,8 @@ means the subject passes; a :class:`Reason` says why not, how sure the rule is
 layout that passes (:class:`Fix`: a call and its keywords; the CLI spells it as a command).
 
 Requires: a ModelProto that loads (weights may stay on disk; no rule reads them).
-Ensures: :class:`LintContext` builds its maps once; every query is linear in the graph.
+Ensures: :class:`LintContext` builds its maps once; every query is linear in the graph. A rule's
+fix is a proposal: :mod:`.fixes` keeps it only where it works on the model at hand.
 Does NOT: run a model, build a TensorRT engine, or change the model.
 """
 
@@ -35,11 +36,18 @@ _ONNX_DOMAINS = DEFAULT_DOMAINS + ("ai.onnx.ml", "ai.onnx.preview.training")
 _SHAPE_OF = ("Shape", "Size")
 
 
-#: The rewrites the rules point to.
-LAYOUT_SIZES = Fix("make_dynamic_scale", (("layout", "sizes"),),
-                   note="on the model before any make_dynamic_scale; layout=\"factor\" also passes")
+#: The rewrites the rules point to. A rule proposes; :mod:`.fixes` keeps a proposal only where
+#: it works on the model linted (applied, then linted again), so each may be tried anywhere.
+LAYOUT_SIZES = Fix("make_dynamic_scale", (("layout", "sizes"),))
+LAYOUT_FACTOR = Fix("make_dynamic_scale", (("layout", "factor"),))
 SWAP_SIZES = Fix("swap_plugin", (("signature", "sizes"),))
 SWAP_PLUGIN = Fix("swap_plugin")
+
+
+def reswap(then: Fix) -> Fix:
+    """Plugin nodes back to Resize (``reverse=True``), then ``then`` on the result: how a plugin
+    node this tool can read is written again in another form."""
+    return Fix("swap_plugin", (("reverse", True),), then=then)
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,7 @@ class Reason:
     text: str
     severity: str = "error"
     fix: Optional[Fix] = None  # None: no rewrite of this tool makes the subject pass
+    alternatives: tuple[Fix, ...] = ()  # tried in order when ``fix`` does not work on the model
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -88,6 +97,7 @@ class Finding:
     op_type: str
     reason: str
     fix: Optional[Fix]
+    candidates: tuple[Fix, ...] = ()  # the rule's proposals, before lint keeps the one that works
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,9 @@
 
 Requires: a ModelProto or a path (loaded weight-free through graphsurgeon_tools.io).
 Ensures: each rule runs once per subject (sites, plugin nodes, the model); findings come
-in rule order, then graph order; the model is never changed.
+in rule order, then graph order; the model is never changed. A proposed fix is kept only
+when it works on this model (:mod:`.fixes`: each distinct proposal is applied once, on a
+copy, and the result linted again - the one part of lint that runs a pass).
 Does NOT: build or run anything (see docs/tensorrt.md for what that leaves unchecked).
 """
 
@@ -40,16 +42,28 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
 
     Returns a :class:`LintReport`; ``report.failed`` is True when a rule fails (a finding
     of severity "error"). Warnings say what depends on run-time factors; infos say what
-    TensorRT computes differently without being wrong.
+    TensorRT computes differently without being wrong. A finding's ``fix`` is a rewrite that
+    was tried on this model and made the finding go away (:mod:`.fixes`); None when no
+    rewrite of this tool does.
     """
     from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.resize import find_resize_sites
+    from graphsurgeon_tools.lint.fixes import keep_working_fixes
 
     rules = rules_for(target)
     proto = load_model(model)
+    report = _lint(proto, rules)
+    if any(f.candidates for f in report.findings):
+        report.findings = keep_working_fixes(proto, report.findings, lambda fixed: _lint(fixed, rules).findings)
+    return report
+
+
+def _lint(proto: "ModelProto", rules: tuple[Rule, ...]) -> LintReport:
+    """The rules over one model; each finding's fix is still the rule's proposal."""
+    from graphsurgeon_tools.resize import find_resize_sites
+
     ctx = LintContext(proto, find_resize_sites(proto, nested=True))  # TensorRT imports bodies too
-    report = LintReport(target=target, rules=tuple(r.id for r in rules), sites=len(ctx.sites),
-                        plugin_nodes=len(ctx.plugin_nodes))
+    report = LintReport(target=rules[0].target if rules else "", rules=tuple(r.id for r in rules),
+                        sites=len(ctx.sites), plugin_nodes=len(ctx.plugin_nodes))
     for rule in rules:
         if rule.subject == "resize":
             subjects = [(site, ctx.node_of(site)) for site in ctx.sites]
@@ -66,5 +80,6 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
                 rule=rule.id, target=rule.target, severity=reason.severity, source=rule.source,
                 node=node_label(node) if node is not None else "", op_type=node.op_type if node is not None else "",
                 reason=reason.text if scope == "main graph" else f"in {scope}: {reason.text}", fix=reason.fix,
+                candidates=((reason.fix,) if reason.fix is not None else ()) + reason.alternatives,
             ))
     return report

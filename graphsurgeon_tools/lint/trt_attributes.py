@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -112,10 +112,10 @@ def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
             return None
         return Reason(f"scales {list(ratios)} on input {list(site.input_shape)}: in*scale is not whole on axes "
                       f"{uneven}; TensorRT resizes by out/in there, ONNX Runtime by the scale",
-                      severity="warning", fix=LAYOUT_SIZES)
+                      severity="warning", fix=LAYOUT_SIZES, alternatives=(LAYOUT_FACTOR,))
     return Reason("tensor scales: TensorRT computes the output size as floor(in*scale) and resizes by out/in; "
                   "it equals ONNX Runtime's scale arithmetic only where in*scale is whole (every integer "
-                  "factor)", severity="info", fix=LAYOUT_SIZES)
+                  "factor)", severity="info", fix=LAYOUT_SIZES, alternatives=(LAYOUT_FACTOR,))
 
 
 RULES = (

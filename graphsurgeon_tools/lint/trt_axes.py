@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
@@ -42,6 +42,7 @@ def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
             "tensor scales only with axes 0..rank-1",
             severity="warning",
             fix=LAYOUT_SIZES,
+            alternatives=(LAYOUT_FACTOR,),
         )
     folded = site.scales_source in (ValueSource.IDENTITY, ValueSource.FOLDED)
     hint = (" (the scales are constant behind an Identity/constant subgraph: folding them into an "
@@ -50,6 +51,7 @@ def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
         f"axes={list(site.axes)} with tensor scales on a rank-{site.input_rank} input: TensorRT's parser "
         f"accepts tensor scales only with axes absent or exactly {list(range(site.input_rank))}{hint}",
         fix=LAYOUT_SIZES,
+        alternatives=(LAYOUT_FACTOR,),
     )
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from graphsurgeon_tools.lint.base import SWAP_PLUGIN, SWAP_SIZES, Fix, LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import SWAP_PLUGIN, SWAP_SIZES, Fix, LintContext, Reason, Rule, reswap
 from graphsurgeon_tools.lint.trt_shape_inputs import float_shape_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,6 +35,10 @@ _FALLBACK = "onnx/onnx-tensorrt onnxOpImporters.cpp (FallbackPluginImporter)"
 _ADD_PLUGIN = "onnx/onnx-tensorrt onnxOpImporters.cpp (addPluginWithCreator)"
 SHAPE_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = {6, 7}  # TensorProto.INT32, INT64
+# A DynamicTRTResize node this tool can read, written again (reverse, then forward) in each form.
+_RESWAP = reswap(SWAP_PLUGIN)
+_RESWAP_FORMS = (reswap(Fix("swap_plugin", (("signature", "size-tensor"),))), reswap(SWAP_SIZES))
+_RESWAP_SIZES = reswap(SWAP_SIZES)
 
 
 def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
@@ -46,12 +50,12 @@ def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Rea
                 if name in attrs and attrs[name].type != AttributeProto.STRING]
     if mistyped:
         return Reason(f"{'; '.join(mistyped)}: the parser reads both as strings to find the plugin creator",
-                      fix=SWAP_PLUGIN)
+                      fix=_RESWAP, alternatives=_RESWAP_FORMS)
     missing = [name for name in ("plugin_version", "plugin_namespace") if name not in attrs]
     if missing:
         return Reason(f"no {' or '.join(missing)} attribute: the parser looks up {node.op_type!r} with "
                       "version '1' and namespace '' (say which plugin is meant)", severity="warning",
-                      fix=SWAP_PLUGIN)
+                      fix=_RESWAP, alternatives=_RESWAP_FORMS)
     return None
 
 
@@ -70,11 +74,11 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
         if ints:
             return Reason(f"input(s) {ints} are integer tensors but {SHAPE_INDICES} is absent: an IPluginV3 "
                           "plugin receives them as device tensors, not as shape inputs",
-                          severity="info", fix=SWAP_SIZES)
+                          severity="info", fix=_RESWAP_SIZES)
         return None
     if attr.type != AttributeProto.INTS:
         return Reason(f"{SHAPE_INDICES} is {AttributeProto.AttributeType.Name(attr.type)}; the parser accepts "
-                      "only INTS", fix=SWAP_SIZES)
+                      "only INTS", fix=_RESWAP_SIZES)
     indices = list(attr.ints)
     bad = [i for i in indices if not -count <= i < count]
     if bad:
@@ -87,13 +91,12 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
         code = ctx.elem_types.get(tensor, 0)
         if code and code not in _INTEGER:
             return Reason(f"shape input {index} ({tensor!r}) is {ctx.elem_type_name(tensor)}; shape inputs are "
-                          "int32/int64", fix=SWAP_SIZES)
+                          "int32/int64", fix=_RESWAP_SIZES)
         floats = float_shape_inputs(ctx, tensor)
         if floats:
             return Reason(f"shape input {index} ({tensor!r}) is fed by float graph input(s) {floats}; a network "
                           "input that is a shape tensor must be int32/int64",
-                          fix=Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES,
-                                         note="on the model before any rewrite"))
+                          fix=reswap(Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES)))
     return Reason(f"{SHAPE_INDICES}={indices} is honoured by an IPluginV3 creator only; a V2 creator found under "
                   "the same name, plugin_version and plugin_namespace (MMDeploy's DynamicTRTResize is one, version "
                   "'1') ignores it with a warning and reads the input as a device tensor", severity="info")

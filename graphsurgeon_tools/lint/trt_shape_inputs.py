@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
-from graphsurgeon_tools.lint.base import LAYOUT_SIZES, LintContext, Reason, Rule
+from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
@@ -50,6 +50,7 @@ def check_integer_shape_inputs(ctx: LintContext, site: "ResizeSite") -> Optional
         f"graph input {named} reaches the {slot} of this {site.op_type}; TensorRT makes it a shape "
         "tensor, and a network input that is a shape tensor must be int32/int64",
         fix=LAYOUT_SIZES,
+        alternatives=(LAYOUT_FACTOR,),
     )
 
 

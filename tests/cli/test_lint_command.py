@@ -8,12 +8,23 @@ from lint import lint_models as m  # tests/lint/lint_models.py (tests/ is on sys
 
 
 def test_a_failing_rule_exits_1_and_names_rule_source_node_and_fix(run_cli, save_model_file):
-    path = save_model_file(m.resize(inputs="float[4] s"))
+    original = save_model_file(m.constant_scales("1.0, 1.0, 2.0, 2.0"))
+    assert run_cli("make-dynamic-scale", original, "--no-check").code == 0
+    path = original.with_name("model.dynamic.onnx")
     result = run_cli("lint", str(path), "--target", "tensorrt")
     assert result.code == 1, result.err
     assert "error: trt-shape-input-integer [Y]" in result.out
     assert "source: onnx/onnx-tensorrt importerUtils.cpp" in result.out
-    assert f"fix: onnxtool make-dynamic-scale {path} --layout sizes" in result.out
+    writes = original.with_name("model.sizes.onnx")
+    assert f"fix: onnxtool make-dynamic-scale {path} --layout sizes    (writes {writes})" in result.out
+
+
+def test_a_float_input_of_the_users_own_is_reported_without_a_command(run_cli, save_model_file):
+    path = save_model_file(m.resize(inputs="float[4] s"))
+    result = run_cli("lint", str(path), "--json")
+    assert result.code == 1
+    assert [(f["rule"], f["command"]) for f in json.loads(result.out)["findings"]] == [
+        ("trt-shape-input-integer", None), ("trt-scale-arithmetic", None)]
 
 
 def test_json_report_and_a_passing_model_exits_0(run_cli, save_model_file):

@@ -130,11 +130,19 @@ def test_opset_outside_the_documented_range_warns():
 
 
 def test_every_finding_serialises_with_its_rule_source_node_and_fix():
-    data = lint_model(m.resize(inputs="float[4] s"), "tensorrt").to_dict()
+    from graphsurgeon_tools import make_dynamic_scale
+
+    written = make_dynamic_scale(m.constant_scales("1.0, 1.0, 2.0, 2.0"), check=False).model  # float scales input
+    data = lint_model(written, "tensorrt").to_dict()
     assert data["failed"] is True and data["counts"]["error"] == 1
     first = data["findings"][0]
     assert set(first) == {"rule", "target", "severity", "source", "node", "op_type", "reason", "fix"}
     assert first["fix"]["call"] == "make_dynamic_scale" and first["fix"]["keywords"] == {"layout": "sizes"}
+
+
+def test_a_float_input_of_the_users_own_gets_no_fix_since_no_rewrite_of_this_tool_makes_it_pass():
+    data = lint_model(m.resize(inputs="float[4] s"), "tensorrt").to_dict()
+    assert data["failed"] is True and [f["fix"] for f in data["findings"]] == [None, None]
 
 
 def test_an_unknown_target_is_a_usage_error():

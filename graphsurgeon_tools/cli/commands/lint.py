@@ -1,12 +1,14 @@
 """`onnxtool lint MODEL --target tensorrt|onnxruntime`: offline target rules, exit 1 when one fails.
 
 The CLI face of :func:`graphsurgeon_tools.lint.lint_model`. Reads the model (weights stay on
-disk), writes nothing. Each finding's fix (an API call) is spelled as the onnxtool command
-that makes it.
+disk), writes nothing. Each finding's fix (API calls lint tried on this very model) is spelled
+as the onnxtool command line that makes it from the file named, ready to paste, with the file
+it writes (JSON ``command``, ``writes``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -14,19 +16,45 @@ import typer
 from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, app, emit, naming
 
 
-def fix_command(fix: Optional[dict[str, Any]], model: str) -> Optional[str]:
-    """``{"call": "make_dynamic_scale", "keywords": {"layout": "sizes"}}`` -> the onnxtool command line."""
+def _step_output(call: str, keywords: dict[str, Any], model: Path) -> Path:
+    """Where ``onnxtool <call> MODEL`` writes by default (the commands' own naming)."""
+    from graphsurgeon_tools.cli.commands.make_dynamic_scale import default_output
+    from graphsurgeon_tools.cli.commands.swap_plugin import _default_output
+
+    if call == "make_dynamic_scale":
+        return default_output(model, keywords.get("layout", "scales"))
+    return _default_output(model, bool(keywords.get("reverse")))
+
+
+def fix_command(fix: Optional[dict[str, Any]], model: str) -> tuple[Optional[str], Optional[str]]:
+    """``{"call": "make_dynamic_scale", "keywords": {"layout": "sizes"}}`` -> (the command line, the file it writes).
+
+    Each call of the chain (``then``) reads the file the one before wrote; every file is a new one
+    (never the model linted, never one the chain already wrote), named as the command would name it
+    (``-o`` only where that name is taken). Paths are shell-quoted, so the line pastes as it is.
+    """
+    import shlex
+
     from graphsurgeon_tools.cli.vocabulary import to_flags
+    from graphsurgeon_tools.io.names import printable
 
     if not fix:
-        return None
-    args = " ".join(f"{key}={value!r}".replace("'", '"') for key, value in fix["keywords"].items())
-    text = f"onnxtool {fix['call'].replace('_', '-')} {model}" + (f" {to_flags(args)}" if args else "")
-    if fix.get("then"):
-        text += " && " + (fix_command(fix["then"], "OUT.onnx") or "")
-    if fix.get("note"):
-        text += f"  ({to_flags(fix['note'])})"
-    return text
+        return None, None
+    current, used, parts = Path(model), {Path(model)}, []
+    step: Optional[dict[str, Any]] = fix
+    while step:
+        args = " ".join(f"{key}={value!r}".replace("'", '"') for key, value in step["keywords"].items())
+        target = default = _step_output(step["call"], step["keywords"], current)
+        while target in used:  # e.g. reverse then forward: the forward default is the model linted
+            target = target.with_name(target.name[: -len(".onnx")] + ".fixed.onnx")
+        text = f"onnxtool {step['call'].replace('_', '-')} {shlex.quote(printable(current))}"
+        text += f" {to_flags(args)}" if args else ""
+        text += f" -o {shlex.quote(printable(target))}" if target != default else ""
+        parts.append(text)
+        used.add(target)
+        current, step = target, step.get("then")
+    note = f"  ({to_flags(fix['note'])})" if fix.get("note") else ""
+    return " && ".join(parts) + note, printable(current)
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -40,7 +68,7 @@ def _human(report: dict[str, Any]) -> str:
         lines.append(f"  {finding['severity']}: {finding['rule']} [{where}] {finding['reason']}")
         lines.append(f"    source: {finding['source']}")
         if finding.get("command"):
-            lines.append(f"    fix: {finding['command']}")
+            lines.append(f"    fix: {finding['command']}    (writes {finding['writes']})")
     return "\n".join(lines)
 
 
@@ -66,7 +94,7 @@ def lint(
     data = report.to_dict()
     data["model"] = str(model)
     for finding in data["findings"]:
-        finding["command"] = fix_command(finding["fix"], str(model))
+        finding["command"], finding["writes"] = fix_command(finding["fix"], str(model))
     emit(data, as_json=as_json, human=_human)
     if report.failed:
         raise typer.Exit(1)
