@@ -8,8 +8,9 @@ Findings without a command are those no rewrite of this tool fixes; the corpus c
 such findings (a float input of the user's own) get none, and that the names written never
 stack suffixes (``.dynamic.dynamic``).
 
-Also here: the pass hint that names commands (``sizes-not-hw``: make-dynamic-scale --layout
-sizes first, then swap-plugin --signature sizes) works on the model it was given.
+Also here: the error that names commands (swap-plugin ``--signature sizes`` refused with
+``sizes-not-hw``: rewrite with make-dynamic-scale --layout sizes first) works on the model it was
+given.
 """
 
 from __future__ import annotations
@@ -103,13 +104,11 @@ def test_each_suggested_command_pasted_as_printed_works_on_the_file_named(case, 
         onnx.checker.check_model(onnx.load(written), full_check=True)
 
 
-def test_the_sizes_not_hw_hint_works_on_the_model_it_was_given(run_cli, tmp_path):
+def test_the_sizes_not_hw_error_s_advice_works_on_the_model_it_was_given(run_cli, tmp_path):
     dynamic = _written_by_onnxtool(run_cli, tmp_path, m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear"'))
-    refused = run_cli("swap-plugin", dynamic, "--signature", "sizes", "--json", "--no-check")
-    assert refused.code == 0, refused.err
-    (skip,) = json.loads(refused.out)["skipped"]
-    assert skip["code"] == "sizes-not-hw"
-    assert skip["hint"] == "make-dynamic-scale --layout sizes first, then swap-plugin --signature sizes"
+    refused = run_cli("swap-plugin", dynamic, "--signature", "sizes", "--no-check")
+    assert refused.code == 3 and "[sizes-not-hw]" in refused.err, refused.err  # the error names the rewrite:
+    assert "--layout sizes" in refused.err  # make-dynamic-scale --layout sizes first, then --signature sizes
     command = (f"onnxtool make-dynamic-scale {dynamic} --layout sizes && "
                f"onnxtool swap-plugin {dynamic.with_name('original.sizes.onnx')} --signature sizes")
     done = _shell(command, tmp_path)

@@ -13,7 +13,9 @@ import numpy as np
 import onnx
 import onnx.parser
 import onnxruntime as ort
+import pytest
 
+from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
 TWO_SITES = """
@@ -85,8 +87,9 @@ def test_an_input_shared_with_a_site_outside_the_selection_stays():
     assert both.changed and "scales" not in [i.name for i in both.model.graph.input]
 
 
-def test_a_layout_that_fits_no_site_gives_the_model_back_as_it_came():
+def test_a_layout_that_fits_no_site_is_a_refused_request_and_the_model_is_untouched():
     dynamic = make_dynamic_scale(_model("1.0, 1.0, 1.5, 1.5"), check=False).model
-    result = make_dynamic_scale(dynamic, layout="factor", check=False)  # 1.5 is no whole factor
-    assert not result.changed and result.model.SerializeToString() == dynamic.SerializeToString()
-    assert any("fits no selected site" in note for note in result.notes)
+    before = dynamic.SerializeToString()
+    with pytest.raises(RefusedRequestError, match="factor"):  # 1.5 is no whole factor
+        make_dynamic_scale(dynamic, layout="factor", check=False)
+    assert dynamic.SerializeToString() == before
