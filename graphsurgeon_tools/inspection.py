@@ -116,12 +116,25 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
     sites = _shape_source_notes(proto, sites)
+    sites = _quantized_notes(proto, sites)
     decided = {}
     if freedom and sites:
         from graphsurgeon_tools.resize.freedom import site_freedom
 
         decided = site_freedom(proto, sites=sites)
     return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided)
+
+
+def _quantized_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
+    """A main-graph site between quantization nodes says so (resize.qdq): the form ORT's quantizer and
+    ModelOpt write, which swap-plugin and validate compare at ORT_ENABLE_BASIC."""
+    import dataclasses
+
+    from graphsurgeon_tools.resize.qdq import qdq_sites
+
+    found = qdq_sites(proto) if any(s.in_main_graph for s in sites) else {}
+    return [dataclasses.replace(s, notes=s.notes + (f"quantized: {found[s.output_name].describe()}",))
+            if s.in_main_graph and s.output_name in found else s for s in sites]
 
 
 def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:

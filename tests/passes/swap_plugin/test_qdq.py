@@ -255,3 +255,10 @@ def test_an_unknown_qdq_form_is_a_usage_error() -> None:
 
     with pytest.raises(UsageError, match="qdq_form"):
         swap_plugin(_qdq_model(), qdq_form="fused")
+
+
+def test_inspect_says_a_site_is_quantized() -> None:
+    from graphsurgeon_tools.inspection import inspect_model
+
+    (site,) = inspect_model(_qdq_model(per_channel=True)).sites
+    assert any(n.startswith("quantized: DequantizeLinear -> Resize -> QuantizeLinear (per-channel") for n in site.notes)
