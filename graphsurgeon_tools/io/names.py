@@ -8,6 +8,8 @@ strict stream. This module is the one place that turns names into text.
 
 * :func:`printable`: any text with undecodable bytes written as ``\\xNN`` (how a shell's
   ``$'...'`` spells them) - reports, messages, JSON. Lossless for display, never for opening.
+* :func:`shell_quote`: a name as a shell word that names the same bytes when pasted (``$'..\\xff..'``
+  where a byte is not UTF-8, ``shlex.quote`` otherwise) - the commands onnxtool suggests.
 * :func:`utf8_file_name`: a file name onnxtool *creates* from a user's name (a model's data
   file ``OUT.data``) that can be recorded in the model: undecodable bytes become ``%NN``.
 * :func:`derived_name`: ``model.onnx`` -> ``model.<suffix>.onnx`` beside it, replacing a
@@ -23,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Union
 
-__all__ = ["derived_name", "printable", "utf8_file_name"]
+__all__ = ["derived_name", "printable", "shell_quote", "utf8_file_name"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -73,3 +75,16 @@ def derived_name(model: PathLike, suffix: str, replaces: Iterable[str] = ()) -> 
     if candidate.name == path.name:
         candidate = path.with_name(f"{stem}.{suffix}.onnx")
     return candidate
+
+
+def shell_quote(path: PathLike) -> str:
+    """``path`` as one POSIX shell word for the same bytes: ``shlex.quote`` when it is valid UTF-8,
+    else bash's ``$'...'`` with ``\\xNN`` for each byte that is not (so a pasted command opens that file)."""
+    import shlex
+
+    text = os.fspath(path)
+    text = os.fsdecode(text) if isinstance(text, bytes) else text
+    if printable(text) == text:
+        return shlex.quote(text)
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + _escape(escaped, "\\x%02x") + "'"

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from graphsurgeon_tools.io.names import derived_name, printable, utf8_file_name
+from graphsurgeon_tools.io.names import derived_name, printable, shell_quote, utf8_file_name
 
 RAW = os.fsdecode(b"caf\xe9-\xff.onnx")
 
@@ -32,3 +32,15 @@ def test_derived_names_replace_a_suffix_this_tool_wrote_instead_of_stacking():
     # re-running on its own output: never the input itself
     assert derived_name(Path("m.dynamic.onnx"), "dynamic", layouts) == Path("m.dynamic.dynamic.onnx")
     assert derived_name(Path(".dynamic.onnx"), "sizes", layouts) == Path(".dynamic.sizes.onnx")
+
+
+def test_a_shell_word_names_the_same_bytes_when_pasted(tmp_path):
+    import subprocess
+
+    folder = tmp_path / os.fsdecode(b"it's \xff\\x")
+    folder.mkdir()
+    (folder / "m.onnx").write_bytes(b"ok")
+    word = shell_quote(folder / "m.onnx")
+    assert word.startswith("$'") and word.isascii()
+    assert subprocess.run(["bash", "-c", f"cat {word}"], capture_output=True).stdout == b"ok"
+    assert shell_quote(Path("a b.onnx")) == "'a b.onnx'" and shell_quote("plain.onnx") == "plain.onnx"

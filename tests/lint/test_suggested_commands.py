@@ -25,6 +25,7 @@ import onnx
 import pytest
 
 import lint_models as m
+from graphsurgeon_tools.io.names import printable, shell_quote
 from graphsurgeon_tools.lint import lint_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +46,9 @@ def _written_by_onnxtool(run_cli, folder: Path, model: onnx.ModelProto, *flags: 
     onnx.save(model, original)
     result = run_cli("make-dynamic-scale", original, "--json", "--no-check", *flags)
     assert result.code == 0, result.err
-    return Path(json.loads(result.out)["output"])
+    written = folder / "original.dynamic.onnx"  # the report shows the name escaped where it is not UTF-8
+    assert json.loads(result.out)["output"] == printable(written)
+    return written
 
 
 CORPUS = {
@@ -58,14 +61,23 @@ CORPUS = {
         "1.0, 1.0, 1.5, 1.5", attrs='mode="linear"')),
     "plugin-without-lookup-fields": lambda run_cli, d: _save(d / "plugin.onnx", PLUGIN_NO_LOOKUP),
     "users-own-float-input": lambda run_cli, d: _save(d / "own.onnx", m.resize(inputs="float[4] s")),
+    # a folder and file name that are not UTF-8, with a space and a quote: the command names the same bytes
+    "non-utf8-name": lambda run_cli, d: _written_by_onnxtool(run_cli, _mkdir(d / os.fsdecode(b"it's \xff")),
+                                                             m.constant_scales("1.0, 1.0, 2.0, 2.0")),
 }
 #: (case, rule) pairs that must come with a command: the test cannot pass by suggesting nothing.
 MUST_SUGGEST = {
     ("readme-dynamic", "trt-shape-input-integer"), ("readme-dynamic", "trt-scale-arithmetic"),
     ("factor-form", "trt-shape-input-integer"), ("fractional-scale", "trt-shape-input-integer"),
     ("plugin-without-lookup-fields", "trt-plugin-lookup-attributes"),
+    ("non-utf8-name", "trt-shape-input-integer"),
 }
 MUST_NOT_SUGGEST = {("users-own-float-input", "trt-shape-input-integer")}
+
+
+def _mkdir(folder: Path) -> Path:
+    folder.mkdir()
+    return folder
 
 
 def _save(path: Path, model: onnx.ModelProto) -> Path:
@@ -88,12 +100,17 @@ def test_each_suggested_command_pasted_as_printed_works_on_the_file_named(case, 
         if not command:
             assert finding["fix"] is None
             continue
-        assert "OUT.onnx" not in command and str(model) in command
+        assert "OUT.onnx" not in command
+        assert shell_quote(model) in command  # the exact bytes of the file linted, as a shell word
         if command not in ran:  # several findings may share one fix
             ran[command] = _shell(command, tmp_path)
         done = ran[command]
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
-        written = Path(finding["writes"])
+        written = model.with_name(Path(finding["writes"]).name)
+        if printable(model) != str(model):  # the report shows a non-UTF-8 name escaped; the file has its bytes
+            assert finding["writes"] == printable(written)
+        else:
+            assert Path(finding["writes"]) == written
         assert written.is_file() and written != model, finding
         for suffix in ("dynamic", "sizes", "factor", "plugin", "resize"):
             assert f".{suffix}.{suffix}." not in written.name, written

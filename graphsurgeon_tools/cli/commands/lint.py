@@ -31,12 +31,11 @@ def fix_command(fix: Optional[dict[str, Any]], model: str) -> tuple[Optional[str
 
     Each call of the chain (``then``) reads the file the one before wrote; every file is a new one
     (never the model linted, never one the chain already wrote), named as the command would name it
-    (``-o`` only where that name is taken). Paths are shell-quoted, so the line pastes as it is.
+    (``-o`` only where that name is taken). Paths are shell words for their exact bytes (a name that is
+not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
     """
-    import shlex
-
     from graphsurgeon_tools.cli.vocabulary import to_flags
-    from graphsurgeon_tools.io.names import printable
+    from graphsurgeon_tools.io.names import printable, shell_quote
 
     if not fix:
         return None, None
@@ -47,9 +46,9 @@ def fix_command(fix: Optional[dict[str, Any]], model: str) -> tuple[Optional[str
         target = default = _step_output(step["call"], step["keywords"], current)
         while target in used:  # e.g. reverse then forward: the forward default is the model linted
             target = target.with_name(target.name[: -len(".onnx")] + ".fixed.onnx")
-        text = f"onnxtool {step['call'].replace('_', '-')} {shlex.quote(printable(current))}"
+        text = f"onnxtool {step['call'].replace('_', '-')} {shell_quote(current)}"
         text += f" {to_flags(args)}" if args else ""
-        text += f" -o {shlex.quote(printable(target))}" if target != default else ""
+        text += f" -o {shell_quote(target)}" if target != default else ""
         parts.append(text)
         used.add(target)
         current, step = target, step.get("then")
