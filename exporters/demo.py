@@ -44,6 +44,7 @@ __all__ = ["DEFAULT_OUT_DIR", "DemoResult", "run_demo", "sample_image"]
 DEFAULT_OUT_DIR = Path("demo_out")
 DEMO_FACTORS: tuple[float, ...] = (2.0, 3.0, 4.0)
 BAKED_FACTOR = 3.0
+CERTIFY_PROFILE = "16..288:"  # every side length up to the demo image's (then its factors)
 # A 288 x 288 crop (divisible by 2, 3 and 4) of the astronaut's face and badge.
 _CROP = (slice(0, 288), slice(112, 400))
 _PSNR_BORDER = 6  # the convolutions' zero padding disturbs the outermost pixels
@@ -190,8 +191,15 @@ def run_demo(
     plugin_path = out / "srcnn_plugin.onnx"
     save_model(plugin.model, plugin_path)
     result.files["plugin_model"] = plugin_path
-    result.validations["plugin_vs_torch"] = validate(plugin_path, "torch:srcnn", factors=factors)
-    step("swap-plugin", f"{plugin_path.name} validated vs torch:srcnn")
+    # ... with a certificate: every length of SRCNN's profile at each factor, per axis, every engine.
+    from graphsurgeon_tools.certify import certify
+
+    certificate = certify(plugin_path, "torch:srcnn", profile=CERTIFY_PROFILE + ",".join(f"{f:g}" for f in factors))
+    result.files["certificate"] = write_bytes_atomic(
+        (json.dumps(certificate.to_dict(), indent=1, allow_nan=False) + "\n").encode("utf-8"), out / "certificate.json")
+    result.validations["plugin_vs_torch"] = validate(plugin_path, "torch:srcnn", factors=factors,
+                                                     certificate=certificate)
+    step("swap-plugin", f"{plugin_path.name} validated vs torch:srcnn; {certificate.summary_line()}")
 
     # 5. Pictures: one low-resolution input, then plain bicubic and SRCNN at each factor.
     image, source = sample_image()

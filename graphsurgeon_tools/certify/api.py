@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
@@ -145,6 +146,21 @@ def _pairs(names: list[str], gate: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _read_all(readers: list[Reader], length: int, factor: float, axis: str) -> dict[str, Any]:
+    """Each reader's band at one point; readers making the same engine call share one run."""
+    bands: dict[str, Any] = {}
+    shared: dict[Any, Any] = {}
+    for reader in readers:
+        if reader.key is not None and reader.key in shared:
+            bands[reader.name] = shared[reader.key]
+            reader.calls += 1
+            continue
+        bands[reader.name] = reader.band(length, factor, axis)
+        if reader.key is not None:
+            shared[reader.key] = bands[reader.name]
+    return bands
+
+
 def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_reference_budget_s: float,
                  torch: bool = True) -> SiteCertificate:
     """Probe every (axis, factor, length) of ``profile`` in every implementation of ``site``."""
@@ -159,21 +175,22 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
     ledgers = [PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort)
                for a, b in _pairs(list(by_name), gate)]
     started = time.perf_counter()
-    for axis in ("h", "w"):
-        for factor in profile.factors:
-            for length in profile.lengths:
-                bands: dict[str, Any] = {}
-                shared: dict[Any, Any] = {}
-                for name, reader in by_name.items():
-                    if reader.key is not None and reader.key in shared:
-                        bands[name] = shared[reader.key]
-                        reader.calls += 1
-                        continue
-                    bands[name] = reader.band(length, factor, axis)
-                    if reader.key is not None:
-                        shared[reader.key] = bands[name]
-                for ledger in ledgers:
-                    ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b])
+    # The engines release the GIL while they run: the PyTorch side, the TensorRT model and the
+    # candidate in one worker thread -- always the same one, so torch's per-thread state never
+    # mixes -- beside ONNX Runtime's own Resize here (about half the work each for a cubic site).
+    side = [r for r in readers if r.name.startswith("torch-") or r.kind == "model"
+            or (r.name == "candidate" and r.key is None)]
+    main = [r for r in readers if r not in side]
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        for axis in ("h", "w"):
+            for factor in profile.factors:
+                for length in profile.lengths:
+                    pending = worker.submit(_read_all, side, length, factor, axis) if side else None
+                    bands = _read_all(main, length, factor, axis)
+                    if pending is not None:
+                        bands.update(pending.result())
+                    for ledger in ledgers:
+                        ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b])
     return SiteCertificate(site=site.name, op_type=site.node.op_type, semantics=site.semantics,
                            reference_semantics=site.reference_semantics or site.semantics, form=site.form,
                            gate=("candidate", gate), readers=readers, ledgers=ledgers, notes=notes,
@@ -232,7 +249,8 @@ def certify(
             raise UsageError(f"sites={missing!r}: no such Resize/plugin node (sites: "
                              f"{', '.join(s.name for s in all_sites) or 'none'})")
         chosen = [s for s in chosen if s.free] + [s for s in chosen if not s.free]
-    skipped = [{"site": s.name, "reason": s.reason} for s in all_sites if not s.free or s not in chosen]
+    skipped = [{"site": s.name, "reason": s.reason or "not among sites=" + repr(list(sites or []))}
+               for s in all_sites if not s.free or s not in chosen]
     chosen = [s for s in chosen if s.free]
     gate = _gate(kind)
     results = [certify_site(site, parsed, gate, onnx_reference_budget_s=onnx_reference_budget_s, torch=torch)

@@ -9,7 +9,7 @@ any mixing) and carries ``K = S + 2`` probe rows -- one plane, not K channels, b
 set up a resize once per plane (ONNX Runtime's cubic: half the time):
 
 * channel ``k < S``: a comb of ones at the columns ``j = k (mod S)``: row ``i`` of the output
-  is the weight of the one column of residue ``k`` inside the row's band (``S`` > the band's
+  is the weight of the one column of residue ``k`` inside the row's band (``S`` >= the band's
   span, so each residue holds at most one nonzero column of the row);
 * channel ``S``: the ramp ``j + 1``: divided by the row's weight sum it is the row's centroid,
   and each residue's column is the one of that residue nearest the centroid (unique while the
@@ -72,11 +72,15 @@ class Band:
 
 
 def span_for(mode: str, scale: float, antialias: bool) -> int:
-    """Comb spacing for a mode: the widest band a correct implementation has, plus one."""
+    """Comb spacing for a mode: the widest band a correct implementation has.
+
+    A band of ``S`` columns around its centroid has every column within ``S / 2`` of it; the
+    one tie (a column exactly ``S / 2`` away) has weight 0 in linear and cubic kernels, so it
+    is never read. A wider band fails the check row and is read again at ``2 S``."""
     taps = {"nearest": 1, "linear": 2, "cubic": 4}.get(mode, 4)
     if antialias and 0 < scale < 1:
         taps = int(np.ceil(taps / scale)) + 2
-    return taps + 1
+    return taps
 
 
 def probe_input(length: int, spacing: int, axis: str) -> tuple[np.ndarray, np.ndarray]:
