@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from graphsurgeon_tools.resize import ResizeSite
     from graphsurgeon_tools.resize.freedom import Freedom
+    from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes
 
 __all__ = ["InspectionReport", "inspect_model"]
 
@@ -51,17 +52,23 @@ class InspectionReport:
     opset: int
     sites: Sequence["ResizeSite"] = field(default_factory=tuple)
     freedom: Mapping[str, "Freedom"] = field(default_factory=dict)
+    # run-time sizes recognised as round(dim * constant) (resize.runtime_sizes), keyed like freedom
+    patterns: Mapping[str, "RuntimeSizes"] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able: ``{"model", "opset", "sites": [site.to_dict(), ...]}`` (the CLI's ``--json``);
         each site also carries ``free``, ``pinned_by``, ``pinned_node``, ``freedom_probe`` and
-        ``freedom_note`` when freedom was decided."""
+        ``freedom_note`` when freedom was decided, and ``runtime_sizes`` (the pattern, the constant
+        factors, the roundings) when its run-time sizes are a constant factor of data shapes."""
         sites = []
         for site in self.sites:
             data = site.to_dict()
             freedom = self.freedom.get(site.node_name or site.output_name)
             if freedom is not None:
                 data.update(freedom.to_dict())
+            pattern = self.patterns.get(site.node_name or site.output_name)
+            if pattern is not None:
+                data["runtime_sizes"] = pattern.to_dict()
             sites.append(data)
         return {"model": self.model, "opset": self.opset, "sites": sites}
 
@@ -115,14 +122,16 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
     if nodes:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
-    sites = _shape_source_notes(proto, sites)
+    patterns: dict[str, Any] = {}
+    sites = _shape_source_notes(proto, sites, patterns)
     sites = _quantized_notes(proto, sites)
     decided = {}
     if freedom and sites:
         from graphsurgeon_tools.resize.freedom import site_freedom
 
         decided = site_freedom(proto, sites=sites)
-    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided)
+    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided,
+                            patterns=patterns)
 
 
 def _quantized_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
@@ -137,9 +146,12 @@ def _quantized_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list
             if s.in_main_graph and s.output_name in found else s for s in sites]
 
 
-def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
+def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"],
+                        patterns: dict[str, Any]) -> list["ResizeSite"]:
     """Run-time scales/sizes that read data SHAPES say so (static ones: simplify=True folds them)
-    instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"."""
+    instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"; sizes
+    that are round(dim * constant) say the pattern (make-dynamic-scale makes the constant an input)
+    and land in ``patterns``."""
     import dataclasses
 
     from graphsurgeon_tools.resize import ValueSource
@@ -156,6 +168,14 @@ def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> l
                 found = shape_source(proto, tensor, flow=flow)
                 if found is not None:
                     better[kind] = f"{kind}: {found.describe()}"
+                if kind == "sizes":
+                    from graphsurgeon_tools.resize.runtime_sizes import recognise
+
+                    pattern, _ = recognise(proto, site, flow)
+                    if pattern is not None:
+                        patterns[site.node_name or site.output_name] = pattern
+                        better[kind] = (f"{kind}: {pattern.describe()}; make-dynamic-scale turns the constant(s) "
+                                        "into an input (every layout)")
         if better:
             notes = [better.pop(n.split(":", 1)[0], n) for n in site.notes]
             site = dataclasses.replace(site, notes=tuple(notes + list(better.values())))

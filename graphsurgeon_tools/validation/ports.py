@@ -254,8 +254,9 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     folds constant subgraphs); a site driven by constant sizes with static input dims
     counts with the scales that reproduce its sizes exactly (as ``from_sizes=True``
     computes them), and so does one whose sizes are computed from static shapes (shape
-    inference with data propagation pins its input and output shapes). The plugin node is not a Resize site, so its constant scales input
-    is read directly.
+    inference with data propagation pins its input and output shapes), and so does one whose
+    run-time sizes are round(dim * constant) (resize.runtime_sizes: the constants). The plugin
+    node is not a Resize site, so its constant scales input is read directly.
     """
     baked: dict[str, tuple[float, ...]] = {}
     unknown: list[str] = []
@@ -265,6 +266,7 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     from graphsurgeon_tools.passes.make_dynamic_scale.plan import sizes_to_scales
 
     static_shapes: Optional[dict[str, tuple[int, ...]]] = None
+    flow: Any = None  # resize.shape_flow, built at the first run-time sizes site
     for site in find_resize_sites(model, nested=True):  # bodies too (functions: their calls are not sites)
         if site.scope.startswith("function "):
             continue
@@ -285,6 +287,15 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
             if before and after and len(before) == len(after):
                 pinned = replace(site, sizes=after, input_shape=before, sizes_source=ValueSource.FOLDED)
                 from_sizes, _ = sizes_to_scales(pinned)
+        if from_sizes is None and site.sizes_source is ValueSource.RUNTIME and site.in_main_graph:
+            # round(dim * constant) sizes (a recompute_scale_factor export): the constants are its factor
+            from graphsurgeon_tools.resize.runtime_sizes import recognise
+            from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
+
+            flow = flow or shape_flow_for_sources(model)
+            pattern, _ = recognise(model, site, flow)
+            if pattern is not None:
+                from_sizes = (1.0,) * pattern.start + pattern.factors
         if from_sizes is not None:
             baked[name] = _full_scales(from_sizes, site.axes, site.input_rank)
         else:

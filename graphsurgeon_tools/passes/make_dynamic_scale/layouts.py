@@ -37,7 +37,7 @@ refresh shapes (the pass does).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper
@@ -46,6 +46,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
+from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 from graphsurgeon_tools.refusal import Fix, Refusal
 
 __all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
@@ -131,6 +132,9 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
         plan.prefix = plan.value[:start]
         if layout == "factor":
             plan.fed = tuple(float(int(v)) for v in plan.value[start:])
+        elif plan.runtime is not None:  # the output size the constants give at the (static) input size
+            known = plan.runtime.value
+            plan.fed = tuple(float(v) for v in known[start:]) if known is not None else ()
         else:
             shape = plan.site.input_shape
             dims = shape[start:] if shape is not None and len(shape) == len(plan.value) else (None,)
@@ -144,6 +148,12 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
 def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
     """Where this layout equals the original at this site, in ONNX Runtime and in TensorRT."""
     site = plan.site
+    if plan.runtime is not None:
+        from graphsurgeon_tools.passes.make_dynamic_scale.runtime import runtime_arithmetic
+
+        ort, trt = runtime_arithmetic(plan, layout)
+        return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
+                "onnxruntime": ort, "tensorrt": trt}
     count = spatial_count(plan) or len(plan.value)
     spatial = plan.value[-count:]
     shape = site.input_shape
@@ -234,6 +244,12 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
     consts = _Consts(taken, head)
     before: dict[str, list[NodeProto]] = {}
     for plan in plans:
+        if plan.runtime is not None and layout == "factor":  # run-time sizes: the Muls read the input, cast
+            inserts, freed = replace_constants(model, plan, plan.input_name, taken, integer=True)
+            for output, nodes in inserts.items():
+                before.setdefault(output, []).extend(nodes)
+            old += freed
+            continue
         node = by_output[plan.site.output_name]
         x = node.input[0]
         stem = f"{plan.label}_{layout}".replace(" ", "_").replace("#", "n")
@@ -255,7 +271,7 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
                                           name=spatial))
             extra.append(helper.make_node("Mul", [spatial, plan.input_name], [hw], name=hw))
         extra.append(helper.make_node("Concat", [lead, hw], [size], name=size, axis=0))
-        before[plan.site.output_name] = extra
+        before.setdefault(plan.site.output_name, []).extend(extra)
         inputs = list(node.input) + [""] * 4
         roi = inputs[1]
         if plan.site.op_version in (11, 12):  # roi and scales are required inputs there: empty tensors
@@ -311,7 +327,14 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
     return new_inputs, removed, notes
 
 
-PendingSizes = tuple[str, str, tuple[float, ...]]  # (sizes input, the site's X, spatial scales: one per axis)
+class PendingSizes(NamedTuple):
+    """A sizes input whose value to feed depends on the input size (symbolic dims)."""
+
+    name: str  # the sizes input
+    x: str  # the site's X
+    scales: tuple[float, ...]  # spatial scales, one per axis (ORT's floor rule on X's dims)
+    sizes: str = ""  # run-time sizes: the original's sizes tensor, whose value is computed instead
+    start: int = 0  # ... and where its spatial entries start
 
 
 def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[PendingSizes]:
@@ -321,7 +344,9 @@ def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[Pending
     for plan in plans:
         if plan.input_name in unknown and plan.input_name not in seen:
             scales = tuple(float(v) for v in plan.value[len(plan.value) - spatial_count(plan):])
-            seen[plan.input_name] = (plan.input_name, plan.site.input_name, scales)  # type: ignore[assignment]
+            runtime = plan.runtime
+            seen[plan.input_name] = PendingSizes(plan.input_name, plan.site.input_name, scales,
+                                                 runtime.tensor if runtime else "", runtime.start if runtime else 0)
     return list(seen.values())
 
 
@@ -339,6 +364,7 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
 
     if not pending:
         return {}
+    pending = [PendingSizes(*entry) for entry in pending]  # plain (name, x, scales) tuples too
     work = weightless_copy(original)
     for info in work.graph.input:
         shape = input_shapes.get(info.name)
@@ -354,7 +380,18 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
     infos = value_info_map(inferred.graph)
     infos.update({i.name: i for i in inferred.graph.input})
     feeds: dict[str, np.ndarray] = {}
-    for name, x, scales in pending:
+    runtime = [p for p in pending if p.sizes]
+    if runtime:  # the original's own arithmetic at these shapes (resize.shape_flow computes small values)
+        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+
+        flow = ShapeFlow(original, input_shapes=input_shapes, probe_dims=None)
+        for entry in runtime:
+            known = flow.base.get(entry.sizes)
+            if known is not None and known.value is not None:
+                feeds[entry.name] = np.asarray(known.value, dtype=np.int64).reshape(-1)[entry.start:]
+    for name, x, scales, sizes, _ in pending:
+        if sizes:
+            continue
         count = len(scales)
         dims = static_shape(infos.get(x)) or ()
         if len(dims) < count or not all(isinstance(d, int) for d in dims[-count:]):

@@ -32,6 +32,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.refusal import Fix, Refusal
+from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource, in_function
 
 CONSTANT_SOURCES = (
@@ -59,6 +60,7 @@ class Plan:
     prefix: tuple[float, ...] = ()  # factor mode: constant non-spatial part
     input_name: str = ""
     bumped: bool = False  # Upsample-7 turned into Upsample-9
+    runtime: Optional[RuntimeSizes] = None  # sizes computed as round(dim * constant): the constants become the input
 
     @property
     def needs_bump(self) -> bool:
@@ -202,6 +204,22 @@ def _with_shape_source(model: ModelProto, site: ResizeSite, refusal: Refusal, fl
     return refusal
 
 
+def _runtime_plan(model: ModelProto, site: ResizeSite, refusal: Refusal,
+                  flow: list[Any]) -> tuple[Optional[Plan], Optional[Refusal]]:
+    """A plan for run-time sizes that are round(dim * constant) (resize.runtime_sizes), else the refusal
+    with the reason the pattern was not recognised."""
+    from graphsurgeon_tools.resize.runtime_sizes import recognise
+    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
+
+    if not flow:
+        flow.append(shape_flow_for_sources(model))
+    found, why = recognise(model, site, flow[0])
+    if found is None:
+        return None, Refusal(refusal.code, f"{refusal.text} (not round(dim * constant): {why})", refusal.fix)
+    value = (1.0,) * found.start + found.factors
+    return Plan(site, label(site), value, "runtime-sizes", runtime=found), None
+
+
 def plan_sites(
     model: ModelProto,
     sites: list[ResizeSite],
@@ -221,6 +239,8 @@ def plan_sites(
     flow: list[Any] = []  # the shape flow shape_source needs, built at the first run-time site
     for site in sites:
         plan, refusal = check_site(site, from_sizes)
+        if plan is None and refusal is not None and refusal.code == "runtime-sizes" and site.in_main_graph:
+            plan, refusal = _runtime_plan(model, site, refusal, flow)
         if plan is None:
             skipped.append(Skip(label(site), site.op_type, _with_shape_source(model, site, refusal, flow)))
         else:
@@ -238,7 +258,9 @@ def plan_sites(
             plans = [p for p in plans if not p.needs_bump]
 
     for plan in plans:
-        if factor:
+        if plan.runtime is not None:  # the input holds the constants: one per resized (spatial) axis
+            plan.prefix, plan.fed = plan.value[:plan.runtime.start], plan.runtime.factors
+        elif factor:
             start = spatial_suffix(plan.site, len(plan.value))
             if start is None:
                 raise UsageError(

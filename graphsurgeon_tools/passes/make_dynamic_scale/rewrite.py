@@ -4,6 +4,7 @@
 
     Resize(X, roi, <constant scales>)       ->  Resize(X, roi, scales)
     Resize(X, roi, "", <constant sizes>)    ->  Resize(X, roi, scales)        (exact sizes only)
+    Resize(X, roi, "", round(dim * c) ...)  ->  the same, c read from scales[j]  (:mod:`.runtime`)
     Upsample-7(X){scales=[..]}              ->  Upsample-9(X, scales), opset 9
     factor=True:  ... scales                ->  Concat(Constant(prefix), scales[h, w])
 
@@ -39,6 +40,7 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
+from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 
 __all__ = ["ORIGINAL_VALUES_KEY", "check_input_name", "read_original_values", "record_original_values", "rewrite"]
 
@@ -227,10 +229,16 @@ def rewrite(
 
     site_scopes = {p.site.scope for p in plans}
     scopes = _graphs(model, site_scopes)
-    by_output = _site_nodes(plans, scopes)
+    by_output = _site_nodes([p for p in plans if p.runtime is None], scopes)
     before: dict[str, dict[str, list[NodeProto]]] = {}  # scope -> site output -> nodes to insert
     expansions: dict[tuple[str, str, tuple[float, ...]], str] = {}
     for plan in plans:
+        if plan.runtime is not None:  # run-time sizes: the Muls read the input instead of their constants
+            inserts, freed = replace_constants(model, plan, plan.input_name, taken)
+            for output, nodes in inserts.items():
+                before.setdefault(plan.site.scope, {}).setdefault(output, []).extend(nodes)
+            old_tensors += freed
+            continue
         node = by_output[plan.site.output_name]
         extra = before.setdefault(plan.site.scope, {}).setdefault(plan.site.output_name, [])
         source = plan.input_name

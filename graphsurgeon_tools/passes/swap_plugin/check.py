@@ -167,7 +167,8 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
 
 
 def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str, list[int]]) -> dict[str, np.ndarray]:
-    """The original (h, w) of ``pending`` sites from the dims their input X has in one ORT run
+    """The original output sizes of ``pending`` sites from the dims their input X has (or, for run-time
+    sizes, the sizes tensor's own value) in one ORT run
     of the original on the check's inputs (ORT's floor rule); {} when the original does not
     run (the check then says so itself)."""
     import onnx
@@ -176,7 +177,10 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     from graphsurgeon_tools.passes.make_dynamic_scale.layouts import _ort_output
     from graphsurgeon_tools.runtime.session import make_session, ort_errors
 
-    names = sorted({x for _, x, _ in pending} - {o.name for o in original.graph.output})
+    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
+
+    pending = [PendingSizes(*entry) for entry in pending]
+    names = sorted({p.sizes or p.x for p in pending} - {o.name for o in original.graph.output})
     for name in names:  # appended for the session, removed after: no copy of the caller's model here
         original.graph.output.append(onnx.ValueInfoProto(name=name))
     try:
@@ -192,10 +196,15 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     except ort_errors():
         return {}
     feeds: dict[str, np.ndarray] = {}
-    for name, x, scales in pending:
+    for name, x, scales, sizes, start in pending:
+        if sizes:  # run-time sizes: the value the original computed
+            if sizes in values:
+                feeds[name] = np.asarray(values[sizes], dtype=np.int64).reshape(-1)[start:]
+            continue
         dims = np.shape(values[x]) if x in values else ()
-        if len(dims) >= 2:
-            feeds[name] = np.array([_ort_output(d, f) for d, f in zip(dims[-2:], scales)], dtype=np.int64)
+        if len(dims) >= len(scales):  # one scale per spatial axis: (l), (h, w), (d, h, w)
+            feeds[name] = np.array([_ort_output(d, f) for d, f in zip(dims[-len(scales):], scales)],
+                                   dtype=np.int64)
     return feeds
 
 

@@ -56,7 +56,7 @@ __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
 #: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
 #: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
 FORM_CODES = frozenset({
-    "sizes-driven", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis", "unknown-rank",
+    "sizes-driven", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis", "unknown-rank", "runtime-sizes",
     "size-tensor-opset", "size-tensor-rank", "size-tensor-leading-axis", "size-tensor-inexact",
     "layout-needs-resize-11", "layout-axes", "layout-tf-crop-and-resize", "layout-no-spatial-axes",
     "layout-non-spatial", "not-whole-factor",
@@ -109,6 +109,18 @@ def raise_if_form_refused(signature: str, result: SwapPluginResult) -> None:
     more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
     raise RefusedRequestError(f"signature={signature!r} can swap none of the matched site(s): {detail}{more}",
                               tuple(result.skipped))
+
+
+def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[ResizeSite]:
+    """The sites whose run-time sizes are round(dim * constant): make-dynamic-scale's layouts rewrite them."""
+    candidates = [s for s in sites if s.sizes_source == ValueSource.RUNTIME and s.scales_source == ValueSource.ABSENT]
+    if not candidates:
+        return []
+    from graphsurgeon_tools.resize.runtime_sizes import recognise
+    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
+
+    flow = shape_flow_for_sources(model)
+    return [s for s in candidates if recognise(model, s, flow)[0] is not None]
 
 
 def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult,
@@ -186,8 +198,9 @@ def forward_resize(
              or s.sizes_source == ValueSource.RUNTIME}
     before = {s.output_name: s for s in chosen}
     if signature == shape_input.SIGNATURE:  # constant scales or sizes -> an int64 (h, w) input
+        # run-time sizes too, where make-dynamic-scale rewrites them: round(dim * constant) (resize.runtime_sizes)
         to_dynamic = [s for s in chosen if s.has_constant_scales
-                      or (s.sizes is not None and s.sizes_source not in _DYNAMIC)]
+                      or (s.sizes is not None and s.sizes_source not in _DYNAMIC)] + _runtime_sizes_sites(model, chosen)
     else:
         to_dynamic = [
             s for s in chosen
