@@ -300,7 +300,8 @@ def recognise(model: "ModelProto", site: "ResizeSite", flow: "ShapeFlow") -> tup
     lead = terms[:start]
     shape = site.input_shape or ()
     for p, t in enumerate(lead):  # a dim at its own axis, or a constant equal to the input's static dim
-        if not (t.kind == "dim" and t.axis == p) and not (t.kind == "const" and p < len(shape) and shape[p] == t.factor):
+        static = t.kind == "const" and p < len(shape) and shape[p] == t.factor
+        if not (t.kind == "dim" and t.axis == p) and not static:
             return None, "the leading entries are not the input's own dims"
     axes = tuple(ScaledAxis(p, t.source, t.axis, t.factor, t.rounding, t.mul, t.element, t.width, t.const, t.slot,
                             t.const_shape, t.const_dtype, t.dtype) for p, t in enumerate(terms) if p >= start)

@@ -174,10 +174,8 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     import onnx
 
     from graphsurgeon_tools.check.feeds import random_feeds
-    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import _ort_output
+    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes, _ort_output
     from graphsurgeon_tools.runtime.session import make_session, ort_errors
-
-    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
 
     pending = [PendingSizes(*entry) for entry in pending]
     names = sorted({p.sizes or p.x for p in pending} - {o.name for o in original.graph.output})
