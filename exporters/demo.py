@@ -16,7 +16,11 @@
 It lives on the PyTorch side (it exports, and its reference is a PyTorch model), so
 it may import torch at module level; ``graphsurgeon_tools`` imports it only inside
 the ``demo`` command. Library code: nothing is printed; :func:`run_demo` returns a
-:class:`DemoResult` that the CLI summarises. Every file is written atomically.
+:class:`DemoResult` that the CLI summarises. Every file is written atomically. A demo that
+fails (an exception: torch's op cannot be built, a full disk) removes every file and folder it
+created before the error goes on; files of an earlier run that it had already replaced stay.
+The result (and report.json) carries the evidence record of the whole run
+(:mod:`graphsurgeon_tools.runtime.provenance`), and each validation its own.
 It does not download anything: the picture is ``skimage.data.astronaut`` (held out
 from the weights' training), or a generated test card when scikit-image is missing.
 """
@@ -61,6 +65,7 @@ class DemoResult:
     image_source: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)  # versions, kernels, the models' sha256
 
     @property
     def passed(self) -> bool:
@@ -76,6 +81,7 @@ class DemoResult:
             "image_source": self.image_source,
             "steps": self.steps,
             "seconds": round(self.seconds, 2),
+            "evidence": self.evidence,
         }
 
 
@@ -145,16 +151,48 @@ def run_demo(
     :class:`UsageError` when ``out_dir`` exists and is not a folder. Needs the PyTorch
     side (torch, the C++ op) and Pillow; does not need TensorRT or a network.
     """
-    from exporters import export, srcnn
-    from exporters.models import scales_tensor
-    from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, swap_plugin, validate
+    from graphsurgeon_tools.runtime.provenance import recording
 
-    started = time.perf_counter()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
+    missing = [folder for folder in (out, *out.parents) if not folder.exists()]
+    before = set(out.rglob("*")) if out.is_dir() else set()
     out.mkdir(parents=True, exist_ok=True)
-    factors = [float(f) for f in factors]
+    try:
+        with recording() as ran:
+            return _run(out, [float(f) for f in factors], progress, ran)
+    except BaseException:
+        _remove_new(out, before, missing)
+        raise
+
+
+def _remove_new(out: Path, before: set[Path], made: list[Path]) -> None:
+    """Undo a failed demo: the files and folders it created in ``out``, then the folders it made."""
+    import shutil
+
+    for path in sorted(set(out.rglob("*")) - before, key=lambda p: len(p.parts), reverse=True):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:  # cleaning up must not hide the error that made the demo fail
+            pass
+    for folder in made:  # deepest first: out, then the parents it had to create
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], None]], ran: Any) -> DemoResult:
+    from exporters import export, srcnn
+    from exporters.models import scales_tensor
+    from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, swap_plugin, validate
+    from graphsurgeon_tools.runtime.provenance import evidence_record
+
+    started = time.perf_counter()
     result = DemoResult(out_dir=out)
 
     def step(name: str, detail: str, **extra: Any) -> None:
@@ -233,6 +271,9 @@ def run_demo(
         result.files.update(second[1])
 
     result.seconds = time.perf_counter() - started
+    result.evidence = evidence_record(ran, models=[(role.removesuffix("_model"), result.files[role]) for role in
+                                                   ("static_model", "dynamic_model", "plugin_model")],
+                                      torch_reference=True)
     report_path = out / "report.json"
     result.files["report"] = report_path
     _write_text(json.dumps(_json_safe(result.to_dict()), indent=2, allow_nan=False) + "\n", report_path)

@@ -243,7 +243,7 @@ class RoutedModuleReference(Reference):
         try:
             result = router.run(self.module, *tensors)
         except Exception as exc:  # the user's module: whatever it raises is theirs, reported by type
-            raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+            raise RunFailed.raised(self.label, exc) from exc  # exit 5 when the op or torch is what is missing
         return [self._back(t.detach().cpu().numpy(), arrays) for t in flatten_outputs(result)], router.calls
 
     def _module_dtype(self) -> Any:

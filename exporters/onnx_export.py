@@ -330,12 +330,13 @@ def export(
         raise UsageError(f"output path is a folder, not a file: {destination}")
     if not destination.parent.is_dir():  # before the export, which can take seconds
         raise UsageError(f"output folder does not exist: {destination.parent}")
+    ops_error: Optional[Exception] = None
     try:
         import exporters.ops
 
         exporters.ops.load()  # the C++ ops, so their symbolics/translations register
-    except Exception:  # noqa: BLE001 - not built, or broken: only models calling the ops need it,
-        pass  # and those fail in their forward pass with the library's own message
+    except Exception as exc:  # noqa: BLE001 - not built, or broken: only models calling the ops need it;
+        ops_error = exc  # if the export then fails, the missing op is the reason (not torch's exporter)
 
     names = _input_names(model, len(args), input_names)
     output_names = list(output_names)
@@ -349,6 +350,11 @@ def export(
     except (UsageError, CheckFailedError):
         raise
     except Exception as exc:
+        from graphsurgeon_tools.extensions import environment_problem
+
+        problem = environment_problem(exc) or (environment_problem(ops_error) if ops_error is not None else None)
+        if problem is not None:  # the op library (or torch's own dependency) is what is missing
+            raise problem from exc
         raise ExportFailedError(f"torch could not export {label} to {path}: {_one_line(exc)}") from exc
 
     try:

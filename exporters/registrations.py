@@ -9,7 +9,9 @@
 * the per-axis resize readers ``certify`` compares (``"torch-routed"``, ``"torch-interpolate"``,
   exporters.certify_readers);
 * the implementations of ``onnxtool export srcnn`` (``"export-srcnn"``) and ``onnxtool demo``
-  (``"demo"``).
+  (``"demo"``);
+* the torch op's status (``"torch-op"``: where its library is, its sha256, whether torch is
+  here), read by ``onnxtool doctor`` and the evidence record; it never builds.
 
 Requires: nothing at import; torch and the C++ library are imported only when a registered
 factory is called. Ensures: a factory whose dependency is missing raises ImportError (or
@@ -35,11 +37,20 @@ def register() -> None:
     extensions.register_resize_reader("torch-interpolate", lambda semantics: _resize_reader(semantics, routed=False))
     extensions.register_command("export-srcnn", export_srcnn)
     extensions.register_command("demo", demo)
+    extensions.register_status("torch-op", torch_op_status)
+
+
+def torch_op_status() -> Any:
+    """The torch op's library as it stands (``exporters.build.status()``: available, path, sha256,
+    build_dir, source, reason, buildable), read without building or loading anything."""
+    from exporters.build import status
+
+    return status()
 
 
 def torch_srcnn() -> Any:
     """The built-in SRCNN (``variant="cxx-op"``, shipped weights), its C++ op loaded now."""
-    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.errors import EnvironmentProblemError
 
     from exporters.models import srcnn  # ImportError without torch: the registry says what to install
 
@@ -48,7 +59,7 @@ def torch_srcnn() -> Any:
 
         load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
     except ImportError as exc:
-        raise OnnxToolError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
+        raise EnvironmentProblemError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
     return srcnn(variant="cxx-op", pretrained=True)
 
 

@@ -24,24 +24,35 @@ What can be registered:
 * command implementations the CLI offers only with the PyTorch side
   (``register_command("export-srcnn", fn)``, ``register_command("demo", fn)``).
 
+* what the PyTorch side can say about itself without building anything
+  (``register_status("torch-op", fn)``; ``fn()`` returns the torch op's build status, read by
+  ``onnxtool doctor`` and by the evidence record of a report).
+
+An environment problem is one thing wherever it surfaces: :func:`environment_problem` turns an
+exception whose chain holds an :class:`EnvironmentProblemError` (the C++ op that cannot be built)
+or a ``ModuleNotFoundError`` for an optional dependency (torch, onnxscript, ninja, pillow) into
+ONE :class:`EnvironmentProblemError` (exit 5) naming the install command.
+
 Requires: nothing; entry points are loaded once, on the first lookup (:func:`load_extensions`).
-Ensures: lookups of a name nobody registered raise :class:`OnnxToolError` with ONE line saying
-what to install. An extension that fails to import is remembered (its error is in that line),
+Ensures: lookups of a name nobody registered raise :class:`EnvironmentProblemError` with ONE line
+saying what to install; a registered command whose dependencies are missing raises the same. An extension that fails to import is remembered (its error is in that line),
 never raised at start-up.
 Does NOT import any extension at ``import graphsurgeon_tools`` time.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.errors import EnvironmentProblemError, OnnxToolError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "TORCH_HINT",
     "command",
+    "environment_problem",
     "kernel_loaders",
     "load_extensions",
     "module_runner",
@@ -53,14 +64,25 @@ __all__ = [
     "register_reference",
     "register_resize_reader",
     "resize_readers",
+    "register_status",
+    "status",
 ]
 
 ENTRY_POINT_GROUP = "onnxtool.extensions"
 TORCH_HINT = "pip install 'onnxtool[torch]'"
+# Optional dependencies (top-level module names) and the one command that provides each.
+OPTIONAL_MODULES = {
+    "torch": TORCH_HINT,
+    "onnxscript": TORCH_HINT,
+    "ninja": TORCH_HINT,
+    "PIL": TORCH_HINT,
+    "exporters": TORCH_HINT,
+}
 
 _references: dict[str, Callable[[], Any]] = {}
 _kernels: dict[str, Callable[[], Any]] = {}
 _commands: dict[str, Callable[..., Any]] = {}
+_status: dict[str, Callable[[], Any]] = {}
 _module_runners: list[Any] = []
 _resize_readers: dict[str, Callable[..., Any]] = {}
 _failures: list[str] = []  # "entry point: ErrorType: message" of extensions that did not load
@@ -81,6 +103,11 @@ def register_kernel(name: str, loader: Callable[[], Any]) -> None:
 def register_command(name: str, implementation: Callable[..., Any]) -> None:
     """Offer a command implementation (``"export-srcnn"``, ``"demo"``) to the CLI."""
     _commands[name] = implementation
+
+
+def register_status(name: str, reporter: Callable[[], Any]) -> None:
+    """Offer a status reporter (``"torch-op"``): ``reporter()`` says what is built, never builds."""
+    _status[name] = reporter
 
 
 def register_module_runner(runner: Any) -> None:
@@ -115,9 +142,29 @@ def load_extensions() -> None:
                 _failures.append(f"{point.value}: {type(exc).__name__}: {exc}")
 
 
-def _missing(what: str) -> OnnxToolError:
+def _missing(what: str) -> EnvironmentProblemError:
     why = f" ({'; '.join(_failures)})" if _failures else ""
-    return OnnxToolError(f"{what} needs the PyTorch side: {TORCH_HINT}{why}")
+    return EnvironmentProblemError(f"{what} needs the PyTorch side: {TORCH_HINT}{why}")
+
+
+def environment_problem(exc: BaseException) -> Optional[EnvironmentProblemError]:
+    """The environment problem behind ``exc`` (its cause/context chain included), or None.
+
+    An :class:`EnvironmentProblemError` in the chain is returned as it is; a ``ModuleNotFoundError``
+    for one of :data:`OPTIONAL_MODULES` becomes one naming its install command. Anything else
+    (the user's own bug, a missing module of the user's) is not an environment problem."""
+    seen: set[int] = set()
+    link: Optional[BaseException] = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, EnvironmentProblemError):
+            return link
+        if isinstance(link, ModuleNotFoundError):
+            top = (link.name or "").split(".")[0]
+            if top in OPTIONAL_MODULES:
+                return EnvironmentProblemError(f"{top} is not installed: {OPTIONAL_MODULES[top]}")
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    return None
 
 
 def reference_names() -> list[str]:
@@ -152,9 +199,30 @@ def module_runner() -> Any:
 
 
 def command(name: str) -> Callable[..., Any]:
-    """The implementation registered for command ``name``; OnnxToolError (one line) when none is."""
+    """The implementation registered for command ``name``; EnvironmentProblemError (one line) when
+    none is, or when the implementation finds its dependencies missing (torch, the C++ op)."""
     load_extensions()
     implementation = _commands.get(name)
     if implementation is None:
         raise _missing(f"onnxtool {name.split('-')[0]}")
-    return implementation
+
+    @functools.wraps(implementation)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return implementation(*args, **kwargs)
+        except OnnxToolError:
+            raise
+        except Exception as exc:
+            problem = environment_problem(exc)
+            if problem is None:
+                raise
+            raise problem from exc
+
+    return run
+
+
+def status(name: str) -> Optional[Any]:
+    """What the reporter registered as ``name`` says (None when nobody registered one)."""
+    load_extensions()
+    reporter = _status.get(name)
+    return None if reporter is None else reporter()

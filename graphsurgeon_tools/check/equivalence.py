@@ -86,6 +86,8 @@ class CheckResult:
     tolerance: str = ""  # the bound in words when it is not one atol/rtol (check.tolerance.UlpTolerance)
     # Figures a caller measured beside the verdict (e.g. swap-plugin's quantized outputs), never a verdict.
     figures: dict[str, Any] = field(default_factory=dict)
+    # What ran (runtime.provenance): versions, the plugin kernel, each model's sha256 by role.
+    evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
     def differing_sites(self) -> list[str]:
@@ -110,6 +112,7 @@ class CheckResult:
             "tolerance": self.tolerance,
             "figures": dict(self.figures),
             "seconds": self.seconds,
+            "evidence": self.evidence,
         }
 
     @property
@@ -212,6 +215,25 @@ def _failed_run(message: str) -> OutputComparison:
                             reference_shape=None, passed=False, note=message)
 
 
+def _with_evidence(compare: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """The check's result carries the evidence record: what ran, the hashes of the bytes compared
+    (reference: the original, candidate: the rewrite)."""
+    import functools
+
+    @functools.wraps(compare)
+    def run(original: Union[ModelProto, bytes], rewritten: Union[ModelProto, bytes], *args: Any,
+            **kwargs: Any) -> CheckResult:
+        from graphsurgeon_tools.runtime.provenance import evidence_record, recording
+
+        with recording() as ran:
+            result = compare(original, rewritten, *args, **kwargs)
+        result.evidence = evidence_record(ran, models=[("candidate", rewritten), ("reference", original)])
+        return result
+
+    return run
+
+
+@_with_evidence
 def compare_models(
     original: Union[ModelProto, bytes],
     rewritten: Union[ModelProto, bytes],

@@ -6,6 +6,13 @@ line) prints one line on stderr, its API keywords spelled as flags
 (:func:`graphsurgeon_tools.cli.vocabulary.to_flags`: ``shared=True`` -> ``--shared``);
 anything else is a bug, exit code 4, with the traceback only when ``ONNXTOOL_DEBUG=1``.
 
+The report goes to stdout through :class:`_ReportStream`: a closed stdout (``>&-``), a full one
+(``/dev/full``) or a broken pipe is an :class:`OutputIOError` (exit 6, one line on stderr), for
+every command, whether it fails while the command writes or when the buffered report is flushed
+at the end. An environment problem that surfaces as a bare exception (``import torch`` failing,
+the C++ op's build error) is exit 5 with the install command
+(:func:`graphsurgeon_tools.extensions.environment_problem`), never exit 4.
+
 Every command runs inside one write-guard scope
 (:func:`graphsurgeon_tools.io.guard.tracking_reads`): whatever the library reads during the
 command (models, data files, specs, arrays) no write of the same command may replace. Python
@@ -20,18 +27,20 @@ Does NOT catch bugs as user errors: an unexpected exception is reported as inter
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 import traceback
 import warnings
 from contextlib import contextmanager
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import typer
 
 from graphsurgeon_tools.cli._app import app
 from graphsurgeon_tools.cli.vocabulary import to_flags
-from graphsurgeon_tools.errors import ExitCode, OnnxToolError
+from graphsurgeon_tools.errors import ExitCode, OnnxToolError, OutputIOError
 from graphsurgeon_tools.io.guard import tracking_reads
 
 try:  # typer >= 0.25 vendors click; older releases depend on it
@@ -74,48 +83,146 @@ def _escaping_streams() -> Iterator[None]:
             stream.reconfigure(errors="strict")
 
 
+class _ClosedStream(io.StringIO):
+    """What stdout is when the process started with it closed (``>&-``): every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def flush(self) -> None:
+        pass
+
+
+class _ReportStream:
+    """``sys.stdout`` while a command runs: a write or flush that fails is :class:`OutputIOError`.
+
+    Everything else is the real stream's (``isatty``, ``encoding``, ``fileno``...)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = _ClosedStream() if stream is None else stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
+            raise _output_error(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError) as exc:
+            raise _output_error(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _output_error(exc: BaseException) -> OutputIOError:
+    if isinstance(exc, BrokenPipeError):
+        why = "the reader closed the pipe"
+    elif isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        why = "no space left on device"
+    elif isinstance(exc, OSError) and exc.strerror:
+        why = exc.strerror[0].lower() + exc.strerror[1:]
+    else:
+        why = str(exc) or type(exc).__name__
+    return OutputIOError(f"cannot write the report to stdout: {why}")
+
+
+@contextmanager
+def _report_stdout() -> Iterator[_ReportStream]:
+    original = sys.stdout
+    stream = _ReportStream(original)
+    sys.stdout = stream  # type: ignore[assignment]
+    try:
+        yield stream
+    finally:
+        sys.stdout = original
+
+
+def _discard_stdout() -> None:
+    """After a failed report: point fd 1 at /dev/null so the interpreter's last flush of what is
+    still buffered cannot fail again (which would print a second message and exit 120)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # not a real file (tests' capture)
+        pass
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is a stderr at all (``2>&-`` leaves none)."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the CLI and return (and, as a script, exit with) its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     with _escaping_streams(), warnings.catch_warnings():
         if not _debug():  # one line on error is the contract: library warnings are not lines
             warnings.simplefilter("ignore")
-        code = _run(args)
+        with _report_stdout() as stdout:
+            code = _run(args, stdout)
+    if code == ExitCode.OUTPUT_IO:
+        _discard_stdout()
     if argv is None:
         sys.exit(code)
     return int(code)
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], stdout: _ReportStream) -> int:
     try:
         with tracking_reads():
             result = app(args=args, prog_name="onnxtool", standalone_mode=False)
         code = int(result) if isinstance(result, int) else ExitCode.OK
+        stdout.flush()  # a report still buffered must reach its reader now, or be exit 6
     except typer.Exit as exc:
         code = exc.exit_code
     except NoArgsIsHelpError as exc:  # bare `onnxtool`: show the help, as click would
         exc.show()
         code = ExitCode.USAGE
     except typer.Abort:
-        sys.stderr.write("onnxtool: aborted\n")
+        _say("onnxtool: aborted\n")
         code = 130
     except ClickException as exc:  # bad options, missing arguments, bad values
-        sys.stderr.write(f"onnxtool: error: {_one_line(exc.format_message())}\n")
+        _say(f"onnxtool: error: {_one_line(exc.format_message())}\n")
         code = ExitCode.USAGE
     except OnnxToolError as exc:
-        if _debug():
-            traceback.print_exc()
-        sys.stderr.write(f"onnxtool: error: {_one_line(to_flags(str(exc)))}\n")
-        code = exc.exit_code
+        code = _user_error(exc)
     except KeyboardInterrupt:
-        sys.stderr.write("onnxtool: interrupted\n")
+        _say("onnxtool: interrupted\n")
         code = 130
-    except Exception as exc:  # a bug: keep the traceback for whoever debugs it
-        if _debug():
-            traceback.print_exc()
-        sys.stderr.write(
-            f"onnxtool: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
-            "(set ONNXTOOL_DEBUG=1 for the traceback)\n"
-        )
-        code = ExitCode.INTERNAL
+    except Exception as exc:
+        from graphsurgeon_tools.extensions import environment_problem
+
+        problem = environment_problem(exc)  # torch missing, the op cannot be built: not a bug
+        if problem is not None:
+            code = _user_error(problem, exc)
+        else:  # a bug: keep the traceback for whoever debugs it
+            if _debug():
+                traceback.print_exc()
+            _say(f"onnxtool: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                 "(set ONNXTOOL_DEBUG=1 for the traceback)\n")
+            code = ExitCode.INTERNAL
+    if code != ExitCode.OUTPUT_IO:
+        try:  # help text and reports typer wrote itself (--help), flushed while stdout is ours
+            stdout.flush()
+        except OutputIOError as exc:
+            code = _user_error(exc)
     return int(code)
+
+
+def _user_error(exc: OnnxToolError, cause: Optional[BaseException] = None) -> int:
+    if _debug():
+        traceback.print_exception(cause or exc)
+    _say(f"onnxtool: error: {_one_line(to_flags(str(exc)))}\n")
+    return int(exc.exit_code)

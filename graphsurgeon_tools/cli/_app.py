@@ -29,7 +29,9 @@ app = typer.Typer(
         "swap Resize for a DynamicTRTResize plugin node, and validate the result in "
         "ONNX Runtime against a PyTorch reference.\n\n"
         "Exit codes: 0 success, 1 a check or validation failed, 2 usage error, "
-        "3 invalid or unsupported input, 4 internal error (ONNXTOOL_DEBUG=1 shows tracebacks)."
+        "3 invalid or unsupported input, 4 internal error (ONNXTOOL_DEBUG=1 shows tracebacks), "
+        "5 environment problem (torch missing, the C++ op cannot be built: see onnxtool doctor), "
+        "6 the report could not be written (stdout closed or full)."
     ),
     no_args_is_help=True,
     add_completion=False,

@@ -10,12 +10,15 @@ Requires: onnx-graphsurgeon only when a Graph is passed; it is detected by its t
 module name and imported then, never at start-up. Ensures: the ModelProto path costs
 nothing (no copy). Does NOT copy a ModelProto: passes that must not change their input
 copy it themselves. The Graph round trip rewrites every weight (export and import both
-copy tensors): its cost is the price of passing a Graph.
+copy tensors): its cost is the price of passing a Graph. onnx-graphsurgeon's own logger
+(which prints on stdout) is silenced around the round trip: a library call prints nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from onnx import ModelProto
@@ -47,7 +50,25 @@ def as_model(obj: Any) -> tuple[ModelProto, Callable[[ModelProto], Any]]:
     if is_gs_graph(obj):
         import onnx_graphsurgeon as gs
 
-        return gs.export_onnx(obj), gs.import_onnx
+        with _quiet_gs():
+            exported = gs.export_onnx(obj)
+        return exported, _import_quietly
     raise TypeError(
         f"expected an onnx.ModelProto, a path or an onnx_graphsurgeon.Graph, got {type(obj).__name__}"
     )
+
+
+@contextlib.contextmanager
+def _quiet_gs() -> Iterator[None]:
+    """onnx-graphsurgeon's logger silenced for the block (it prints warnings and errors on stdout)."""
+    from onnx_graphsurgeon.logger import G_LOGGER
+
+    with G_LOGGER.suppress():
+        yield
+
+
+def _import_quietly(model: ModelProto) -> Any:
+    import onnx_graphsurgeon as gs
+
+    with _quiet_gs():
+        return gs.import_onnx(model)

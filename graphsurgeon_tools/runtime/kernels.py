@@ -78,6 +78,26 @@ def _load_backend() -> None:
             _fallback_reason = f"{type(exc).__name__}: {exc}"
 
 
+_backend_facts: dict[str, Any] = {}
+
+
+def _note_backend() -> None:
+    from graphsurgeon_tools.runtime.provenance import note_kernel, recording_open
+
+    if not recording_open():
+        return
+    if not _backend_facts:
+        if _fast is None:
+            _backend_facts.update(backend="onnx.reference", slow=True,
+                                  reason=_fallback_reason or "forced by ONNXTOOL_RUNTIME_FALLBACK=1")
+        else:
+            from graphsurgeon_tools.runtime.provenance import torch_op
+
+            op = torch_op() or {}
+            _backend_facts.update(backend=_backend, path=op.get("path"), sha256=op.get("sha256"))
+    note_kernel("onnxruntime-extensions", **_backend_facts)
+
+
 def _warn_fallback() -> None:
     global _fallback_warned
     if not _fallback_warned:
@@ -181,6 +201,7 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
             "nor a size tensor (rank >= 2)"
         )
     _load_backend()
+    _note_backend()  # the evidence record of a report in progress names the backend that ran
     if _fast is not None:
         return _check_size(_fast(x, scales, sizes, params), sizes)
     _warn_fallback()

@@ -308,6 +308,9 @@ def make_session(
     compiled = _compiled_library(nodes) if nodes else None
     if compiled is not None:
         ort_library.register(sess_options, compiled)
+        from graphsurgeon_tools.runtime.provenance import file_sha256, note_kernel
+
+        note_kernel("compiled-library", path=str(compiled), sha256=file_sha256(compiled))  # a report's evidence
     if not nodes or compiled is not None:
         if from_path is not None:
             return ort.InferenceSession(str(from_path), sess_options=sess_options, providers=providers, **options)

@@ -311,15 +311,39 @@ def validate(
     arrays that do not fit, unknown references and nonsense factors. Does not modify or
     write any file, and does not check the graph itself (use ``onnx.checker`` for that).
     """
+    from graphsurgeon_tools.runtime.provenance import evidence_record, recording
     from graphsurgeon_tools.runtime.session import custom_op_scope
 
-    with custom_op_scope(custom_op_libs):
+    with custom_op_scope(custom_op_libs), recording() as ran:
         report = _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
                            input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
                            progress=progress, sites=sites, scales_argument=scales_argument)
+    report.evidence = evidence_record(ran, models=_compared(candidate, reference, report.reference),
+                                      torch_reference=report.reference.get("kind") == "torch")
     if certificate is not None:
         report.certificate = dict(certificate.to_dict() if hasattr(certificate, "to_dict") else certificate)
     return report
+
+
+def _compared(candidate: Any, reference: Any, described: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(role, what was compared) for the evidence record: files by path, in-memory models as themselves.
+
+    A ``python:FILE.py:CALLABLE`` reference is its source file; a named or in-process module
+    reference has no file (its label stands for it); ``onnx-reference`` runs the candidate itself."""
+    models: list[tuple[str, Any]] = [("candidate", candidate)]
+    kind = described.get("kind")
+    if kind == "onnx-reference":
+        return models
+    if isinstance(reference, (str, os.PathLike)) and kind == "onnx":
+        models.append(("reference", reference))
+    elif isinstance(reference, onnx.ModelProto):
+        models.append(("reference", reference))
+    elif isinstance(reference, str) and reference.startswith(("python:", "python-scales:")) \
+            and reference.rpartition(":")[0].split(":", 1)[-1].endswith(".py"):
+        models.append(("reference", reference.rpartition(":")[0].split(":", 1)[-1]))
+    else:
+        models.append(("reference", str(described.get("label") or reference)))
+    return models
 
 
 def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: ReferenceLike, *,

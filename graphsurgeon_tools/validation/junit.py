@@ -4,6 +4,8 @@ One testcase per factor and compared tensor (graph outputs, then site outputs); 
 and vacuous comparisons (a constant or below-atol reference) as skipped, failed runs as errors.
 A report carrying a ``certificate`` (``validate(certificate=...)``, ``onnxtool certify --junit``)
 adds one testcase per certified site: failed with the first counterexample in words.
+The suite's properties carry the evidence record (versions, the plugin kernel that ran, the torch
+op, each model's sha256) as flat ``evidence.*`` names.
 
 Requires: the report (a :class:`ValidationReport` or its dict). Ensures: :func:`write_junit`
 writes atomically (temp file in the same folder, then rename) and never over an input model.
@@ -21,7 +23,7 @@ from graphsurgeon_tools.io import write_bytes_atomic
 from graphsurgeon_tools.validation.render import _fmt, _point_label
 from graphsurgeon_tools.validation.report import ValidationReport
 
-__all__ = ["check_junit_path", "junit_xml", "write_junit"]
+__all__ = ["check_junit_path", "evidence_properties", "junit_xml", "write_junit"]
 
 
 def junit_xml(report: Mapping[str, Any]) -> str:
@@ -75,6 +77,8 @@ def junit_xml(report: Mapping[str, Any]) -> str:
             ET.SubElement(properties, "property", name=key, value=str(report[key]))
     if isinstance(report.get("reference"), Mapping):
         ET.SubElement(properties, "property", name="reference", value=str(report["reference"].get("label")))
+    for key, value in evidence_properties(report.get("evidence")):
+        ET.SubElement(properties, "property", name=key, value=value)
     suite.extend(cases)
     root = ET.Element("testsuites")
     root.append(suite)
@@ -106,6 +110,29 @@ def _certificate_cases(certificate: Any, suite_name: str) -> list[tuple[Any, int
         ET.SubElement(case, "failure", message=whole.get("note", ""), type="whole-model")
         cases.append((case, 1))
     return cases
+
+
+def evidence_properties(evidence: Any) -> list[tuple[str, str]]:
+    """The evidence record as flat (name, value) properties: ``evidence.versions.onnxruntime``,
+    ``evidence.plugin_kernel.0.path``, ``evidence.model.candidate.sha256``... (None values left out)."""
+    if not evidence:
+        return []
+    found: list[tuple[str, str]] = []
+
+    def add(prefix: str, values: Mapping[str, Any]) -> None:
+        for key, value in values.items():
+            if value is not None and not isinstance(value, (dict, list)):
+                found.append((f"{prefix}.{key}", str(value)))
+
+    add("evidence.versions", evidence.get("versions") or {})
+    for index, kernel in enumerate(evidence.get("plugin_kernels") or []):
+        add(f"evidence.plugin_kernel.{index}", kernel)
+    found.append(("evidence.slow_fallback", str(bool(evidence.get("slow_fallback"))).lower()))
+    if evidence.get("torch_op"):
+        add("evidence.torch_op", evidence["torch_op"])
+    for model in evidence.get("models") or []:
+        add(f"evidence.model.{model['role']}", {k: v for k, v in model.items() if k != "role"})
+    return found
 
 
 def check_junit_path(path: Union[str, os.PathLike], *, inputs: Sequence[Union[str, os.PathLike]] = ()) -> Path:

@@ -173,7 +173,7 @@ class TorchReference(Reference):
         try:
             result = runner.run(self.module, arrays, scales)
         except Exception as exc:  # the user's module: whatever it raises is reported as theirs, by type
-            raise RunFailed(f"{self.label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+            raise RunFailed.raised(self.label, exc) from exc
         return [(f"output_{i}", value) for i, value in enumerate(result)]
 
     def parameters(self) -> dict[str, np.ndarray]:
@@ -334,6 +334,7 @@ def _load_python_callable(spec: str) -> Any:
     except OnnxToolError:
         raise
     except Exception as exc:  # the user's module ran on import: whatever it raises is theirs, by type
+        _raise_environment_problem(exc)
         raise OnnxToolError(
             f"reference {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from exc
@@ -343,8 +344,18 @@ def _load_python_callable(spec: str) -> Any:
     try:
         return factory()
     except Exception as exc:  # the user's factory: whatever it raises is theirs, by type
+        _raise_environment_problem(exc)
         raise OnnxToolError(f"reference {spec!r}: {attr}() raised {type(exc).__name__}: {exc}") from exc
 
+
+
+def _raise_environment_problem(exc: BaseException) -> None:
+    """torch missing or the C++ op unbuildable while the user's file loads: exit 5, not their error."""
+    from graphsurgeon_tools.extensions import environment_problem
+
+    problem = environment_problem(exc)
+    if problem is not None:
+        raise problem from exc
 
 
 ReferenceLike = Union[str, Path, onnx.ModelProto, Reference, Callable[..., Any]]
@@ -384,10 +395,14 @@ def _named_reference(name: str) -> Reference:
     factory = reference_factory(name)  # OnnxToolError naming what to install when nobody registered it
     try:
         module = factory()
-    except ImportError as exc:  # the registered side is installed without its dependencies
-        from graphsurgeon_tools.extensions import TORCH_HINT
+    except Exception as exc:  # the registered side is installed without its dependencies (torch, the op)
+        from graphsurgeon_tools.errors import EnvironmentProblemError
+        from graphsurgeon_tools.extensions import TORCH_HINT, environment_problem
 
-        raise OnnxToolError(f"{name} needs the PyTorch side: {TORCH_HINT} ({exc})") from exc
+        problem = environment_problem(exc)
+        if problem is None and not isinstance(exc, ImportError):
+            raise
+        raise (problem or EnvironmentProblemError(f"{name} needs the PyTorch side: {TORCH_HINT} ({exc})")) from exc
     return TorchReference(module, name)
 
 

@@ -90,6 +90,8 @@ class ValidationReport:
     diagnosis: Optional[Diagnosis] = None
     notes: list[str] = field(default_factory=list)
     tolerance: str = ""  # the dtype-aware default in words, when atol/rtol were not given (atol/rtol: its floor)
+    # What ran: versions, the plugin kernel, the torch op, the models' sha256 (runtime.provenance).
+    evidence: dict[str, Any] = field(default_factory=dict)
     # A certificate (onnxtool.certificate/1 dict) given to validate(certificate=...): its verdict
     # joins the report's (a refused certificate fails the report).
     certificate: Optional[dict[str, Any]] = None
@@ -159,6 +161,7 @@ class ValidationReport:
             "factors": [f.to_dict() for f in self.factors],
             "diagnosis": self.diagnosis.to_dict() if self.diagnosis else None,
             "notes": list(self.notes),
+            "evidence": self.evidence,
             **({"certificate": self.certificate} if self.certificate is not None else {}),
         }
 

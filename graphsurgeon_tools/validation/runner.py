@@ -34,6 +34,21 @@ SITE_OPS = ("Resize", "Upsample", "DynamicTRTResize")
 class RunFailed(Exception):
     """A model or reference raised while running one sweep point (recorded, not fatal)."""
 
+    @classmethod
+    def raised(cls, label: str, exc: BaseException) -> Exception:
+        """What to raise when the user's module ``label`` raised ``exc`` while running.
+
+        The module's own failure is a RunFailed (one sweep point, recorded). An environment
+        problem underneath (torch missing, the C++ op it is routed through cannot be built) is
+        not the module's and not a difference: it is that :class:`EnvironmentProblemError`
+        (exit 5), which ends the run."""
+        from graphsurgeon_tools.extensions import environment_problem
+
+        problem = environment_problem(exc)
+        if problem is not None:
+            return problem
+        return cls(f"{label} raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+
 
 def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "candidate") -> onnx.ModelProto:
     """Load through :func:`graphsurgeon_tools.io.load_model` (external data inlined, checked paths).

@@ -13,4 +13,5 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     export,
     lint,
     certify,
+    doctor,
 )

@@ -1,8 +1,8 @@
 """`onnxtool demo [--out DIR]`: export, rewrite, validate, swap in the plugin, and draw pictures.
 
 The implementation is the PyTorch side's, registered as ``"demo"`` in
-:mod:`graphsurgeon_tools.extensions`; without it the command exits 3 with one line saying
-what to install.
+:mod:`graphsurgeon_tools.extensions`; without it the command exits 5 with one line saying
+what to install (an environment problem).
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def _human(result: dict[str, Any]) -> str:
     if "srcnn_x3" in psnr:
         lines.append(f"           x3 PSNR vs ground truth: bicubic {psnr['bicubic_x3']:.2f} dB, "
                      f"SRCNN {psnr['srcnn_x3']:.2f} dB")
+    from graphsurgeon_tools.runtime.provenance import evidence_lines
+
+    lines.extend(f"  {line}" for line in evidence_lines(result.get("evidence")))
     lines.append(f"  report   {files['report']}")
     lines.append(f"  next     onnxtool validate {out / files['dynamic_model']} --reference torch:srcnn --factors 1.5,2,5")
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 The implementation is the PyTorch side's, registered as ``"export-srcnn"`` in
 :mod:`graphsurgeon_tools.extensions` (graphsurgeon_tools never imports it). Without the
-PyTorch side (``pip install 'onnxtool[torch]'``) the command exits 3 with one line saying so.
+PyTorch side (``pip install 'onnxtool[torch]'``), or when the C++ op a variant needs cannot be built,
+the command exits 5 (an environment problem) with one line naming what to install.
 """
 
 from __future__ import annotations

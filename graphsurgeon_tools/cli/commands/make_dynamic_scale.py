@@ -83,6 +83,9 @@ def _human(report: dict[str, Any]) -> str:
                 drift = optimized.get("original_drift")
                 lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
                              + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+            from graphsurgeon_tools.runtime.provenance import evidence_lines
+
+            lines.extend(evidence_lines(check.get("evidence")))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))

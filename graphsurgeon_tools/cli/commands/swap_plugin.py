@@ -54,7 +54,9 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
                      + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
     for key, figure in (check.get("figures") or {}).items():  # measured beside the verdict, never one
         lines.append(f"  {key}: {figure['text'] if isinstance(figure, dict) else figure}")
-    return lines
+    from graphsurgeon_tools.runtime.provenance import evidence_lines
+
+    return lines + evidence_lines(check.get("evidence"))
 
 
 def _human(report: dict[str, Any]) -> str:

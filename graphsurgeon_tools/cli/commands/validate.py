@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -133,7 +134,10 @@ def validate(
     data = report.to_dict()
     if junit is not None:
         write_junit(data, junit)
-    emit(data, as_json=as_json, human=lambda d: render_report(d, color=sys.stdout.isatty()))
+    # A terminal's width (COLUMNS wins) only on a terminal; a log gets the table at full width.
+    tty = sys.stdout.isatty()
+    width = shutil.get_terminal_size().columns if tty else None
+    emit(data, as_json=as_json, human=lambda d: render_report(d, color=tty, width=width))
     if junit is not None and not as_json:
         note(f"JUnit report written to {junit}")
     return 0 if report.passed else 1

@@ -40,6 +40,7 @@ writes files.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
@@ -116,8 +117,9 @@ def make_dynamic_scale(
     fails the checker). Nothing to rewrite is not an error: the result has no ``rewritten``
     sites and the model is returned unchanged.
     """
-    label = None if hasattr(model, "SerializeToString") or type(model).__module__.startswith("onnx_graphsurgeon") \
-        else str(model)
+    # A path names the file in errors; a ModelProto or a Graph has no name. (No hasattr on a Graph:
+    # onnx-graphsurgeon logs an error for every attribute it does not know.)
+    label = str(model) if isinstance(model, (str, os.PathLike)) else None
     the_pass = MakeDynamicScale(
         nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
         from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims, layout=layout,
