@@ -59,7 +59,8 @@ def torch_srcnn() -> Any:
 
         load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
     except ImportError as exc:
-        raise EnvironmentProblemError(f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
+        raise EnvironmentProblemError(
+            f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
     return srcnn(variant="cxx-op", pretrained=True)
 
 

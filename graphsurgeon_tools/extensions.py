@@ -35,8 +35,9 @@ ONE :class:`EnvironmentProblemError` (exit 5) naming the install command.
 
 Requires: nothing; entry points are loaded once, on the first lookup (:func:`load_extensions`).
 Ensures: lookups of a name nobody registered raise :class:`EnvironmentProblemError` with ONE line
-saying what to install; a registered command whose dependencies are missing raises the same. An extension that fails to import is remembered (its error is in that line),
-never raised at start-up.
+saying what to install; a registered command whose dependencies are missing raises the same.
+An extension that fails to import is remembered (its error is in that line), never raised at
+start-up.
 Does NOT import any extension at ``import graphsurgeon_tools`` time.
 """
 

@@ -80,7 +80,10 @@ def _escaping_streams() -> Iterator[None]:
         yield
     finally:
         for stream in changed:
-            stream.reconfigure(errors="strict")
+            try:
+                stream.reconfigure(errors="strict")  # flushes first: a full stdout was already reported
+            except (OSError, ValueError):
+                pass
 
 
 class _ClosedStream(io.StringIO):
@@ -172,8 +175,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             warnings.simplefilter("ignore")
         with _report_stdout() as stdout:
             code = _run(args, stdout)
-    if code == ExitCode.OUTPUT_IO:
-        _discard_stdout()
+        if code == ExitCode.OUTPUT_IO:
+            _discard_stdout()
     if argv is None:
         sys.exit(code)
     return int(code)

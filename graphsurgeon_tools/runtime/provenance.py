@@ -60,7 +60,7 @@ PACKAGES = ("onnxtool", "onnx", "onnxruntime", "onnxruntime-extensions", "onnxsi
 SLOW_FALLBACK = "DynamicTRTResize ran on the onnx.reference fallback (pure Python, slow; `onnxtool doctor` says why)"
 
 
-@dataclass
+@dataclass(eq=False)  # each recording is its own: closing one must never close an equal-looking other
 class Ran:
     """What one recording saw: the plugin kernels, each once, in the order they were first used."""
 

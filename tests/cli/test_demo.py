@@ -136,3 +136,20 @@ def test_demo_refuses_nonsense_factors(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["demo", "--out", str(tmp_path / "x"), "--factors", "0"]) == 3
     assert "factors" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_demo_report_carries_the_evidence_of_what_ran(demo_run: dict) -> None:
+    import hashlib
+
+    report = json.loads((demo_run["out"] / "report.json").read_text())
+    evidence = report["evidence"]
+    assert evidence["versions"]["torch"] and evidence["versions"]["onnxruntime"]
+    assert evidence["torch_op"]["sha256"] == hashlib.sha256(Path(evidence["torch_op"]["path"]).read_bytes()).hexdigest()
+    for model in evidence["models"]:
+        assert model["sha256"] == hashlib.sha256(Path(model["path"]).read_bytes()).hexdigest(), model["role"]
+    assert [m["role"] for m in evidence["models"]] == ["static", "dynamic", "plugin"]
+    assert evidence["plugin_kernels"], "the plugin model ran: its kernel must be named"
+    plugin = report["validations"]["plugin_vs_torch"]["evidence"]
+    assert plugin["plugin_kernels"] and plugin["torch_op"]["path"] == evidence["torch_op"]["path"]
+    assert "evidence: onnxtool " in demo_run["stdout"]
