@@ -44,8 +44,10 @@ def _human(report: dict[str, Any]) -> str:
                                       if name not in ("onnxtool", "python"))]
     lines.append(f"torch op   {_torch_op_line(report['torch_op'])}")
     lines.append(f"DynamicTRTResize in ONNX Runtime: {_kernel_line(runs)}")
-    if runs.get("reason"):
+    if runs.get("kind") != "compiled-library" and runs.get("reason"):
         lines.append(f"           because {runs['reason']}")
+    elif runs.get("state") == "built on first use" and runs.get("fix"):
+        lines.append(f"           (or build it now: {runs['fix']})")
     if runs.get("kind") == "compiled-library":
         lines.append(f"           fallback: {_kernel_line(kernel['bridge'])}")
     if runs.get("slow") or (runs.get("kind") != "compiled-library" and kernel["bridge"].get("slow")):
