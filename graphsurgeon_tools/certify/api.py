@@ -172,14 +172,13 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
         raise EnvironmentProblemError(f"site {site.name!r}: the reference implementation {gate!r} cannot run here "
                                       f"({'; '.join(notes) or 'not available'})")
     candidate_is_ort = site.node.op_type == "Resize"
-    ledgers = [PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort)
+    ledgers = [PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort, site.form)
                for a, b in _pairs(list(by_name), gate)]
     started = time.perf_counter()
-    # The engines release the GIL while they run: the PyTorch side, the TensorRT model and the
-    # candidate in one worker thread -- always the same one, so torch's per-thread state never
-    # mixes -- beside ONNX Runtime's own Resize here (about half the work each for a cubic site).
-    side = [r for r in readers if r.name.startswith("torch-") or r.kind == "model"
-            or (r.name == "candidate" and r.key is None)]
+    # The engines release the GIL while they run: the PyTorch side and a plugin candidate in one
+    # worker thread -- always the same one, so torch's per-thread state never mixes -- beside ONNX
+    # Runtime's own Resize and the TensorRT model here (about half the work each, cubic site).
+    side = [r for r in readers if r.name.startswith("torch-") or (r.name == "candidate" and r.key is None)]
     main = [r for r in readers if r not in side]
     with ThreadPoolExecutor(max_workers=1) as worker:
         for axis in ("h", "w"):

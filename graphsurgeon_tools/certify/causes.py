@@ -11,6 +11,8 @@ the two output lengths) plus the lint rule that names the class and its source:
                                           uses the integer output length, onnx.reference (and
                                           the op that follows it) in*scale
     float32-output-length                 output lengths differ: floor(in*scale) in float32 vs float64
+    sizes-out-over-in                     a candidate fed sizes (or a size tensor) resizes by out/in,
+                                          the scales reference by the scale: in*scale not whole
 
 Requires: nothing. Ensures: pure. Does NOT prove a cause: it names the known class the
 counterexample falls in; an unexplained counterexample has cause None.
@@ -54,6 +56,8 @@ CAUSES = {c.id: c for c in (
           "onnx.reference (and onnxtool's op) by in*scale - 1"),
     Cause("float32-output-length", "onnx/onnx Resize spec (output_dimension = floor(input_dimension * scale))",
           "the output length floor(in*scale) differs between float32 and float64 arithmetic"),
+    Cause("sizes-out-over-in", "onnx/onnx Resize spec (sizes given: scale = output / input); lint trt-scale-arithmetic",
+          "the candidate is fed output sizes and resizes by out/in, the reference by the scale"),
 )}
 
 _ORT = ("onnxruntime", "candidate")  # ORT Resize runs (the candidate when it is an ORT Resize)
@@ -65,7 +69,7 @@ def _whole(value: float) -> bool:
 
 
 def explain(a: str, b: str, semantics: SiteSemantics, length: int, factor: float, out_a: int, out_b: int,
-            candidate_is_ort: bool = True) -> Optional[Cause]:
+            candidate_is_ort: bool = True, candidate_form: str = "scales") -> Optional[Cause]:
     """The known cause of a difference between implementations ``a`` and ``b`` at (length, factor)."""
     names = {a, b}
     ort_side = "onnxruntime" in names or ("candidate" in names and candidate_is_ort)
@@ -78,6 +82,8 @@ def explain(a: str, b: str, semantics: SiteSemantics, length: int, factor: float
     out = out_a
     if "tensorrt-model" in names and not _whole(product):
         return CAUSES["trt-scale-arithmetic"]
+    if "candidate" in names and candidate_form != "scales" and not _whole(product) and "tensorrt-model" not in names:
+        return CAUSES["sizes-out-over-in"]
     ctm = semantics.coordinate_transformation_mode
     if ctm == "align_corners" and not _whole(product):
         return CAUSES["align-corners-fractional-length"]

@@ -69,6 +69,7 @@ class PairLedger:
     b: str
     semantics: SiteSemantics
     candidate_is_ort: bool = True
+    candidate_form: str = "scales"
     outcomes: dict[tuple[str, float, str], list[int]] = field(default_factory=dict)  # (axis, factor, kind) -> lengths
     # (axis, factor, cause id) -> (its first counterexample, every length of the group)
     counterexamples: dict[tuple[str, float, Optional[str]], tuple[Counterexample, list[int]]] = field(
@@ -96,7 +97,8 @@ class PairLedger:
         self._note(axis, factor, "within", length)
 
     def _differs(self, axis: str, factor: float, length: int, a: Band, b: Band, row: int, count: int) -> None:
-        cause = explain(self.a, self.b, self.semantics, length, factor, a.out, b.out, self.candidate_is_ort)
+        cause = explain(self.a, self.b, self.semantics, length, factor, a.out, b.out, self.candidate_is_ort,
+                        self.candidate_form)
         key = (axis, factor, cause.id if cause else None)
         if key in self.counterexamples:
             self.counterexamples[key][1].append(length)

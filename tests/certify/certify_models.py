@@ -13,7 +13,8 @@ import onnx
 from onnx import TensorProto, helper
 
 
-def resize_model(mode: str, ctm: str, nearest_mode: str = "round_prefer_floor", param: str = "scales") -> onnx.ModelProto:
+def resize_model(mode: str, ctm: str, nearest_mode: str = "round_prefer_floor",
+                 param: str = "scales") -> onnx.ModelProto:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "h", "w"])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     if param == "sizes":

@@ -81,11 +81,12 @@ def test_tensorrt_out_over_in_scale_departs_where_in_times_scale_is_not_whole():
     # the arithmetic TensorRT's layer gets (output floor(in*scale), resized by out/in) is ONNX Runtime's
     # Resize given sizes: run both forms directly
     sized = cm.resize_model("linear", "half_pixel", param="sizes")
-    direct = _direct(range(20, 31), lambda x: cm.run_ort(model, x, 2.5), lambda x: cm.run_ort(sized, x, 2.5, sizes=True),
-                     1e-4)
+    direct = _direct(range(20, 31), lambda x: cm.run_ort(model, x, 2.5),
+                     lambda x: cm.run_ort(sized, x, 2.5, sizes=True), 1e-4)
     assert claimed == direct == {21, 23, 25, 27, 29}
     implementations = {i["name"]: i for i in cert.to_dict()["sites"][0]["implementations"]}
-    assert implementations["tensorrt-model"]["kind"] == "model" and "not a run" in implementations["tensorrt-model"]["note"]
+    trt = implementations["tensorrt-model"]
+    assert trt["kind"] == "model" and "not a run" in trt["note"]
 
 
 def test_align_corners_with_a_fractional_output_length_departs_between_ort_and_the_reference():
@@ -115,3 +116,17 @@ def test_a_candidate_with_one_coordinate_mode_changed_is_refused_with_the_first_
                      "--profile", "16..20:1,2", "--junit", tmp_path / "cert.xml")
     assert result.code == 1 and result.out.startswith("NOT certified: site 'up': at height 16 -> 32 (x2)")
     assert 'type="counterexample"' in (tmp_path / "cert.xml").read_text()
+
+
+def test_a_candidate_fed_sizes_is_refused_where_out_over_in_is_not_the_scale(tmp_path):
+    import onnx
+
+    reference = cm.resize_model("linear", "half_pixel")
+    sized = cm.resize_model("linear", "half_pixel", param="sizes")  # what a sizes layout feeds the node
+    onnx.save(reference, tmp_path / "reference.onnx")
+    cert = certify(sized, tmp_path / "reference.onnx", profile="20..30:2,2.5", whole_model=False, torch=False,
+                   onnx_reference_budget_s=0.2)
+    assert not cert.certified
+    pair = _pair(cert, "candidate", "onnxruntime")
+    assert pair["gating"] and _lengths(pair, "w", "sizes-out-over-in") == {21, 23, 25, 27, 29}
+    assert {g["factor"] for g in pair["identical"]} == {2.0, 2.5}  # x2, and the even lengths at x2.5
