@@ -175,6 +175,7 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
     ledgers = [PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort, site.form)
                for a, b in _pairs(list(by_name), gate)]
     started = time.perf_counter()
+    comparing = 0.0
     # The engines release the GIL while they run: the PyTorch side and a plugin candidate in one
     # worker thread -- always the same one, so torch's per-thread state never mixes -- beside ONNX
     # Runtime's own Resize and the TensorRT model here (about half the work each, cubic site).
@@ -188,12 +189,14 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
                     bands = _read_all(main, length, factor, axis)
                     if pending is not None:
                         bands.update(pending.result())
+                    mark = time.perf_counter()
                     for ledger in ledgers:
                         ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b])
+                    comparing += time.perf_counter() - mark
     return SiteCertificate(site=site.name, op_type=site.node.op_type, semantics=site.semantics,
                            reference_semantics=site.reference_semantics or site.semantics, form=site.form,
                            gate=("candidate", gate), readers=readers, ledgers=ledgers, notes=notes,
-                           seconds=time.perf_counter() - started)
+                           seconds=time.perf_counter() - started, compare_seconds=comparing)
 
 
 def _match_reference_sites(sites: list[CertSite], reference_model: Any) -> None:

@@ -119,6 +119,7 @@ class SiteCertificate:
     ledgers: list[PairLedger]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    compare_seconds: float = 0.0
 
     @property
     def gating(self) -> Optional[PairLedger]:
@@ -139,7 +140,7 @@ class SiteCertificate:
                 "reference_semantics": self.reference_semantics.to_dict(), "form": self.form,
                 "gate": list(self.gate), "notes": list(self.notes),
                 "implementations": [r.describe() for r in self.readers], "pairs": pairs,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "compare_seconds": round(self.compare_seconds, 3)}
 
 
 @dataclass

@@ -130,3 +130,12 @@ def test_a_candidate_fed_sizes_is_refused_where_out_over_in_is_not_the_scale(tmp
     pair = _pair(cert, "candidate", "onnxruntime")
     assert pair["gating"] and _lengths(pair, "w", "sizes-out-over-in") == {21, 23, 25, 27, 29}
     assert {g["factor"] for g in pair["identical"]} == {2.0, 2.5}  # x2, and the even lengths at x2.5
+
+
+def test_usage_errors_are_one_line_exit_2_before_any_work(tmp_path, run_cli, save_model_file):
+    model = save_model_file(cm.resize_model("linear", "half_pixel"))
+    for args, words in ((["--profile", "16"], "expected SIZES:FACTORS"),
+                        (["--profile", "16:2", "--out", model], "a model this command reads"),
+                        (["--profile", "16:2", "--site", "nope"], "no such Resize/plugin node")):
+        result = run_cli("certify", model, *args)
+        assert result.code == 2 and words in result.err and len(result.err.strip().splitlines()) == 1, result.err

@@ -66,12 +66,19 @@ def certify(
     from graphsurgeon_tools.certify.profile import parse_certify_profile
 
     parsed = parse_certify_profile(profile)  # a malformed profile is exit 2 before any work
-    checked: list[Path] = []
-    for target in (junit, out):
-        if target is not None:
-            from graphsurgeon_tools.validation import check_junit_path
+    reads = [models[0]] + ([Path(reference)] if reference and Path(reference).exists() else [])
+    if junit is not None:
+        from graphsurgeon_tools.validation import check_junit_path
 
-            checked.append(check_junit_path(target, inputs=[models[0]] + ([Path(reference)] if reference else [])))
+        check_junit_path(junit, inputs=reads)
+    if out is not None:
+        import os
+
+        from graphsurgeon_tools.io import check_destination
+
+        check_destination(out)
+        if out.exists() and any(path.exists() and os.path.samefile(out, path) for path in reads):
+            raise UsageError(f"--out {out} is a model this command reads; the certificate would overwrite it")
     certificate = run_certify(models[0], reference, profile=parsed, sites=split_csv(sites))
     data = certificate.to_dict()
     if out is not None:
