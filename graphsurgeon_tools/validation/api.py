@@ -230,7 +230,8 @@ def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
                                                  **bounds(value, reference_sites[name], name)))
             pairs.append((name, value, name, reference_sites[name]))
     if quantized is not None:
-        figure = quantized.judge(result.outputs)
+        per_site = tolerance if tolerance is not None else UlpTolerance({}, floor=(atol, rtol))
+        figure = quantized.judge(result.outputs, feeds, per_site)
         if figure:
             result.reason = figure
     ok = bool(result.outputs) and all(o.passed for o in result.outputs) and len(expected) == len(actual)

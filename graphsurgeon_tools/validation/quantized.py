@@ -38,7 +38,7 @@ class QuantizedPlan:
     """The quantized tensors validate compares in steps, and the sides it runs unfused."""
 
     quantized: list[str] = field(default_factory=list)  # QuantizeLinear outputs after the sites
-    runners: list[Any] = field(default_factory=list)  # the OnnxRunners set to UNFUSED_LEVEL
+    runners: list[Any] = field(default_factory=list)  # the OnnxRunners set to UNFUSED_LEVEL (candidate first)
 
     @classmethod
     def of(cls, runner: Any, reference: Any, notes: list[str]) -> Optional["QuantizedPlan"]:
@@ -66,22 +66,47 @@ class QuantizedPlan:
             return {"atol": 1.0, "rtol": 0.0}
         return None
 
-    def judge(self, outputs: list[Any]) -> Optional[str]:
-        """Turn graph-output failures caused only by requantization into figures; the note, or None."""
-        failed = [o for o in outputs if o.kind == "output" and not o.passed]
+    def judge(self, outputs: list[Any], feeds: Optional[dict[str, np.ndarray]] = None,
+              tolerance: Any = None) -> Optional[str]:
+        """Turn differences caused only by a requantization flip into figures; the note, or None.
+
+        The first quantized tensors to move (no other moved one upstream) must be at most one step
+        apart, every difference must lie downstream of one, and, against an ONNX reference, every
+        plugin site run alone on the reference's own input to it must agree within ``tolerance``
+        (swap_plugin.requantized.sites_alone)."""
+        from graphsurgeon_tools.core.graph import downstream_tensors
+
+        failures = [o for o in outputs if not o.passed]
         steps = [o for o in outputs if o.name in self.quantized]
-        floats = [o for o in outputs if o.kind == "site" and o.name not in self.quantized]
-        if not failed or not steps or not all(o.passed for o in (*floats, *steps)):
+        moved = [o for o in steps if (o.max_abs_error or 0.0) > 0]
+        if not failures or not moved:
             return None
-        if not any((o.max_abs_error or 0.0) > 0 for o in steps):  # identical quantized tensors: another cause
+        graph = self.runners[0].model.graph
+        after = set().union(*(downstream_tensors(graph, [o.name]) - {o.name} for o in moved))
+        roots = [o for o in moved if o.name not in after]
+        if any(o.max_abs_error is None or o.max_abs_error > 1 for o in roots):
             return None
-        worst = max(o.max_abs_diff for o in failed)
+        if any(o.name not in after and o not in roots for o in failures) or any(not o.passed for o in roots):
+            return None
+        alone = ""
+        if len(self.runners) > 1 and feeds is not None and tolerance is not None:
+            from graphsurgeon_tools.passes.swap_plugin.check import _session
+            from graphsurgeon_tools.passes.swap_plugin.requantized import sites_alone
+
+            checked = sites_alone(self.runners[1].model, self.runners[0].model, feeds, _session, tolerance)
+            if checked is not None:
+                if not all(c.passed for c in checked):
+                    return None
+                alone = (f"; every plugin site fed the reference's input to it agrees within tolerance "
+                         f"({len(checked)} site(s), max |diff| {max(c.max_abs_diff for c in checked):.3g})")
+        worst = max(o.max_abs_diff for o in failures)
         text = (f"a figure, not a failure: the QuantizeLinear after a site rounds a within-tolerance float output "
-                f"to the neighbouring step ({', '.join(o.name for o in steps if o.max_abs_error)} one step apart); "
-                f"downstream max |diff| {worst:.3g}")
-        for comparison in failed:
+                f"to the neighbouring step ({', '.join(o.name for o in roots)} one step apart) and everything "
+                f"downstream differs from there (max |diff| {worst:.3g}){alone}")
+        for comparison in failures:
             comparison.passed = True
-            comparison.note = "; ".join(filter(None, (text, comparison.note)))
+            comparison.note = "; ".join(filter(None, ("downstream of a requantization flip: a figure",
+                                                      comparison.note)))
         return text
 
     def fused_figure(self, feeds: dict[str, np.ndarray]) -> str:

@@ -300,5 +300,6 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
     checked = compare_models(original, rewritten, feeds, dims=dims, session_factory=_session, level=level,
                              tolerance=tolerance)
     if quantized:
-        requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance)
+        requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
+                          op_type)
     return checked

@@ -9,11 +9,14 @@ ran at ``ORT_ENABLE_BASIC``, where no QDQ transformer runs in either model. What
   arithmetic from ``ORT_ENABLE_EXTENDED`` on (the fused difference is ``optimized``'s figure).
 - A float site output within the bound can still sit on a rounding boundary of the
   QuantizeLinear after it, so that Q rounds one element to the neighbouring step in one model
-  and not in the other; every graph output downstream then differs by whatever the rest of the
-  network makes of one step. When the graph outputs differ but every float site output is
-  within the bound, the Q outputs after the sites are compared in steps: at most one step
-  apart (and at least one element apart, else the outputs' difference has another cause), the
-  check passes, and the graph outputs' difference is ``figures["requantized"]``, not a verdict.
+  and not in the other; from there on the two models see different inputs, and every tensor
+  downstream (later sites, their Q outputs, the graph outputs) differs by whatever the network
+  makes of one step. The quantized tensors after the sites are compared in steps; the rule
+  passes the check when (1) the first ones to move (no moved one upstream) are at most one step
+  apart, (2) every difference lies downstream of one of them, and (3) every swapped site, run
+  alone on the tensor its Resize reads in the original (:func:`sites_alone`), matches that
+  Resize within the bound - so each site is still proven, only the whole-model difference
+  becomes ``figures["requantized"]``.
 
 Requires: ``checked`` from :func:`graphsurgeon_tools.check.equivalence.compare_models` at
 ``qdq.UNFUSED_LEVEL`` on the same inputs. Ensures: ``checked.passed`` is only ever turned from
@@ -33,7 +36,7 @@ from graphsurgeon_tools.check.equivalence import CheckResult
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, QdqSite
 
-__all__ = ["judge"]
+__all__ = ["judge", "sites_alone"]
 
 
 def _with_outputs(model: ModelProto, names: list[str]) -> ModelProto:
@@ -56,15 +59,15 @@ def _describe(quantized: Mapping[str, QdqSite]) -> str:
 
 def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
           quantized: Mapping[str, QdqSite], dims: Optional[Mapping[str, int]],
-          session: Callable[[bytes, Any], Any], tolerance: Optional[UlpTolerance]) -> None:
+          session: Callable[[bytes, Any], Any], tolerance: Optional[UlpTolerance], op_type: str = "DynamicTRTResize"
+          ) -> None:
     """Add the QDQ figures to ``checked``; pass it where only requantization rounding differs.
     ``tolerance``: the float bound the check used (None: exact, where no rounding can move)."""
     from graphsurgeon_tools.check.equivalence import compare_models
+    from graphsurgeon_tools.core.graph import downstream_tensors
 
     checked.figures["qdq"] = {"text": _describe(quantized), "sites": [s.to_dict() for s in quantized.values()]}
-    if checked.passed is not False or checked.skipped or not checked.sites or tolerance is None:
-        return
-    if any(not site.passed for site in checked.sites):  # the float Resize itself differs: a real failure
+    if checked.passed is not False or checked.skipped or tolerance is None:
         return
     produced = {name for node in rewritten.graph.node for name in node.output if name}
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
@@ -74,22 +77,115 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
                            session_factory=session, level=UNFUSED_LEVEL,
                            tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
                                                   why="quantized tensors in steps"))
-    if not steps.passed or not steps.outputs:
+    if steps.skipped or not steps.outputs:
         return
-    worst_step = max((o.max_abs_error or 0.0) for o in steps.outputs)
-    if worst_step == 0:  # identical quantized tensors: the graph outputs differ for another reason
+    moved = [o for o in steps.outputs if (o.max_abs_error or 0.0) > 0]
+    if not moved:  # identical quantized tensors: the difference has another cause
         return
-    failed = [o for o in checked.outputs if not o.passed]
-    worst = max((o.max_abs_diff for o in failed), default=0.0)
+    below = {o.name: downstream_tensors(rewritten.graph, [o.name]) - {o.name} for o in moved}
+    after = set().union(*below.values())
+    roots = [o for o in moved if o.name not in after]  # the first roundings to move, in data-flow order
+    if any(not o.passed for o in roots):  # a first rounding more than one step apart: not a rounding flip
+        return
+    failures = [c for c in (*checked.outputs, *checked.sites, *steps.outputs) if not c.passed]
+    if any(c.name not in after for c in failures):  # a difference no flip upstream explains
+        return
+    from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+
+    data = random_feeds(original, concrete_input_shapes(original, dims), 0)  # compare_models' own inputs
+    alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type)
+    if alone is None or not all(c.passed for c in alone):  # each site on the original's own input must agree
+        return
+    figure = (f"first moved by the QuantizeLinear after a site: {', '.join(o.name for o in roots)} one step apart "
+              "where the float site output (within the bound) sits on a rounding boundary; downstream of it the "
+              "models see different inputs, so what differs there is a figure, not a failure")
+    for comparison in failures:
+        comparison.passed = True
+        comparison.note = "; ".join(filter(None, ("downstream of a requantization flip: a figure", comparison.note)))
     for comparison in steps.outputs:
         comparison.kind = "site"
         checked.sites.append(comparison)
     checked.figures["requantized"] = {
-        "text": (f"the QuantizeLinear after a site rounds to the neighbouring step where the float site output "
-                 f"(within the bound) sits on a rounding boundary: quantized outputs {names} differ by at most "
-                 f"{worst_step:g} step; the graph outputs downstream ({', '.join(o.name for o in failed)}) differ "
-                 f"by up to {worst:g} (a figure, not a failure)"),
-        "max_steps": worst_step,
-        "outputs": {o.name: o.max_abs_diff for o in failed},
+        "text": (f"{figure}; every swapped site fed the original's input to it matches the original's Resize "
+                 f"within the bound ({len(alone)} site(s), max |diff| "
+                 f"{max((c.max_abs_diff for c in alone), default=0.0):g}); downstream graph outputs differ by up to "
+                 f"{max((c.max_abs_diff for c in failures if c.kind == 'output'), default=0.0):g}"),
+        "roots": [o.name for o in roots],
+        "per_site": {c.name: c.max_abs_diff for c in alone},
+        "outputs": {c.name: c.max_abs_diff for c in failures if c.kind == "output"},
     }
     checked.passed = True
+
+
+def sites_alone(original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
+                session: Callable[[bytes, Any], Any], tolerance: UlpTolerance,
+                op_type: str = "DynamicTRTResize") -> Optional[list[Any]]:
+    """Each plugin node of ``rewritten`` run alone on the tensor its Resize reads in the original
+    (one run of the original at UNFUSED_LEVEL on ``feeds``, each model taking the inputs it has),
+    compared with that Resize's output there; None when no plugin node has a counterpart."""
+    import onnxruntime as ort
+
+    from graphsurgeon_tools.check.compare import compare_arrays
+    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.runtime.session import ort_errors
+
+    plugins = [n for n in rewritten.graph.node if n.op_type == op_type and n.input and n.output]
+    originals = {o for n in original.graph.node for o in n.output}
+    plugins = [n for n in plugins if n.input[0] in originals and n.output[0] in originals]
+    if not plugins:
+        return None
+    wanted = sorted({n.input[0] for n in plugins} | {n.output[0] for n in plugins})
+    options = ort.SessionOptions()
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, UNFUSED_LEVEL)
+    options.log_severity_level = 4
+    probe = _with_outputs(original, wanted)
+    try:
+        first = session(probe.SerializeToString(), options)
+        takes = {i.name for i in first.get_inputs()}
+        values = dict(zip(wanted, first.run(wanted, {k: v for k, v in feeds.items() if k in takes})))
+    except (*ort_errors(), OnnxToolError, ValueError):
+        return None
+    given = dict(feeds)
+    compared = []
+    for node in plugins:
+        cut = _cut(rewritten, node.input[0], node.output[0], values[node.input[0]])
+        try:
+            run = session(cut.SerializeToString(), options)
+            needed = {i.name for i in run.get_inputs()}
+            feed = {k: v for k, v in {**given, node.input[0]: values[node.input[0]]}.items() if k in needed}
+            (got,) = run.run([node.output[0]], feed)
+        except (*ort_errors(), OnnxToolError, ValueError):  # a site that cannot run alone proves nothing
+            return None
+        want = values[node.output[0]]
+        atol, rtol = tolerance.bounds(got, want)
+        compared.append(compare_arrays(got, want, atol=atol, rtol=rtol, name=node.output[0], kind="site"))
+    return compared
+
+
+def _cut(model: ModelProto, x: str, out: str, x_value: np.ndarray) -> ModelProto:
+    """The nodes computing ``out`` from ``x`` (a graph input of the cut, typed from ``x_value``), the
+    graph inputs and initializers they read: one site and its in-graph second input (scales, size tensor)."""
+    from onnx import helper
+
+    producer = {name: index for index, node in enumerate(model.graph.node) for name in node.output if name}
+    initializers = {t.name: t for t in model.graph.initializer}
+    graph_inputs = {i.name: i for i in model.graph.input}
+    keep: set[int] = set()
+    used: set[str] = set()
+    stack, seen = [out], set()
+    while stack:
+        name = stack.pop()
+        if not name or name == x or name in seen:
+            continue
+        seen.add(name)
+        if name in initializers or name in graph_inputs:
+            used.add(name)
+        elif name in producer:
+            keep.add(producer[name])
+            stack.extend(model.graph.node[producer[name]].input)
+    x_info = helper.make_tensor_value_info(x, helper.np_dtype_to_tensor_dtype(x_value.dtype), list(x_value.shape))
+    inputs = [x_info, *(graph_inputs[n] for n in sorted(used) if n in graph_inputs and n not in initializers)]
+    graph = helper.make_graph([model.graph.node[i] for i in sorted(keep)], "site", inputs,
+                              [onnx.ValueInfoProto(name=out)],
+                              initializer=[initializers[n] for n in sorted(used) if n in initializers])
+    return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)

@@ -262,3 +262,86 @@ def test_inspect_says_a_site_is_quantized() -> None:
 
     (site,) = inspect_model(_qdq_model(per_channel=True)).sites
     assert any(n.startswith("quantized: DequantizeLinear -> Resize -> QuantizeLinear (per-channel") for n in site.notes)
+
+
+def _chain() -> onnx.ModelProto:
+    """Two quantized sites in a row, with different DQ and Q parameters (as ModelOpt writes them)."""
+    return onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,2,4,4] x) => (float[1,2,16,16] y)
+    <float a = {0.02}, int8 z = {0}, float b = {0.03}, float c = {0.05}, float[4] k = {1.0, 1.0, 2.0, 2.0}> {
+        xq = QuantizeLinear(x, a, z)
+        xd = DequantizeLinear(xq, a, z)
+        r1 = Resize<mode = "linear">(xd, , k)
+        q1 = QuantizeLinear(r1, b, z)
+        d1 = DequantizeLinear(q1, b, z)
+        r2 = Resize<mode = "linear">(d1, , k)
+        q2 = QuantizeLinear(r2, c, z)
+        y = DequantizeLinear(q2, c, z)
+    }""")
+
+
+def _moved(shifts: dict[str, float]):
+    """A session factory whose plugin-model runs return ``shifts`` added to the named outputs: what a
+    rounding flip upstream looks like downstream (the rule is judged on these values)."""
+    from graphsurgeon_tools.passes.swap_plugin.check import _session
+
+    def factory(blob, options):
+        inner = _session(blob, options)
+        proto = onnx.ModelProto.FromString(blob)  # the whole plugin model (not one site cut out of it)
+        plugin_model = proto.graph.name != "site" and any(n.op_type == "DynamicTRTResize" for n in proto.graph.node)
+
+        class Moved:
+            def get_inputs(self):
+                return inner.get_inputs()
+
+            def get_outputs(self):
+                return inner.get_outputs()
+
+            def run(self, names, feed, *args):
+                values = inner.run(names, feed, *args)
+                if not plugin_model:
+                    return values
+                out = []
+                for name, value in zip(names or [o.name for o in inner.get_outputs()], values):
+                    if name in shifts:
+                        value = value.copy()
+                        value.flat[0] = value.flat[0] + np.asarray(shifts[name]).astype(value.dtype)
+                    out.append(value)
+                return out
+
+        return Moved()
+
+    return factory
+
+
+@pytest.mark.parametrize(("shifts", "verdict"), [
+    ({"q1": 1, "q2": 3, "r2": 0.1, "y": 0.15}, True),  # q1 flips one step; everything after it follows
+    ({"q1": 2, "q2": 3, "r2": 0.1, "y": 0.15}, False),  # the first move is two steps: not a rounding flip
+    ({"r1": 0.1, "q2": 1, "y": 0.05}, False),  # the first site's own float output differs: a real failure
+])
+def test_a_chain_is_judged_from_its_first_requantization_flip(shifts, verdict) -> None:
+    from graphsurgeon_tools.check.equivalence import compare_models
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
+    from graphsurgeon_tools.passes.swap_plugin import requantized
+
+    model = _chain()
+    plugin = swap_plugin(model, check=False).model
+    feeds = {i.name: np.array([1, 1, 2, 2], np.float32) for i in plugin.graph.input if i.name.startswith("scales")}
+    assert len(feeds) == 2
+    tolerance = UlpTolerance({"float32": 64.0})
+    session = _moved(shifts)
+    checked = compare_models(model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL,
+                             tolerance=tolerance)
+    assert checked.passed is False  # the shifted values differ
+    requantized.judge(checked, model, plugin, feeds, qdq_sites(model), None, session, tolerance)
+    assert checked.passed is verdict, checked.figures
+    if verdict:
+        assert checked.figures["requantized"]["roots"] == ["q1"]
+        assert set(checked.figures["requantized"]["per_site"]) == {"r1", "r2"}
+
+
+def test_different_dq_and_q_parameters_swap_inside_the_pair() -> None:
+    result = swap_plugin(_qdq_model(mode="linear", same=False))
+    assert result.check.passed is True, result.check.summary
+    assert "different scale/zero point" in result.check.figures["qdq"]["text"]
