@@ -5,6 +5,7 @@ The public API, all importable from here::
     from graphsurgeon_tools import (
         load_model, save_model, find_resize_sites,
         make_dynamic_scale, swap_plugin, validate, make_session, certify,
+        doctor,
     )
 
 Every function takes a ``onnx.ModelProto`` or a path and returns a result object;
@@ -49,6 +50,8 @@ _LAZY = {
     "PluginSpec": "graphsurgeon_tools.plugins",
     "InvalidSpecError": "graphsurgeon_tools.plugins",
     "make_session": "graphsurgeon_tools.runtime",
+    "doctor": "graphsurgeon_tools.runtime.environment",
+    "DoctorReport": "graphsurgeon_tools.runtime.environment",
     "validate": "graphsurgeon_tools.validation",
     "certify": "graphsurgeon_tools.certify",
     "verify_certificate": "graphsurgeon_tools.certify",

@@ -105,7 +105,7 @@ def _warn_fallback() -> None:
         reason = f" ({_fallback_reason})" if _fallback_reason else ""
         warnings.warn(
             "onnxtool: the C++ resize op is not available, DynamicTRTResize runs on the slow "
-            f"ONNX reference implementation{reason}; build it with `python -m exporters.ops build`",
+            f"ONNX reference implementation{reason}; `onnxtool doctor` says why and what provides the fast kernels",
             RuntimeWarning,
             stacklevel=3,
         )
