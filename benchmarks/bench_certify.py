@@ -36,8 +36,13 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from exporters.onnx_export import export_srcnn
-    from graphsurgeon_tools import make_dynamic_scale, save_model, swap_plugin
+    from graphsurgeon_tools import extensions, make_dynamic_scale, save_model, swap_plugin
     from graphsurgeon_tools.certify import certify, parse_certify_profile
+
+    if not extensions.resize_readers():  # a checkout that is not pip-installed has no entry point
+        from exporters.registrations import register
+
+        register()
 
     folder = Path(tempfile.mkdtemp(prefix="bench_certify_"))
     static = folder / "srcnn_static_x3.onnx"
