@@ -12,7 +12,7 @@ TORCH_PIN := torch==2.13.0
 
 setup: $(STAMP) .build/ops.stamp .build/ort_ops.stamp
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from graphsurgeon_tools.errors import EnvironmentProblemError
 from graphsurgeon_tools.io.files import exclusive_lock

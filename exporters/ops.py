@@ -25,7 +25,8 @@ from pathlib import Path
 
 import torch
 
-from exporters.build import OpsBuildError, build, library_path, load_library as _load_compiled
+from exporters.build import OpsBuildError, build, library_path
+from exporters.build import load_library as _load_compiled
 
 __all__ = [
     "OpsBuildError",
@@ -168,11 +169,11 @@ def _register_autograd() -> None:
     # my_add is linear, so its backward is exact and cheap. resize is declared
     # non-differentiable in C++ (an Autograd fallthrough, resize_cpu.cpp):
     # register_autograd cannot take its keyword-only `roi` tensor.
-    def my_add_setup(ctx, inputs, output) -> None:  # noqa: ANN001
+    def my_add_setup(ctx, inputs, output) -> None:
         a, b = inputs
         ctx.a_shape, ctx.b_shape = a.shape, b.shape
 
-    def my_add_backward(ctx, grad):  # noqa: ANN001, ANN202
+    def my_add_backward(ctx, grad):
         return (2 * grad).sum_to_size(ctx.a_shape), grad.sum_to_size(ctx.b_shape)
 
     torch.library.register_autograd("onnxtool::my_add", my_add_backward, setup_context=my_add_setup)

@@ -96,7 +96,9 @@ def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str,
     """The C++ resize op as a plugin-node kernel; ImportError when torch or the build is missing."""
     import torch
 
-    from exporters.ops import resize  # loads (or builds) the C++ library; OpsBuildError is an ImportError
+    from exporters.ops import load, resize
+
+    load()  # now (building it if needed): a missing or broken library is an ImportError here, not mid-run
 
     def run(x: np.ndarray, scales: np.ndarray, sizes: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         # torch.from_numpy warns on read-only memory (ORT may hand us such buffers); copying is cheap next to the resize

@@ -18,8 +18,9 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Optional, Union
+from typing import BinaryIO, Union
 
 from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
 from graphsurgeon_tools.io.guard import note_read
@@ -51,7 +52,7 @@ def _refuse_special(info: os.stat_result, path: PathLike, what: str, error: type
 
 
 def open_regular(path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError,
-                 *, info: Optional[os.stat_result] = None) -> BinaryIO:
+                 *, info: os.stat_result | None = None) -> BinaryIO:
     """Open a regular file for reading (binary); never blocks on a FIFO. Records the read."""
     if info is None:
         stat_regular(path, what, error)
@@ -73,7 +74,7 @@ def open_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
 
 
 def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError,
-                 *, limit: Optional[int] = None) -> bytes:
+                 *, limit: int | None = None) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (``error`` above it)."""
     info = stat_regular(path, what, error)
     if limit is not None and info.st_size > limit:
@@ -86,8 +87,8 @@ def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: PathLike, *, timeout: Optional[float] = None,
-                   waiting: Optional[Callable[[str], None]] = None) -> Iterator[None]:
+def exclusive_lock(path: PathLike, *, timeout: float | None = None,
+                   waiting: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created with its folder) for the block: one
     process at a time builds and stamps a cached library (pytest workers, parallel sessions).
 
@@ -118,8 +119,8 @@ def exclusive_lock(path: PathLike, *, timeout: Optional[float] = None,
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _acquire(handle: "object", fcntl: "object", lock: Path, timeout: Optional[float],
-             waiting: Optional[Callable[[str], None]]) -> None:
+def _acquire(handle: object, fcntl: object, lock: Path, timeout: float | None,
+             waiting: Callable[[str], None] | None) -> None:
     start = time.monotonic()
     told = False
     while True:

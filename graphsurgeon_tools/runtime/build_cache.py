@@ -29,11 +29,10 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 __all__ = [
-    "BuildStatus",
     "PACKAGE_DIR",
+    "BuildStatus",
     "build_root",
     "check_record",
     "file_sha256",
@@ -64,13 +63,13 @@ class BuildStatus:
     """
 
     available: bool
-    path: Optional[Path]
-    sha256: Optional[str]
+    path: Path | None
+    sha256: str | None
     build_dir: Path
     source: str
     reason: str
     buildable: bool = False
-    sources: Optional[Path] = None
+    sources: Path | None = None
 
 
 def _in_clone() -> bool:
@@ -78,7 +77,7 @@ def _in_clone() -> bool:
     return (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "csrc" / "resize_kernel.h").is_file()
 
 
-def sources_dir() -> Optional[Path]:
+def sources_dir() -> Path | None:
     """The kernel sources (``resize_kernel.h``, the torch op's ``*.cpp``, ``ort/``); None when absent."""
     for candidate in (SHIPPED_SOURCES, REPO_ROOT / "csrc"):
         if (candidate / "resize_kernel.h").is_file():
@@ -98,7 +97,7 @@ def build_root() -> tuple[Path, str]:
     return base / "onnxtool", "cache"
 
 
-def shipped_library(name: str) -> Optional[Path]:
+def shipped_library(name: str) -> Path | None:
     """The library ``name`` as the wheel shipped it, if this install has one."""
     path = SHIPPED_LIBRARIES / name
     return path if path.is_file() else None
@@ -127,7 +126,7 @@ def write_record(library: Path, key: str) -> str:
     return sha
 
 
-def check_record(library: Path, key: Optional[str] = None) -> tuple[str, Optional[str]]:
+def check_record(library: Path, key: str | None = None) -> tuple[str, str | None]:
     """``("", sha256)`` when ``library`` is what its record says (and was built for ``key``, when
     given); otherwise ``(why, None)`` in a few words ("not built", "damaged: ...", "stale ...")."""
     if not library.is_file():

@@ -354,7 +354,7 @@ def build(*, fetch: bool = True) -> Optional[Path]:
 def status() -> BuildStatus:
     """What :func:`library_path` would hand out, read without building, fetching or locking."""
     shipped, damaged = _shipped()
-    folder, origin = build_root()
+    origin = build_root()[1]
     where = build_dir()
     if shipped is not None:
         _, sha = check_record(shipped)
