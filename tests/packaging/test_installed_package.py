@@ -414,8 +414,12 @@ def _without_torch_every_torch_command_is_one_line_with_exit_5_and_uninstall_lea
 
 # ----------------------------------------------------------------------------------- docs snippets
 
-# Snippets that are not meant to run as written, with the reason. Everything else runs.
-NOT_RUNNABLE: dict[str, str] = {}
+# Snippets that are not meant to run as written: (file, its first line) -> the reason. Everything else runs.
+NOT_RUNNABLE: dict[tuple[str, str], str] = {
+    ("docs/certify.md", "from graphsurgeon_tools import certify, verify_certificate, validate"):
+        "it verifies cert.json, a file it never writes (`onnxtool certify --out` does); and certifying the "
+        "16..512 profile at 4 factors is a run of its own, not a snippet check",
+}
 
 # Names the snippets take as given (a model, an input), defined the way their prose describes them.
 PRELUDE = '''\
@@ -439,7 +443,8 @@ def _snippets() -> list[tuple[str, str]]:
 
 
 def _every_readme_and_docs_python_snippet_runs_from_the_installed_package(setup: Setup) -> None:
-    snippets = [(where, code) for where, code in _snippets() if where not in NOT_RUNNABLE]
+    snippets = [(where, code) for where, code in _snippets()
+                if (where.split(":")[0], code.splitlines()[0]) not in NOT_RUNNABLE]
     assert len(snippets) >= 8
     folder = setup.base / "snippets"
     folder.mkdir()
