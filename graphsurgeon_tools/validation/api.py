@@ -433,6 +433,12 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
         notes=notes,
         tolerance=tolerance.describe() if tolerance is not None else "",
     )
+    described = report.reference
+    if described.get("precision"):
+        notes.append(f"reference: {described['precision']}")
+    if described.get("left_to_pytorch"):
+        notes.append(f"left to PyTorch at the code's factor (the candidate has no Resize for them): "
+                     f"{', '.join(described['left_to_pytorch'])}")
     if tolerance is not None:  # what the diagnosis and localisation judge by: the widest bound used
         notes.append(f"tolerance: {report.tolerance}")
         atol = max(atol, tolerance.largest_atol())

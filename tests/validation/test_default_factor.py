@@ -100,6 +100,7 @@ def test_calls_the_exporter_wrote_no_resize_for_are_left_to_pytorch_and_listed()
     report = validate(model, net)
     assert report.passed, report.summary_line()
     assert report.reference["left_to_pytorch"] == ["site 0: interpolate(mode='nearest-exact') 2x2"]
+    assert any(n.startswith("left to PyTorch at the code's factor") for n in report.notes)
     assert any(o.max_abs_error is not None and not o.vacuous for f in report.factors for o in f.outputs)
 
 
@@ -150,3 +151,9 @@ def test_swap_plugin_checks_a_half_precision_export_in_float16_ulps(half_export)
     assert "float16" in result.check.tolerance
     assert result.check.outputs[0].max_abs_diff < 2 * EPS["float16"] * 16
     assert result.model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+
+
+def test_the_notes_say_what_was_cast_and_what_was_left_to_pytorch(half_export) -> None:
+    report = validate(half_export, _seeded(HalfNet))
+    assert any(n.startswith("reference: the module's parameters are float32") for n in report.notes)
+    assert any(n.startswith("tolerance: dtype-aware default") for n in report.notes)
