@@ -345,3 +345,37 @@ def test_different_dq_and_q_parameters_swap_inside_the_pair() -> None:
     result = swap_plugin(_qdq_model(mode="linear", same=False))
     assert result.check.passed is True, result.check.summary
     assert "different scale/zero point" in result.check.figures["qdq"]["text"]
+
+
+def test_modelopts_float16_form_is_checked_in_float16_ulps() -> None:
+    """ModelOpt's INT8 ONNX PTQ with its default high_precision_dtype="fp16": opset 19, float16 scales on
+    DQ/Q with different parameters on each side, float32 graph I/O cast at the boundary."""
+    model = onnx.parser.parse_model("""
+    <ir_version: 9, opset_import: ["" : 19]>
+    g (float[1,4,8,8] x) => (float[1,4,32,32] y)
+    <float a = {0.02}, int8 z = {0}, float b = {0.03}, float c = {0.05}, float[4] k = {1.0, 1.0, 2.0, 2.0}> {
+        h = Cast<to = 10>(x)
+        xq = QuantizeLinear(h, a, z)
+        xd = DequantizeLinear(xq, a, z)
+        r1 = Resize<mode = "linear", coordinate_transformation_mode = "align_corners">(xd, , k)
+        q1 = QuantizeLinear(r1, b, z)
+        d1 = DequantizeLinear(q1, b, z)
+        r2 = Resize<mode = "linear", coordinate_transformation_mode = "align_corners">(d1, , k)
+        q2 = QuantizeLinear(r2, c, z)
+        d2 = DequantizeLinear(q2, c, z)
+        y = Cast<to = 1>(d2)
+    }""")
+    from onnx import numpy_helper
+
+    for index, init in enumerate(model.graph.initializer):  # the scales as ModelOpt stores them: float16
+        if init.name in ("a", "b", "c"):
+            model.graph.initializer[index].CopyFrom(
+                numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+    onnx.checker.check_model(model, full_check=True)
+    sites = qdq_sites(model)
+    assert len(sites) == 2 and all(s.full and s.same_parameters is False for s in sites.values())
+    result = swap_plugin(model)
+    assert len(result.rewritten) == 2
+    check = result.check
+    assert check.passed is True, check.summary
+    assert check.level == UNFUSED_LEVEL and "ulps of float16" in check.tolerance
