@@ -94,7 +94,8 @@ def test_calls_the_exporter_wrote_no_resize_for_are_left_to_pytorch_and_listed()
     net = _seeded(MixedNet)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = torch.onnx.export(net, (torch.rand(1, 1, 8, 8),), dynamo=True, opset_version=18, verbose=False).model_proto
+        program = torch.onnx.export(net, (torch.rand(1, 1, 8, 8),), dynamo=True, opset_version=18, verbose=False)
+    model = program.model_proto
     resizes = [n for n in model.graph.node if n.op_type == "Resize"]
     assert len(resizes) == 1  # the nearest-exact call became GatherND index arithmetic
     report = validate(model, net)
