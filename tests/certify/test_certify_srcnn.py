@@ -101,3 +101,20 @@ def test_verify_holds_on_the_certified_model_and_fails_on_a_changed_model_or_eng
     cert.write_text(json.dumps(data))
     result = run_cli("certify", "--verify", cert, srcnn_family["plugin"])
     assert result.code == 1 and "onnxruntime is" in result.out and "0.0.1" in result.out
+
+
+def test_the_certificate_names_the_nodes_the_factor_reaches_and_confirms_at_boundary_points(srcnn_family, tmp_path):
+    from graphsurgeon_tools import certify, make_dynamic_scale, save_model
+
+    factor_model = tmp_path / "srcnn_factor.onnx"  # an integer factor input: sizes = Shape(x)[2:] * factor
+    save_model(make_dynamic_scale(srcnn_family["static"], layout="factor").model, factor_model)
+    cert = certify(factor_model, srcnn_family["static"], profile="16..40:2,3", torch=False, whole_model_points=2,
+                   onnx_reference_budget_s=0.2).to_dict()
+    assert cert["certified"] and cert["sites"][0]["form"] == "sizes"
+    whole = cert["whole_model"]
+    assert whole["factor_inputs"] == ["factor"]
+    assert {n["op_type"] for n in whole["factor_dependent_nodes"]} >= {"Mul", "Concat"}
+    assert "Resize" not in {n["op_type"] for n in whole["factor_dependent_nodes"]}
+    ran = {(p["length"], p["factor"]): p["validate"] for p in whole["points"]}
+    assert ran[16, 3.0] == "passed"  # the static reference runs only at its own x3: compared there
+    assert ran.get((16, 2.0)) in (None, "skipped") and whole["agrees"]

@@ -57,6 +57,10 @@ def test_demo_report_records_passing_validations(demo_run: dict) -> None:
     # The rewrite fed its original factor reproduces the original file exactly.
     exact = validations["dynamic_vs_static"]
     assert exact["passed"] and exact["atol"] == 0 and exact["counts"]["worst_max_abs_error"] == 0
+    # The plugin model carries a certificate: every side 16..288 at the demo's factors, per axis.
+    certificate = json.loads(Path(report["files"]["certificate"]).read_text())
+    assert certificate["certified"] and validations["plugin_vs_torch"]["certificate"]["certified"]
+    assert certificate["profile"]["lengths"] == [[16, 288]]
     # SRCNN was trained for x3: it must beat plain bicubic there.
     assert report["psnr_db"]["srcnn_x3"] > report["psnr_db"]["bicubic_x3"]
     for path in report["files"].values():
