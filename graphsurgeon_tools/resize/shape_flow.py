@@ -252,7 +252,7 @@ class ShapeFlow:
             except KeyError:
                 elem = 0
             return {node.output[0]: Tensor(elem, tuple(int(d) for d in value.shape), value)}
-        quick = _quick(node, inputs)
+        quick = _quick(node, inputs) or _plugin(node, inputs)
         if quick is not None:
             return {node.output[0]: quick}
         if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
@@ -320,6 +320,32 @@ def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
                     dims[i] = d
         return Tensor(_BOOL if op in _COMPARISONS else inputs[0].elem, tuple(dims))
     return None
+
+
+def _plugin(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
+    """DynamicTRTResize's output (resize.plugin_node's forms): X's shape resized by float scales
+    (floor(float32(in) * s), ONNX Runtime's rule), by integer sizes (2 entries: the last two axes;
+    rank(X) entries: every axis) or to a size tensor's last two dims. None when a value is unknown."""
+    import numpy as np
+
+    from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
+
+    if node.op_type != PLUGIN_OP_TYPE or len(inputs) != 2 or not inputs[0].static or not inputs[0].elem:
+        return None
+    x, second = inputs
+    rank = len(x.shape)
+    if second.shape is not None and len(second.shape) >= 2 and second.static:  # MMDeploy's size tensor
+        return Tensor(x.elem, x.shape[:-2] + second.shape[-2:]) if rank >= 2 else None
+    if second.value is None:
+        return None
+    values = second.value.reshape(-1)
+    if values.dtype.kind == "f" and values.size == rank:
+        out = tuple(int(np.floor(np.float32(d) * np.float32(v))) for d, v in zip(x.shape, values))
+    elif values.dtype.kind in "iu" and values.size in (rank, 2):
+        out = x.shape[:rank - values.size] + tuple(int(v) for v in values)
+    else:
+        return None
+    return Tensor(x.elem, out) if all(d > 0 for d in out) else None
 
 
 def _from_type(type_proto: Any) -> Tensor:

@@ -367,6 +367,8 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
                     entry[1].append(node.name or f"#{index}")
                     if math and kind == "sizes":
                         via_math.add(tensor)
+                    if node.op_type == PLUGIN_OP_TYPE and not math:  # the V3 form's 1-D/3-D full-rank Concat
+                        plugin_direct.add(tensor)
                     continue
                 producer = producers.get(tensor)
                 if producer is None or producer.op_type in ("Shape", "Size"):

@@ -160,7 +160,39 @@ class OnnxRunner:
                         f"(nodes {', '.join(scale.nodes)}); pass factors="
                     )
                 feeds[scale.name] = scale.feed_scales(baked, x_shape)
+        if factor is not None:
+            self._site_sizes(factor, feeds, fixed)
         return feeds
+
+    def _site_sizes(self, factor: float, feeds: dict[str, np.ndarray], fixed: dict[str, np.ndarray]) -> None:
+        """A ``sizes`` input holds the output size at ITS site: floor(dim * factor) of the X that
+        site resizes, which is not the data input wherever the site sits deeper in the network (a
+        U-Net's decoder). Each is computed from the X shape the shape flow gives with the data
+        shapes and the inputs decided before it (sites in graph order); where the flow cannot tell,
+        the data-input guess stays."""
+        sized = [s for s in self.ports.scale_inputs if s.layout == "sizes" and s.name not in fixed]
+        if not sized:
+            return
+        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+
+        order = {(node.name or f"#{index}"): (index, node) for index, node in enumerate(self.model.graph.node)}
+        shapes = {name: list(np.shape(value)) for name, value in feeds.items()
+                  if name not in {s.name for s in self.ports.scale_inputs}}
+        sized.sort(key=lambda s: min((order[n][0] for n in s.nodes if n in order), default=len(order)))
+        for scale in sized:
+            nodes = [order[n][1] for n in scale.nodes if n in order]
+            if not nodes or not nodes[0].input:
+                continue
+            values = {k: v for k, v in feeds.items() if k not in shapes and k != scale.name}
+            flow = ShapeFlow(self.model, input_shapes=shapes, input_values=values, probe_dims=None)
+            known = flow.base.get(nodes[0].input[0])
+            x = known.shape if known is not None else None
+            length = scale.length or len(feeds[scale.name])
+            if x is None or len(x) < length or any(d is None for d in x[-length:]):
+                continue
+            spatial = max(len(x) - 2, 1)
+            out = [int(d) for d in x[:-spatial]] + [int(np.floor(int(d) * factor)) for d in x[-spatial:]]
+            feeds[scale.name] = np.asarray(out[-length:], dtype=scale.dtype)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
         from graphsurgeon_tools.runtime.session import ort_errors
