@@ -10,6 +10,7 @@ its traceback is shown when ``ONNXTOOL_DEBUG=1``.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import ContextManager, Optional
 
 
 class ExitCode(IntEnum):
@@ -98,3 +99,33 @@ class OutputIOError(OnnxToolError):
 
 class PostconditionError(Exception):
     """A pass produced a model that breaks its own guarantees. This is a bug (exit code 4)."""
+
+
+def naming(where: Optional[object], *also: Optional[object]) -> ContextManager[None]:
+    """Make every user error raised inside name ``where`` (a file, a flag): the one home of
+    "prefix the message with what it is about".
+
+    A message that already names ``where`` or one of ``also`` (e.g. a ``--spec`` file) is left
+    as it is, so an error passing through two of these is named once. ``where=None``: nothing
+    to name. The error keeps its class (and so its exit code).
+    """
+    return _Naming(where, also)
+
+
+class _Naming:
+    def __init__(self, where: Optional[object], also: tuple[Optional[object], ...]) -> None:
+        self.names = [str(w) for w in (where, *also) if w is not None]
+        self.where = str(where) if where is not None else None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type, exc: Optional[BaseException], tb: object) -> bool:
+        if self.where is None or not isinstance(exc, OnnxToolError):
+            return False
+        text = str(exc)
+        if any(name in text for name in self.names):
+            return False
+        named = type(exc)(f"{self.where}: {text}")
+        named.__dict__.update(exc.__dict__)  # what the error carries (e.g. RefusedRequestError.skipped)
+        raise named from None

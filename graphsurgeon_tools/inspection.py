@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, naming
 
 if TYPE_CHECKING:
     from onnx import ModelProto
@@ -91,13 +91,8 @@ def inspect_model(
     from graphsurgeon_tools.io import load_model
 
     label = None if isinstance(model, onnx.ModelProto) else str(model)
-    try:
+    with naming(label):  # errors name the file when there is one
         return _inspect(load_model(model), label, nodes, freedom)
-    except OnnxToolError as exc:
-        # Errors name the file when there is one (io's own messages already do).
-        if label is None or label in str(exc):
-            raise
-        raise type(exc)(f"{label}: {exc}") from None
 
 
 def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence[str]],

@@ -239,6 +239,7 @@ def compare_models(
     rewritten: Union[ModelProto, bytes],
     new_feeds: Optional[Mapping[str, np.ndarray]] = None,
     *,
+    reference_feeds: Optional[Mapping[str, np.ndarray]] = None,
     seed: int = 0,
     atol: float = 0.0,
     rtol: float = 0.0,
@@ -254,6 +255,9 @@ def compare_models(
         original, rewritten: ModelProtos or their serialized bytes (a pass working in place
             serializes the original before changing it).
         new_feeds: values for the inputs only ``rewritten`` has.
+        reference_feeds: values for inputs of ``original`` that are not data (e.g. the scales
+            input of a model an earlier rewrite made dynamic, fed its recorded value); the
+            other inputs get the seeded random values.
         seed: seed of the random inputs.
         atol, rtol: tolerance, ``|a - b| <= atol + rtol * |b|`` (default: exact).
         dims: sizes for named symbolic dims.
@@ -290,7 +294,7 @@ def compare_models(
             )
     shapes = concrete_input_shapes(original_proto, dims)
     guard_output_sizes(original_proto, shapes, max_output_bytes)
-    feeds = random_feeds(original_proto, shapes, seed)
+    feeds = {**random_feeds(original_proto, shapes, seed), **dict(reference_feeds or {})}
     factory = session_factory or _default_session
     # ORT's own exception types, a failed plugin kernel, a model the plugin bridge refuses.
     run_errors = (*ort_errors(), OnnxToolError)

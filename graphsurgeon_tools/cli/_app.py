@@ -16,9 +16,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
@@ -115,13 +114,11 @@ def parse_factors_option(values: Optional[list[str]]) -> Optional[list[float]]:
     gain the flag's name here, so a user reads which option was wrong."""
     if not values:
         return None
-    from graphsurgeon_tools.errors import InvalidScalesError, UsageError
+    from graphsurgeon_tools.errors import naming
     from graphsurgeon_tools.validation.sweep import parse_factors
 
-    try:
+    with naming(f"--factors {','.join(values)}"):
         return parse_factors(split_csv(values) or [])
-    except (InvalidScalesError, UsageError) as exc:
-        raise type(exc)(f"--factors {','.join(values)}: {exc}") from None
 
 
 def check_profile_option(text: Optional[str]) -> None:
@@ -246,22 +243,11 @@ def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
         raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
 
 
-@contextmanager
-def naming(model: Path, *also: Optional[Path]) -> Iterator[None]:
-    """Make every user error raised inside name the file it is about.
+def naming(model: Path, *also: Optional[Path]) -> Any:
+    """Make every user error raised inside name the file it is about (errors.naming)."""
+    from graphsurgeon_tools import errors
 
-    Library errors from a ModelProto (not a path) cannot know the file; the CLI does. A message
-    that already names ``model`` or one of ``also`` (e.g. a ``--spec`` file) is left as it is.
-    """
-    from graphsurgeon_tools.errors import OnnxToolError
-
-    try:
-        yield
-    except OnnxToolError as exc:
-        text = str(exc)
-        if any(str(path) in text for path in (model, *also) if path is not None):
-            raise
-        raise type(exc)(f"{model}: {text}") from None
+    return errors.naming(model, *also)
 
 
 def note(message: str) -> None:

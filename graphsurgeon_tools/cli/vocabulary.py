@@ -94,7 +94,7 @@ REASON_HINTS: dict[str, str] = {
     "sizes-driven": "--from-sizes (converts it when a scale reproduces the sizes exactly) "
                     "or swap-plugin --signature size-tensor",
     "in-function": "--inline-functions (inlines model-local functions first)",
-    "static-shape-source": "--simplify (folds the static shape arithmetic to a constant first)",
+    "static-shape-source": "make-dynamic-scale --simplify (folds the static shape arithmetic to a constant first)",
     "not-free": "drop --only-free (a pinned site is exact at its original factor)",
     "layout-in-body": _SCALES_LAYOUT,
     "layout-needs-resize-11": _SCALES_LAYOUT,

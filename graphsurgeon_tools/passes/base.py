@@ -1,33 +1,42 @@
-"""The pass contract: requires -> call -> ensures, one result type, one site selector.
+"""The pass contract, in force for every pass: one wrapper, one result type, one refusal type.
 
 ::
 
-    Pass.__call__(model)  =  as_model(model) -> requires -> call -> ensures -> give back the kind given
+    Pass(options)(model)  =  as_model -> structural checks (ModelCheck) -> requires -> call
+                             -> full check -> ensures -> [options.check] self_check(user's model)
+                             -> give back the kind given
 
-After onnx-ir's ``PassBase``: a pass declares ``in_place`` (does ``call`` change the proto
-it is handed?), ``requires`` failures become :class:`PreconditionError` (the user's model,
-exit 3) and ``ensures`` failures :class:`PostconditionError` (our bug, exit 4). After
-onnxscript's rewrite rules: a rule is pattern (:func:`select` plus the op types a pass
-matches) / check / rewrite, and the check returns the *reason* it refused a match (None:
-it applies); that string becomes a :class:`Skip` in the report. The checks are
-``make_dynamic_scale.plan.check_site`` and the functions of ``swap_plugin.refusals``.
+After onnx-ir's ``PassBase`` (``passes/_pass_infra.py``): a pass declares ``in_place`` and the
+wrapper refuses a result that breaks it; a stray exception in ``requires`` becomes
+:class:`PreconditionError` (exit 3), in ``ensures`` :class:`PostconditionError` (a bug, exit
+4). The structural checks (opset imports, the structural ONNX checker, every inline
+initializer's bytes against its shape) are the same for every pass, so one bad model gets
+one exit code and one message from every pass. Every user error names the file once.
+
+Each pass has ONE frozen options dataclass (``Pass.Options``) whose fields are its public
+function's typed keywords; the function builds it from its own keywords, the CLI from its
+flags. The ONNX Runtime self-check is its own step (:meth:`Pass.self_check`): the wrapper
+hands it the model the user gave, byte for byte (bytes when the pass may change the proto),
+never an intermediate the pass made.
+
+After onnxscript's rewrite rules: a rule is pattern (:func:`select` plus the op types a pass
+matches) / check / rewrite, and the check returns the :class:`~graphsurgeon_tools.refusal.Refusal`
+(a code, the text, a fix) when it refuses a match; that becomes a :class:`Skip` in the report.
 
 Failure policy: a pass whose built-in check finds a difference RETURNS its result;
 :meth:`PassResult.raise_if_failed` raises :class:`CheckFailedError` (exit 1). Usage errors,
 invalid models and nonsense scales still raise at once (nothing is there to return).
 
-The full ONNX checker runs ONCE per pass (:class:`ModelCheck`: structural check of the
-input before, full check of the output after; the input is fully checked only to tell
-whose fault a failing output is, or when nothing changed).
-
 Requires: nothing beyond ``onnx``. Ensures: every pass result has the same fields and the
-same JSON keys (``to_dict``). Does NOT load files itself (a path or an onnx_graphsurgeon
-Graph goes through ``graphsurgeon_tools.core.graphs.as_model``) and does NOT save anything.
+same JSON keys (``to_dict``); the full checker runs once per pass on the success path. Does
+NOT save anything (a path or an onnx_graphsurgeon Graph goes through
+``graphsurgeon_tools.core.graphs.as_model``).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
@@ -35,7 +44,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 import onnx
 from onnx import ModelProto
 
-from graphsurgeon_tools.errors import CheckFailedError, PostconditionError, PreconditionError, UsageError
+from graphsurgeon_tools.errors import (
+    CheckFailedError,
+    InvalidModelError,
+    OnnxToolError,
+    PostconditionError,
+    PreconditionError,
+    UsageError,
+)
 from graphsurgeon_tools.refusal import Refusal
 
 __all__ = ["ModelCheck", "Pass", "PassResult", "Skip", "Timer", "select"]
@@ -195,35 +211,38 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
 
 
 class ModelCheck:
-    """requires/ensures through the full ONNX checker, run ONCE per pass.
+    """The ONNX checker's part of the contract, the same for every pass, run ONCE per pass.
 
-    ``requires`` (at construction): the structural checker (no shape inference) on a
-    weightless snapshot of the input, plus the data-size check of inline typed tensors;
-    a failure is the user's (PreconditionError). ``ensures``: the full checker on the
-    output; only when that fails is the snapshot of the input fully checked, to tell the
-    user's fault (PreconditionError) from ours (PostconditionError). ``unchanged``: when
-    nothing was rewritten, the full check of the input instead. Either way the full
-    checker runs once on the success path.
+    At construction (before ``call``), the structural checks: a default-domain opset, no opset
+    newer than this onnx knows, the structural checker (no shape inference) on a weightless
+    snapshot, and every inline initializer's data against its shape and type (raw bytes
+    included: the checker lets a short raw_data through). A failure is the user's
+    (PreconditionError, exit 3). ``ensures``: the full checker on the output; only when that
+    fails is the snapshot of the input fully checked, to tell the user's fault
+    (PreconditionError) from ours (PostconditionError). ``unchanged``: when nothing was
+    rewritten, the full check of the input instead. Either way the full checker runs once on
+    the success path.
     """
 
     def __init__(self, model: ModelProto, *, label: str = "the input model") -> None:
         from graphsurgeon_tools.core.checker import check_tensor_data, weightless_copy
+        from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
 
         self.label = label
+        default_opset(model)  # InvalidModelError when there is none
+        raise_if_unknown_opsets(model, label)  # any domain onnx defines, ai.onnx.ml included
         self.snapshot = weightless_copy(model)
         try:
             for init in model.graph.initializer:
-                if init.data_location != onnx.TensorProto.EXTERNAL and not init.HasField("raw_data"):
-                    problem = check_tensor_data(init)
-                    if problem:
-                        raise PreconditionError(f"{label} fails the ONNX checker: {problem}")
+                problem = check_tensor_data(init)
+                if problem:
+                    raise PreconditionError(f"{label} fails the ONNX checker: {problem}")
             onnx.checker.check_model(self.snapshot)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
             raise PreconditionError(f"{label} fails the ONNX checker: {_one_line(exc)}") from None
 
     def unchanged(self) -> None:
         """The full check of the input (nothing was rewritten, so nothing else is checked)."""
-        from graphsurgeon_tools.errors import InvalidModelError
         from graphsurgeon_tools.core.checker import check_model_full
 
         try:
@@ -233,7 +252,6 @@ class ModelCheck:
 
     def ensures(self, model: ModelProto, what: str) -> None:
         """The full check of the output; a failure is ours unless the input fails it too."""
-        from graphsurgeon_tools.errors import InvalidModelError
         from graphsurgeon_tools.core.checker import check_model_full
 
         try:
@@ -243,20 +261,49 @@ class ModelCheck:
             raise PostconditionError(f"{what} produced a model the ONNX checker rejects: {exc}") from exc
 
 
-class Pass:
-    """A pass: ``requires`` -> ``call`` -> ``ensures``, wrapped once here.
+def _guarded(error: type, what: str, hook: Callable[..., None], *args: Any) -> None:
+    """Run a ``requires``/``ensures`` hook; a stray (non-user) exception becomes ``error``."""
+    try:
+        hook(*args)
+    except (OnnxToolError, PostconditionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the contract: any other failure of a hook is named
+        raise error(f"{what}: {type(exc).__name__}: {_one_line(exc)}") from exc
 
-    Subclasses set ``name`` and ``in_place`` (True: ``call`` changes the proto it is
-    handed) and implement ``call``; ``requires`` / ``ensures`` raise PreconditionError /
-    PostconditionError. ``__call__`` accepts a ModelProto, a path or an
-    ``onnx_graphsurgeon.Graph`` and gives back the result with ``model`` of the kind it
-    was given (a path gives a ModelProto). A model the wrapper loaded or converted is the
-    pass's own: ``self.owned`` tells ``call`` it may change it even when not in place.
+
+class Pass:
+    """A pass: the structural checks -> ``requires`` -> ``call`` -> the full check -> ``ensures``
+    -> (``options.check``) :meth:`self_check`, wrapped once here for every pass.
+
+    After onnx-ir's ``PassBase``. A subclass sets ``name`` and ``Options`` (its ONE frozen
+    options dataclass, built from the public function's typed keywords; the CLI builds the
+    same object), declares ``in_place`` (True: ``call`` may change the proto it is handed;
+    False: the caller's proto is never changed, and a result that is the caller's proto with
+    changes is refused as our bug) and implements ``call``. ``requires`` / ``ensures`` hold the
+    pass's own conditions; a stray exception in them becomes PreconditionError (exit 3) /
+    PostconditionError (exit 4). ``self_check(reference, result)`` is the ONNX Runtime check:
+    ``reference`` is the model the user handed in, byte for byte (never an intermediate the
+    pass made), and the wrapper calls it only when ``options.check`` is set and the model
+    changed, inside ``options.custom_op_libs``'s scope.
+
+    ``__call__`` accepts a ModelProto, a path or an ``onnx_graphsurgeon.Graph`` and gives back
+    the result with ``model`` of the kind it was given (a path gives a ModelProto); every user
+    error it raises names the file once (``label``, default: the path given). A model the
+    wrapper loaded or converted is the pass's own: ``self.owned`` tells ``call`` it may change
+    it even when not in place.
     """
 
     name = "pass"
-    in_place = False
+    Options: Any = None
     owned = False
+    label = "the model"
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @property
+    def in_place(self) -> bool:
+        return False
 
     def requires(self, model: ModelProto) -> None:
         return None
@@ -267,15 +314,48 @@ class Pass:
     def ensures(self, model: ModelProto, result: PassResult) -> None:
         return None
 
-    def __call__(self, model: Any) -> PassResult:
+    def self_check(self, reference: Any, result: PassResult) -> Any:  # pragma: no cover - interface
+        """The ONNX Runtime check of ``result.model`` against ``reference`` (a CheckResult)."""
+        return None
+
+    def __call__(self, model: Any, *, label: Optional[str] = None) -> PassResult:
+        from graphsurgeon_tools.errors import naming
+
+        if label is None and isinstance(model, (str, os.PathLike)):
+            label = os.fsdecode(model)
+        self.label = label or "the model"
+        with naming(label):
+            return self._run(model)
+
+    def _run(self, model: Any) -> PassResult:
         start = time.perf_counter()
         proto, give_back, self.owned = as_model(model)
         loaded = time.perf_counter() - start
-        self.requires(proto)
+        _guarded(PreconditionError, f"{self.name}: the input model", self.requires, proto)
+        model_check = ModelCheck(proto, label=self.label)
+        checking = bool(getattr(self.options, "check", False))
+        mutable = self.in_place or self.owned
+        # The check's reference is the model as handed in: bytes when the pass may change the proto.
+        reference = (proto.SerializeToString() if mutable else proto) if checking else None
         result = self.call(proto)
+        if not mutable and result.changed and result.model is proto:
+            raise PostconditionError(f"{self.name} is declared not in place but changed the caller's model")
+        timer = Timer(result.timings)
+        if result.changed:
+            model_check.ensures(result.model, self.name)
+        else:
+            model_check.unchanged()
+        timer.lap("checker")
+        _guarded(PostconditionError, f"{self.name}: the output model", self.ensures, result.model, result)
+        if reference is not None and result.changed:
+            from graphsurgeon_tools.runtime.session import custom_op_scope
+
+            timer = Timer(result.timings)
+            with custom_op_scope(getattr(self.options, "custom_op_libs", None)):
+                result.check = self.self_check(reference, result)
+            timer.lap("check")
         if self.owned and give_back is None:
             result.timings = {"load": loaded, **result.timings}
-        self.ensures(result.model, result)
         if give_back is not None:
             result.model = give_back(result.model)
         return result

@@ -152,17 +152,11 @@ def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Option
     import os
 
     from graphsurgeon_tools.core.graphs import as_model
-    from graphsurgeon_tools.errors import OnnxToolError
+    from graphsurgeon_tools.errors import naming
 
-    label = str(model) if isinstance(model, (str, os.PathLike)) else None
-    try:
+    with naming(model if isinstance(model, (str, os.PathLike)) else None):  # errors name the file
         proto, _ = as_model(model)
         return _find_resize_sites(proto, max_fold_bytes, nested)
-    except OnnxToolError as exc:
-        # Errors name the file when there is one (io's own messages already do).
-        if label is None or label in str(exc):
-            raise
-        raise type(exc)(f"{label}: {exc}") from None
 
 
 def _text(value: Any, default: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, naming
 from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor
@@ -61,10 +61,8 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
 
     proto = load_model(model, load_external_data=True)
     label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
-    try:
+    with naming(label):  # e.g. a scales tensor shorter than its shape
         sites = find_resize_sites(proto, nested=True)  # bodies and functions too: every site is gated
-    except OnnxToolError as exc:  # e.g. a scales tensor shorter than its shape
-        raise type(exc)(f"{label}: {exc}") from None
     for site in sites:  # the rules every command applies (the one nonsense-scales gate)
         raise_if_nonsense(site, label)
     return proto

@@ -3,7 +3,9 @@ and the cost rule of issue 9: one full checker run and one site discovery per pa
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
 import pytest
 
 import golden
@@ -110,3 +112,94 @@ def test_an_onnx_graphsurgeon_graph_comes_back_as_a_graph() -> None:
     swapped = swap_plugin(gs.import_onnx(golden.resize_model(13)))
     assert isinstance(swapped.model, gs.Graph)
     assert any(node.op == "DynamicTRTResize" for node in swapped.model.nodes)
+
+
+# --------------------------------------------------------------------------- the wrapper in force
+
+
+@pytest.mark.parametrize(("function", "options"), [
+    ("graphsurgeon_tools.passes.make_dynamic_scale:make_dynamic_scale",
+     "graphsurgeon_tools.passes.make_dynamic_scale:DynamicScaleOptions"),
+    ("graphsurgeon_tools.passes.swap_plugin:swap_plugin", "graphsurgeon_tools.passes.swap_plugin:SwapPluginOptions"),
+])
+def test_each_pass_has_one_options_object_equal_to_its_functions_keywords(function: str, options: str) -> None:
+    import dataclasses
+    import importlib
+    import inspect
+
+    def load(spec: str):
+        module, name = spec.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    keywords = {name: (p.annotation, p.default) for name, p in inspect.signature(load(function)).parameters.items()
+                if name != "model"}
+    fields = {f.name: (f.type, f.default) for f in dataclasses.fields(load(options))}
+    assert keywords == fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        load(options)().check = False
+
+
+def _pass_with(hook: str):
+    from graphsurgeon_tools.passes.make_dynamic_scale import MakeDynamicScale
+
+    class Broken(MakeDynamicScale):
+        pass
+
+    def fail(self, *args):
+        raise KeyError("oops")
+
+    setattr(Broken, hook, fail)
+    return Broken()
+
+
+def test_a_stray_exception_in_requires_is_a_precondition_error() -> None:
+    from graphsurgeon_tools.errors import ExitCode, PreconditionError
+
+    with pytest.raises(PreconditionError, match="make-dynamic-scale: the input model: KeyError") as caught:
+        _pass_with("requires")(golden.resize_model(13))
+    assert caught.value.exit_code == ExitCode.INVALID_INPUT
+
+
+def test_a_stray_exception_in_ensures_is_a_postcondition_error() -> None:
+    from graphsurgeon_tools.errors import PostconditionError
+
+    with pytest.raises(PostconditionError, match="make-dynamic-scale: the output model: KeyError"):
+        _pass_with("ensures")(golden.resize_model(13))
+
+
+def test_a_pass_declared_not_in_place_that_changes_the_callers_model_is_refused() -> None:
+    from graphsurgeon_tools.errors import PostconditionError
+    from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleOptions, MakeDynamicScale
+
+    class Liar(MakeDynamicScale):
+        owned = False
+
+        @property
+        def in_place(self) -> bool:  # declares "never changes the caller's model" ...
+            return False
+
+        def call(self, model):
+            result = MakeDynamicScale.call(self, model)
+            model.CopyFrom(result.model)  # ... and changes it
+            result.model = model
+            return result
+
+    model = golden.resize_model(13)
+    with pytest.raises(PostconditionError, match="declared not in place but changed the caller's model"):
+        Liar(DynamicScaleOptions(check=False))(model)
+
+
+@pytest.mark.parametrize("run", [make_dynamic_scale, swap_plugin])
+def test_one_bad_model_gets_the_same_error_from_every_pass(tmp_path, run) -> None:
+    from graphsurgeon_tools.errors import PreconditionError
+
+    model = golden.resize_model(13)
+    weight = onnx.numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    weight.raw_data = weight.raw_data[:10]
+    model.graph.initializer.append(weight)
+    path = tmp_path / "short.onnx"
+    onnx.save(model, path)
+    with pytest.raises(PreconditionError) as caught:
+        run(path)
+    text = str(caught.value)
+    assert text == f"{path} fails the ONNX checker: tensor 'w' holds 10 bytes but its shape [4, 4] needs 64"

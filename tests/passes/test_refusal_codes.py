@@ -140,6 +140,9 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
     ("static-shape-source", "mds", lambda: make_dynamic_scale(_resize(
         13, 'sh = Shape (x)\n z = Mul (sh, two)\n y = Resize <mode = "nearest"> (x, , , z)',
         inits="<int64[4] two = {1, 1, 2, 2}>"), check=False)),
+    ("static-shape-source", "swap", lambda: swap_plugin(_resize(
+        13, 'sh = Shape (x)\n z = Mul (sh, two)\n y = Resize <mode = "nearest"> (x, , , z)',
+        inits="<int64[4] two = {1, 1, 2, 2}>"), check=False)),
     ("sizes-driven", "mds", lambda: make_dynamic_scale(_sizes(), check=False)),
     ("sizes-not-exact", "mds", lambda: make_dynamic_scale(_sizes("1, 3, 7, 7", x="float[1,3,3,3] x"),
                                                           from_sizes=True, check=False)),

@@ -34,6 +34,8 @@ import numpy as np
 # (a subgraph ending in Shape -> Gather -> Concat): the sites are "sizes: runtime" until onnxsim
 # folds them, so a user runs make-dynamic-scale with simplify (the issue asks the tool to say so).
 SIMPLIFY = ("segformer/torchscript-*", "upernet/torchscript-*")
+#: The bound those cases accept: onnxsim's folding measured 1e-7..1e-6 on them.
+SIMPLIFY_ATOL = "1e-5"
 
 
 @dataclass
@@ -94,7 +96,10 @@ class Flow:
 
     def dynamic(self) -> Step:
         out = self.folder / f"{self.stem}.dynamic.onnx"
-        simplify = ("--simplify",) if any(fnmatch.fnmatch(self.case, p) for p in SIMPLIFY) else ()
+        # onnxsim refolds float constants: the check compares the written model with the user's file,
+        # so these cases accept onnxsim's few-ulp difference explicitly (the report gives its share)
+        simplify = ("--simplify", "--atol", SIMPLIFY_ATOL) if any(fnmatch.fnmatch(self.case, p) for p in SIMPLIFY) \
+            else ()
         return self._once(("dynamic",), "make-dynamic-scale", self.original, "--from-sizes", *simplify,
                           "-o", out, "--json", output=out)
 

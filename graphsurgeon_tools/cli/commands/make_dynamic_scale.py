@@ -148,6 +148,11 @@ def make_dynamic_scale(
         typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
     ] = True,
     check_dims: CheckDimsOption = None,
+    atol: Annotated[
+        float, typer.Option("--atol", help="The check's absolute tolerance: |a - b| <= atol + rtol * |b| between "
+                                           "the written model and MODEL (default 0: exact).")
+    ] = 0.0,
+    rtol: Annotated[float, typer.Option("--rtol", help="The check's relative tolerance (default 0).")] = 0.0,
     share_data: Annotated[
         bool,
         typer.Option("--share-data", help="External data: when the output is in the input's folder, reference the "
@@ -171,32 +176,21 @@ def make_dynamic_scale(
     """
     from graphsurgeon_tools.errors import CheckFailedError
     from graphsurgeon_tools.io import load_model, save_model
-    from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale as run_pass
+    from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleOptions, MakeDynamicScale
 
     target = resolve_output(model, output, in_place, lambda path: default_output(path, layout))
     check_profile_option(profile)
     dims = parse_check_dims(check_dims, check=check)
+    options = DynamicScaleOptions(
+        nodes=split_csv(nodes), shared=shared, input_name=input_name, factor=factor, layout=layout,
+        keep_default=keep_default, from_sizes=from_sizes, inline_functions=inline_functions, only_free=only_free,
+        freedom=freedom, simplify=simplify, check=check, check_dims=dims or None, custom_op_libs=custom_op_lib,
+        atol=atol, rtol=rtol, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+    )
     proto = load_model(model)
     refuse_data_file_target(proto, model, target)
     with naming(model):
-        result = run_pass(
-            proto,
-            nodes=split_csv(nodes),
-            shared=shared,
-            input_name=input_name,
-            factor=factor,
-            layout=layout,
-            keep_default=keep_default,
-            from_sizes=from_sizes,
-            inline_functions=inline_functions,
-            only_free=only_free,
-            freedom=freedom,
-            simplify=simplify,
-            check=check,
-            inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
-            check_dims=dims or None,
-            custom_op_libs=custom_op_lib,
-        )
+        result = MakeDynamicScale(options)(proto, label=str(model))
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
     if profile is not None:

@@ -176,7 +176,7 @@ def swap_plugin(
     """
     from graphsurgeon_tools.errors import UsageError
     from graphsurgeon_tools.io import load_model, save_model
-    from graphsurgeon_tools.passes.swap_plugin import swap_plugin as run_swap
+    from graphsurgeon_tools.passes.swap_plugin import SwapPlugin, SwapPluginOptions
 
     if list_specs:
         return _list_specs(as_json)
@@ -187,25 +187,15 @@ def swap_plugin(
     dims = parse_check_dims(check_dims, check=check)
     if reverse and keep_constant:
         note("--keep-constant has no effect with --reverse")
+    options = SwapPluginOptions(
+        plugin=plugin, signature=signature, domain=domain, nodes=split_csv(nodes), reverse=reverse, spec=spec,
+        keep_constant=keep_constant, size_input=size_input, inline_functions=inline_functions, check=check,
+        check_dims=dims or None, qdq_form=qdq_form, custom_op_libs=custom_op_lib,
+    )
     proto = load_model(model)  # weights stay on disk; loaded once, here
     refuse_data_file_target(proto, model, target)
     with naming(model, spec):
-        result = run_swap(
-            proto,
-            plugin=plugin,
-            signature=signature,
-            domain=domain,
-            nodes=split_csv(nodes),
-            reverse=reverse,
-            qdq_form=qdq_form,
-            spec=spec,
-            keep_constant=keep_constant,
-            size_input=size_input,
-            inline_functions=inline_functions,
-            check=check,
-            check_dims=dims or None,
-            custom_op_libs=custom_op_lib,
-        )
+        result = SwapPlugin(options)(proto, label=str(model))
         result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
     if result.signature == "generic" and signature != "scales":
         note(f"--signature has no effect with the generic spec {result.spec_source}")

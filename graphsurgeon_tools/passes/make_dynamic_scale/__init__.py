@@ -40,16 +40,15 @@ writes files.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.passes.make_dynamic_scale.options import DynamicScaleOptions
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, NewInput, RewrittenSite, SkippedSite
 from graphsurgeon_tools.passes.make_dynamic_scale.run import MakeDynamicScale, dynamize_sites
 
 __all__ = [
-    "DynamicScaleResult", "MakeDynamicScale", "NewInput", "RewrittenSite", "SkippedSite", "dynamize_sites",
+    "DynamicScaleOptions", "DynamicScaleResult", "MakeDynamicScale", "NewInput", "RewrittenSite", "SkippedSite", "dynamize_sites",
     "make_dynamic_scale",
 ]
 
@@ -72,6 +71,8 @@ def make_dynamic_scale(
     freedom: bool = True,
     layout: str = "scales",
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -111,29 +112,15 @@ def make_dynamic_scale(
             the sites report ``free: null``; it cannot combine with ``only_free=True``.
         custom_op_libs: the user's own ONNX Runtime op libraries (e.g. MMDeploy's), registered
             on the built-in check's sessions, for models with custom ops ORT lacks.
+        atol, rtol: the check's bound, ``|a - b| <= atol + rtol * |b|`` (default exact). It
+            applies to the end-to-end difference between the written model and the model
+            given; with ``simplify=True`` onnxsim's constant folding may move numbers by a
+            few float32 ulps, which fails an exact check (the report gives onnxsim's share).
 
     Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
     selection, ``shared`` with differing values, a name clash), PreconditionError (the input
     fails the checker). Nothing to rewrite is not an error: the result has no ``rewritten``
     sites and the model is returned unchanged.
     """
-    # A path names the file in errors; a ModelProto or a Graph has no name. (No hasattr on a Graph:
-    # onnx-graphsurgeon logs an error for every attribute it does not know.)
-    label = str(model) if isinstance(model, (str, os.PathLike)) else None
-    the_pass = MakeDynamicScale(
-        nodes=nodes, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default,
-        from_sizes=from_sizes, simplify=simplify, check=check, inplace=inplace, check_dims=check_dims, layout=layout,
-        inline_functions=inline_functions, only_free=only_free, freedom=freedom,
-    )
-    from graphsurgeon_tools.runtime.session import custom_op_scope
-
-    try:
-        with custom_op_scope(custom_op_libs):  # the built-in check's sessions register them
-            return the_pass(model)
-    except OnnxToolError as exc:
-        # Errors name the file when there is one (io's own messages already do).
-        if label is None or label in str(exc):
-            raise
-        relabelled = type(exc)(f"{label}: {exc}")
-        relabelled.__dict__.update(exc.__dict__)  # e.g. RefusedRequestError.skipped
-        raise relabelled from None
+    options = DynamicScaleOptions(**{key: value for key, value in locals().items() if key != "model"})
+    return MakeDynamicScale(options)(model)

@@ -45,6 +45,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
+from graphsurgeon_tools.passes.make_dynamic_scale.options import LAYOUTS
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 from graphsurgeon_tools.refusal import Fix, Refusal
@@ -52,7 +53,6 @@ from graphsurgeon_tools.refusal import Fix, Refusal
 __all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
            "pending_sizes", "rewrite_integer", "sizes_feeds", "spatial_count"]
 
-LAYOUTS = ("scales", "factor", "sizes")
 INTEGER_LAYOUTS = ("factor", "sizes")
 _INT64_MAX = 2**63 - 1
 

@@ -51,6 +51,13 @@ def recorded_float_inputs(model: ModelProto) -> dict[str, list[float]]:
     return found
 
 
+def recorded_feeds(model: ModelProto) -> dict[str, np.ndarray]:
+    """:func:`recorded_float_inputs` as arrays of each input's own element type (what to feed them)."""
+    types = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
+    return {name: np.asarray(value, dtype=dtypes.np_dtype(types[name]))
+            for name, value in recorded_float_inputs(model).items()}
+
+
 def _inputs_behind(model: ModelProto, tensor: str, producers: dict[str, int], names: set[str]) -> set[str]:
     """The names among ``names`` whose values reach ``tensor`` (main graph)."""
     found, seen, stack = set(), set(), [tensor]

@@ -12,19 +12,19 @@ difference is returned, not raised: ``result.raise_if_failed()``). Does NOT writ
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import (InvalidScalesError, PreconditionError, RefusedRequestError,
-                                       UnsupportedModelError, UsageError)
-from graphsurgeon_tools.passes.base import ModelCheck, Pass, Timer, select
+                                       UnsupportedModelError)
+from graphsurgeon_tools.passes.base import Pass, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import free
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale import relayout
+from graphsurgeon_tools.passes.make_dynamic_scale.options import DynamicScaleOptions
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
 from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, record_original_values, rewrite
@@ -142,53 +142,31 @@ class MakeDynamicScale(Pass):
     """The whole pass; see :func:`graphsurgeon_tools.passes.make_dynamic_scale.make_dynamic_scale`."""
 
     name = "make-dynamic-scale"
+    Options = DynamicScaleOptions
 
-    def __init__(
-        self,
-        *,
-        nodes: Optional[Sequence[str]] = None,
-        shared: bool = False,
-        input_name: Optional[str] = None,
-        factor: bool = False,
-        keep_default: bool = False,
-        from_sizes: bool = False,
-        simplify: bool = False,
-        check: bool = True,
-        inplace: bool = False,
-        check_dims: Optional[dict[str, int]] = None,
-        inline_functions: bool = False,
-        only_free: bool = False,
-        freedom: bool = True,
-        layout: str = "scales",
-    ) -> None:
-        if only_free and not freedom:
-            raise UsageError("only_free=True needs the freedom analysis; it does not combine with freedom=False")
-        if layout not in layouts.LAYOUTS:
-            raise UsageError(f"layout={layout!r} is not a layout (choose from: {', '.join(layouts.LAYOUTS)})")
-        if factor and layout != "scales":
-            raise UsageError(f'factor=True is the float form of the factor; it does not combine with layout="{layout}"')
-        self.layout = layout
+    def __init__(self, options: Optional[DynamicScaleOptions] = None) -> None:
+        super().__init__(options)
         self._pending: list[layouts.PendingSizes] = []
-        self.nodes, self.shared, self.input_name, self.factor = nodes, shared, input_name, factor
-        self.inline_functions, self.only_free, self.freedom = inline_functions, only_free, freedom
-        self.keep_default, self.from_sizes, self.simplify, self.check = keep_default, from_sizes, simplify, check
-        self.in_place, self.check_dims = inplace, check_dims
+        self._scopes: set[str] = set()
+        self._reference_feeds: dict[str, Any] = {}
+
+    @property
+    def in_place(self) -> bool:
+        return self.options.inplace
 
     def requires(self, model: ModelProto) -> None:
-        if self.input_name is not None and not self.input_name.strip():
-            raise UsageError("input_name must not be empty")
         opset = opsets.default_opset(model)
         if opset < 7:
             raise UnsupportedModelError(f"default-domain opset {opset} is older than 7 (Upsample-7), not supported")
-        opsets.raise_if_unknown_opsets(model)  # any domain onnx defines, ai.onnx.ml included
 
     def call(self, model: ModelProto) -> DynamicScaleResult:
         from graphsurgeon_tools.resize import sites as resize_sites
 
+        options = self.options
         timings: dict[str, float] = {}
         timer = Timer(timings)
         inplace = self.in_place or self.owned
-        if self.simplify:
+        if options.simplify:
             import onnxsim
 
             simplified, ok = onnxsim.simplify(model)
@@ -197,17 +175,17 @@ class MakeDynamicScale(Pass):
             model, inplace = simplified, True
             timer.lap("simplify")
 
-        if self.inline_functions and len(model.functions):
+        if options.inline_functions and len(model.functions):
             model, inplace = inline_local_functions(model), True
             timer.lap("inline")
         # Every site, bodies and functions included: one the pass cannot rewrite is a skip
         # with its reason, never silence.
         sites = resize_sites.find_resize_sites(model, nested=True)
         nonsense_gate(sites)
-        selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
+        selected = select(sites, options.nodes, site_names, what="Resize/Upsample")
         relaid: list[str] = []
         given = model
-        if self.layout in layouts.INTEGER_LAYOUTS and relayout.recorded_float_inputs(model):
+        if options.layout in layouts.INTEGER_LAYOUTS and relayout.recorded_float_inputs(model):
             # this tool's own float layout, asked for again in an integer one: put the recorded
             # value back first, then rewrite as from the original (on a copy unless in place)
             work = model if inplace else ModelProto()
@@ -215,54 +193,49 @@ class MakeDynamicScale(Pass):
                 work.CopyFrom(model)
             relaid = relayout.rebake(work, sites, selected)
             if relaid:
+                # the check compares with the model as given: its float inputs get their recorded value
+                self._reference_feeds = relayout.recorded_feeds(given)
                 model, inplace = work, True
                 sites = resize_sites.find_resize_sites(model, nested=True)
-                selected = select(sites, self.nodes, site_names, what="Resize/Upsample")
+                selected = select(sites, options.nodes, site_names, what="Resize/Upsample")
         timer.lap("find")
         # On the model as given; reported per rewritten site. The one analysis here that is not
         # linear in the graph (each site's downstream is walked), hence freedom=False.
-        decided = free.decide(model, selected) if self.freedom else {}
+        decided = free.decide(model, selected) if options.freedom else {}
         held: list = []
-        if self.only_free:
+        if options.only_free:
             selected, held = free.hold_pinned(selected, decided)
         timer.lap("freedom")
         opset = opsets.default_opset(model)
         # Plan first, so that nonsense requests get their own message rather than the checker's.
         plans, _ = planning.plan_sites(
-            model, selected, opset=opset, from_sizes=self.from_sizes, factor=self.factor, shared=self.shared
+            model, selected, opset=opset, from_sizes=options.from_sizes, factor=options.factor, shared=options.shared
         )
-        expressible, refused = layouts.gate(plans, self.layout, opset)
+        expressible, refused = layouts.gate(plans, options.layout, opset)
         if plans and not expressible:
-            raise_layout_refused(self.layout, refused)
+            raise_layout_refused(options.layout, refused)
         plans = expressible
         timer.lap("plan")
-        self.model_check = ModelCheck(model)
         if not plans:
-            self.model_check.unchanged()
-            timer.lap("precheck")
-            result, _ = dynamize_sites(model, selected, from_sizes=self.from_sizes, factor=self.factor,
-                                       timings=timings, layout=self.layout)
+            result, _ = dynamize_sites(model, selected, from_sizes=options.from_sizes, factor=options.factor,
+                                       timings=timings, layout=options.layout)
             result.skipped[:0] = held
             if relaid:  # no site takes the layout: the model goes back as it came, its inputs kept
                 result.model = given
-                result.notes.append(f"layout={self.layout!r} fits no selected site, so the float input(s) "
+                result.notes.append(f"layout={options.layout!r} fits no selected site, so the float input(s) "
                                     "stay as they are")
             return result
-        check_input_name(model, plans, self.shared, self.input_name)
+        check_input_name(model, plans, options.shared, options.input_name)
         self._scopes = {p.site.scope for p in plans}  # sites in If branches: see _check_other_branches
         timer.lap("precheck")
-
-        self.original: Any = None
-        if self.check:
-            self.original = model.SerializeToString() if inplace else model
         if not inplace:
             copy = ModelProto()
             copy.CopyFrom(model)
             model = copy
         timer.lap("copy")
         result, done = dynamize_sites(
-            model, selected, from_sizes=self.from_sizes, shared=self.shared, input_name=self.input_name,
-            factor=self.factor, keep_default=self.keep_default, timings=timings, layout=self.layout,
+            model, selected, from_sizes=options.from_sizes, shared=options.shared, input_name=options.input_name,
+            factor=options.factor, keep_default=options.keep_default, timings=timings, layout=options.layout,
         )
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held
@@ -270,28 +243,26 @@ class MakeDynamicScale(Pass):
         result.notes[:0] = relaid
         return result
 
-    def ensures(self, model: ModelProto, result: DynamicScaleResult) -> None:  # type: ignore[override]
-        if not result.changed:
-            return
-        timer = Timer(result.timings)
-        self.model_check.ensures(model, "make_dynamic_scale")
-        timer.lap("checker")
-        if self.check:
-            from graphsurgeon_tools.check.equivalence import compare_models
+    def self_check(self, reference: Any, result: DynamicScaleResult) -> Any:  # type: ignore[override]
+        """The rewritten model against ``reference`` (the user's model) in ONNX Runtime, fed the
+        original values; sites in If branches also with seeds that take the other branch."""
+        from graphsurgeon_tools.check.equivalence import compare_models
 
-            feeds = result.feeds()
-            if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
-                from graphsurgeon_tools.check.feeds import concrete_input_shapes
+        check_dims = self.options.check_dims
+        feeds = result.feeds()
+        original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
+        if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
+            from graphsurgeon_tools.check.feeds import concrete_input_shapes
 
-                original = self.original if isinstance(self.original, ModelProto) \
-                    else ModelProto.FromString(self.original)
-                shapes = concrete_input_shapes(original, self.check_dims)
-                feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
-            result.check = compare_models(self.original, model, feeds, dims=self.check_dims)
-            self._check_other_branches(model, result, feeds)
-            timer.lap("check")
+            shapes = concrete_input_shapes(original, check_dims)
+            feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
+        result.check = compare_models(reference, result.model, feeds, reference_feeds=self._reference_feeds,
+                                      dims=check_dims, atol=self.options.atol, rtol=self.options.rtol)
+        self._check_other_branches(original, reference, result, feeds)
+        return result.check
 
-    def _check_other_branches(self, model: ModelProto, result: DynamicScaleResult, feeds: dict) -> None:
+    def _check_other_branches(self, original: ModelProto, reference: Any, result: DynamicScaleResult,
+                              feeds: dict) -> None:
         """Sites rewritten inside If branches: rerun the check with seeds that flip the scalar bool
         inputs, so the branch seed 0 did not take runs too (:mod:`.branches`)."""
         from graphsurgeon_tools.check.equivalence import compare_models
@@ -299,10 +270,11 @@ class MakeDynamicScale(Pass):
 
         if result.check is None or result.check.passed is not True:
             return
-        original = self.original if isinstance(self.original, ModelProto) else ModelProto.FromString(self.original)
-        seeds = branch_seeds(original, self._scopes, self.check_dims)
+        check_dims = self.options.check_dims
+        seeds = branch_seeds(original, self._scopes, check_dims)
         for seed in seeds:
-            other = compare_models(self.original, model, feeds, dims=self.check_dims, seed=seed)
+            other = compare_models(reference, result.model, feeds, reference_feeds=self._reference_feeds,
+                                   dims=check_dims, seed=seed, atol=self.options.atol, rtol=self.options.rtol)
             if other.passed is False:
                 result.check = other
                 break

@@ -43,15 +43,14 @@ from typing import Any, Optional, Sequence, Union
 from onnx import ModelProto
 
 from graphsurgeon_tools.core import opsets
-from graphsurgeon_tools.errors import OnnxToolError, UsageError
-from graphsurgeon_tools.passes.base import ModelCheck, Pass
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.passes.base import Pass
+from graphsurgeon_tools.passes.swap_plugin.options import SIGNATURES, SwapPluginOptions
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, resolve_spec
 
-__all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginResult", "SwappedNode", "swap_plugin"]
-
-SIGNATURES = ("scales", "size-tensor", "sizes")
-
+__all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginOptions", "SwapPluginResult", "SwappedNode",
+           "swap_plugin"]
 
 def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
     if spec is None:
@@ -62,70 +61,29 @@ def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
 
 
 class SwapPlugin(Pass):
-    """The pass object behind :func:`swap_plugin` (same keywords)."""
+    """The pass object behind :func:`swap_plugin` (its keywords as :class:`SwapPluginOptions`)."""
 
     name = "swap-plugin"
-    in_place = False
+    Options = SwapPluginOptions
 
-    def __init__(
-        self,
-        *,
-        plugin: Optional[str] = None,
-        signature: str = "scales",
-        domain: Optional[str] = None,
-        nodes: Optional[list[str]] = None,
-        reverse: bool = False,
-        spec: Union[None, str, Path, PluginSpec] = None,
-        keep_constant: bool = False,
-        size_input: Optional[str] = None,
-        label: str = "the model",
-        inline_functions: bool = False,
-        check: bool = True,
-        check_dims: Optional[dict[str, int]] = None,
-        qdq_form: str = "inside",
-    ) -> None:
-        if signature not in SIGNATURES:
-            raise UsageError(f"unknown signature {signature!r} (choose from: {', '.join(SIGNATURES)})")
-        if size_input is not None and (signature != "size-tensor" or reverse):
-            raise UsageError('size_input= needs signature="size-tensor" (and no reverse=True)')
-        if keep_constant and signature == "sizes":
-            raise UsageError('keep_constant=True has no signature="sizes" form: the V3 plugin reads its output '
-                             "(h, w) from an int64 input")
-        if size_input is not None and not size_input.strip():
-            raise UsageError("size_input must not be empty")
-        self.spec = _resolve_spec(spec)
-        self.op_type = plugin or self.spec.op_type
-        self.domain = domain if domain is not None else self.spec.domain
+    def __init__(self, options: Optional[SwapPluginOptions] = None) -> None:
+        super().__init__(options)
+        options = self.options
+        self.spec = _resolve_spec(options.spec)
+        self.op_type = options.plugin or self.spec.op_type
+        self.domain = options.domain if options.domain is not None else self.spec.domain
         if opsets.is_default_domain(self.domain):
             raise UsageError(f"domain={self.domain!r} is the standard ONNX domain; a plugin node needs its own")
-        if reverse and self.spec.handler != "resize":
+        if options.reverse and self.spec.handler != "resize":
             raise UsageError(f"reverse=True only exists for the resize handler; spec {self.spec.source} is generic")
-        self.signature, self.nodes, self.reverse = signature, nodes, reverse
-        self.keep_constant, self.size_input, self.label = keep_constant, size_input, label
-        self.inline_functions = inline_functions
-        self.check, self.check_dims = check, check_dims
-        from graphsurgeon_tools.passes.swap_plugin.qdq_forms import QDQ_FORMS
-
-        if qdq_form not in QDQ_FORMS:
-            raise UsageError(f"unknown qdq_form {qdq_form!r} (choose from: {', '.join(QDQ_FORMS)})")
-        if qdq_form != "inside" and (reverse or self.spec.handler != "resize"):
+        if options.qdq_form != "inside" and (options.reverse or self.spec.handler != "resize"):
             raise UsageError('qdq_form="integer" is a form of the forward Resize swap (no reverse=True, no generic spec)')
-        self.qdq_form = qdq_form
-        self.original: Any = None
-
-    def requires(self, model: ModelProto) -> None:
-        from graphsurgeon_tools.passes.swap_plugin.refusals import check_initializer_sizes
-
-        opsets.default_opset(model)  # InvalidModelError when there is none
-        opsets.raise_if_unknown_opsets(model, self.label)  # any domain onnx defines, ai.onnx.ml included
-        self.model_check = ModelCheck(model, label=self.label)
-        check_initializer_sizes(model, self.label)
 
     def call(self, model: ModelProto) -> SwapPluginResult:
         from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
 
-        self.original = model if self.check else None  # what the built-in check compares against
-        if self.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
+        options = self.options
+        if options.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
             from graphsurgeon_tools.passes.make_dynamic_scale.run import inline_local_functions
 
             model = inline_local_functions(model)
@@ -133,43 +91,34 @@ class SwapPlugin(Pass):
             copy = ModelProto()
             copy.CopyFrom(model)
             model = copy
-        elif self.check:  # the pass owns the proto and changes it: keep the original as bytes
-            self.original = model.SerializeToString()
         result = SwapPluginResult(
             model=model, plugin=self.op_type, domain=self.domain,
-            signature=self.signature if self.spec.handler == "resize" else "generic",
-            reverse=self.reverse, spec_source=self.spec.source,
+            signature=options.signature if self.spec.handler == "resize" else "generic",
+            reverse=options.reverse, spec_source=self.spec.source,
         )
-        if self.reverse:
-            reverse.reverse(model, self.spec, self.op_type, self.nodes, result, self.label)
+        if options.reverse:
+            reverse.reverse(model, self.spec, self.op_type, options.nodes, result, self.label)
         elif self.spec.handler == "resize":
-            forward.forward_resize(model, self.spec, self.op_type, self.domain, self.signature, self.nodes,
-                                   self.keep_constant, result, self.label, self.size_input, self.qdq_form)
-            forward.raise_if_form_refused(self.signature, result)
+            forward.forward_resize(model, self.spec, self.op_type, self.domain, options.signature, options.nodes,
+                                   options.keep_constant, result, self.label, options.size_input, options.qdq_form)
+            forward.raise_if_form_refused(options.signature, result)
         else:
-            generic.forward_generic(model, self.spec, self.op_type, self.domain, self.nodes, result, self.label)
+            generic.forward_generic(model, self.spec, self.op_type, self.domain, options.nodes, result, self.label)
         return result
 
-    def ensures(self, model: ModelProto, result: SwapPluginResult) -> None:  # type: ignore[override]
-        if not result.changed:
-            self.model_check.unchanged()
-            return
-        self.model_check.ensures(model, f"swap-plugin ({self.op_type})")
-        if self.check:
-            from graphsurgeon_tools.passes.base import Timer
-            from graphsurgeon_tools.passes.swap_plugin.check import run_check
+    def self_check(self, reference: Any, result: SwapPluginResult) -> Any:  # type: ignore[override]
+        """The plugin model against ``reference`` (the user's model) in ONNX Runtime (:mod:`.check`)."""
+        from graphsurgeon_tools.passes.swap_plugin.check import run_check
 
-            timer = Timer(result.timings)
-            result.check = run_check(self.original, model, result, op_type=self.op_type,
-                                     generic=self.spec.handler != "resize", pending=result.pending_sizes,
-                                     dims=self.check_dims)
-            if result.check.skipped:
-                result.notes.append(f"check skipped: {result.check.skipped}")
-            elif result.check.tolerance:
-                # no "atol=" spelling: the CLI would turn it into a flag swap-plugin does not have
-                result.notes.append(f"check tolerance: {result.check.tolerance}")
-            timer.lap("check")
-        self.original = None  # the caller's model (or its bytes) is not kept past the run
+        check = run_check(reference, result.model, result, op_type=self.op_type,
+                          generic=self.spec.handler != "resize", pending=result.pending_sizes,
+                          dims=self.options.check_dims)
+        if check.skipped:
+            result.notes.append(f"check skipped: {check.skipped}")
+        elif check.tolerance:
+            # no "atol=" spelling: the CLI would turn it into a flag swap-plugin does not have
+            result.notes.append(f"check tolerance: {check.tolerance}")
+        return check
 
 
 def swap_plugin(
@@ -178,7 +127,7 @@ def swap_plugin(
     plugin: Optional[str] = None,
     signature: str = "scales",
     domain: Optional[str] = None,
-    nodes: Optional[list[str]] = None,
+    nodes: Optional[Sequence[str]] = None,
     reverse: bool = False,
     spec: Union[None, str, Path, PluginSpec] = None,
     keep_constant: bool = False,
@@ -229,20 +178,5 @@ def swap_plugin(
     refuses every matched site (each reason in the message). Nothing to swap (no site, or
     only sites outside the main graph or outside the spec's match) is not an error.
     """
-    label = str(model) if isinstance(model, (str, Path)) else None
-    try:
-        the_pass = SwapPlugin(plugin=plugin, signature=signature, domain=domain, nodes=nodes, reverse=reverse,
-                              spec=spec, keep_constant=keep_constant, size_input=size_input,
-                              label=label or "the model", inline_functions=inline_functions, check=check,
-                              check_dims=check_dims, qdq_form=qdq_form)
-        from graphsurgeon_tools.runtime.session import custom_op_scope
-
-        with custom_op_scope(custom_op_libs):  # the built-in check's sessions register them
-            return the_pass(model)  # type: ignore[return-value]
-    except OnnxToolError as exc:
-        # Errors name the file when there is one.
-        if label is None or label in str(exc):
-            raise
-        relabelled = type(exc)(f"{label}: {exc}")
-        relabelled.__dict__.update(exc.__dict__)  # e.g. RefusedRequestError.skipped
-        raise relabelled from None
+    options = SwapPluginOptions(**{key: value for key, value in locals().items() if key != "model"})
+    return SwapPlugin(options)(model)  # type: ignore[return-value]

@@ -56,7 +56,8 @@ __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
 #: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
 #: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
 FORM_CODES = frozenset({
-    "sizes-driven", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis", "unknown-rank", "runtime-sizes",
+    "sizes-driven", "static-shape-source", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis",
+    "unknown-rank", "runtime-sizes",
     "size-tensor-opset", "size-tensor-rank", "size-tensor-leading-axis", "size-tensor-inexact",
     "layout-needs-resize-11", "layout-axes", "layout-tf-crop-and-resize", "layout-no-spatial-axes",
     "layout-non-spatial", "not-whole-factor",

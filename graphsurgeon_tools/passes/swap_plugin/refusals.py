@@ -1,7 +1,7 @@
 """Why a node is NOT swapped: the check half of swap-plugin's rules.
 
-Each function returns the :class:`~graphsurgeon_tools.refusal.Refusal` (a skip in the report) or None, except
-:func:`check_initializer_sizes`, which guards the pass's input (InvalidModelError).
+Each function returns the :class:`~graphsurgeon_tools.refusal.Refusal` (a skip in the report) or None,
+except :func:`raise_if_bad_attributes`, which refuses a node no rewrite can make loadable (InvalidModelError).
 
 Requires: sites from ``find_resize_sites``, nodes of the main graph. Does NOT change the model.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
-from onnx import ModelProto, TensorProto, helper
 
 from graphsurgeon_tools.errors import InvalidModelError
 from graphsurgeon_tools.plugins import PluginSpec
@@ -20,35 +19,10 @@ from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
 from graphsurgeon_tools.resize.sites import ValueSource
 
 __all__ = [
-    "attribute_conditions_hold", "check_initializer_sizes", "dtype_refusal", "name_matches", "raise_if_bad_attributes",
+    "attribute_conditions_hold", "dtype_refusal", "name_matches", "raise_if_bad_attributes",
     "rank_refusal", "resize_refusal", "scope_refusal",
     "site_semantics", "sizes_or_scales_refusal",
 ]
-
-
-# Strings and 4-bit types do not pack one element per itemsize: not checked here.
-_UNSIZED_TYPES = {TensorProto.STRING, TensorProto.UNDEFINED, TensorProto.INT4, TensorProto.UINT4, 23}
-
-
-def check_initializer_sizes(model: ModelProto, label: str) -> None:
-    """Inline raw initializers whose bytes do not fill their shape (the checker lets that through).
-
-    """
-    for init in model.graph.initializer:
-        if init.data_location == TensorProto.EXTERNAL or not init.HasField("raw_data"):
-            continue
-        if init.data_type in _UNSIZED_TYPES:
-            continue
-        try:
-            size = np.dtype(helper.tensor_dtype_to_np_dtype(init.data_type)).itemsize
-        except (KeyError, TypeError, ValueError):  # an element type numpy has no dtype for
-            continue
-        needed = int(np.prod(list(init.dims), dtype=np.int64)) * size
-        if len(init.raw_data) != needed:
-            raise InvalidModelError(
-                f"{label}: initializer {init.name!r} holds {len(init.raw_data)} bytes, but its shape "
-                f"{list(init.dims)} needs {needed}"
-            )
 
 
 def raise_if_bad_attributes(node: Any, version: int, label: str, rename: Optional[dict[str, str]] = None) -> None:
@@ -82,6 +56,7 @@ INLINE_FUNCTIONS = Fix("swap_plugin", (("inline_functions", True),))
 SIZE_TENSOR = Fix("swap_plugin", (("signature", "size-tensor"),))
 FROM_SIZES_FIRST = Fix("make_dynamic_scale", (("from_sizes", True),), then=Fix("swap_plugin"))
 SCALES_SIGNATURE = Fix("swap_plugin", (("signature", "scales"),))
+SIMPLIFY_FIRST = Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", True)), then=Fix("swap_plugin"))
 
 
 def scope_refusal(site: Any) -> Refusal:
@@ -119,6 +94,8 @@ def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
         reason = ('driven by sizes, not scales: use signature="size-tensor" '
                   "(or make_dynamic_scale with from_sizes=True first)")
         text = f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
+        if sizes_source and "simplify=True" in sizes_source:  # static shape arithmetic: onnxsim folds it
+            return Refusal("static-shape-source", text, SIMPLIFY_FIRST)
         return Refusal("sizes-driven", text, SIZE_TENSOR if site.sizes is None or keep_constant else FROM_SIZES_FIRST)
     return None
 
