@@ -56,6 +56,7 @@ class Reader:
     note: str = ""
     points: list[tuple[int, float, str]] = field(default_factory=list)  # sampled readers: what ran
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this thread's CPU (an engine's own worker threads not included)
     calls: int = 0
 
     def run(self, x: np.ndarray, factor: float, axis: str) -> Optional[np.ndarray]:  # pragma: no cover - abstract
@@ -70,7 +71,7 @@ class Reader:
     def band(self, length: int, factor: float, axis: str) -> Optional[Band]:
         if not self.wants(length, factor):
             return None
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         spacing = span_for(self.semantics.mode, float(np.float32(factor)), bool(self.semantics.antialias))
         result: dict[str, Any] = {}
 
@@ -86,6 +87,7 @@ class Reader:
         except _Skip:
             band = None
         self.seconds += time.perf_counter() - started
+        self.cpu_seconds += time.thread_time() - cpu
         self.calls += 1
         if self.covers == "sampled":
             self.points.append((length, factor, axis))
@@ -93,7 +95,7 @@ class Reader:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "covers": self.covers, "note": self.note,
-                "calls": self.calls, "seconds": round(self.seconds, 3),
+                "calls": self.calls, "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 **({"points": [[p[0], p[1], p[2]] for p in self.points]} if self.covers == "sampled" else {})}
 
 

@@ -59,12 +59,13 @@ class TensorRTModel(Reader):
     def band(self, length: int, factor: float, axis: str) -> Optional[Band]:
         if not self.wants(length, factor):
             return None
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         self.calls += 1
         try:
             return self._band(length, factor)
         finally:
             self.seconds += time.perf_counter() - started
+            self.cpu_seconds += time.thread_time() - cpu
 
     def _band(self, length: int, factor: float) -> Band:
         out = trt_output_length(length, factor)
