@@ -36,28 +36,33 @@ class Cause:
     id: str
     source: str
     text: str
+    lint_rule: Optional[str] = None  # the `onnxtool lint` rule naming the class, where one does
 
-    def to_dict(self) -> dict[str, str]:
-        return {"id": self.id, "source": self.source, "text": self.text}
+    def to_dict(self) -> dict[str, Optional[str]]:
+        return {"id": self.id, "source": self.source, "text": self.text, "lint_rule": self.lint_rule}
 
 
 CAUSES = {c.id: c for c in (
     Cause("ort-nearest-fractional-ratio", "microsoft/onnxruntime#28085",
           "ONNX Runtime maps nearest outputs with the float scale and picks another input pixel where out/in is "
-          "not whole"),
+          "not whole", lint_rule="ort-nearest-fractional-ratio"),
     Cause("torch-pytorch-half-pixel-length-one", "pytorch/pytorch#79361",
-          "pytorch_half_pixel samples index 0 at an output length of 1; PyTorch samples the half_pixel centre"),
+          "pytorch_half_pixel samples index 0 at an output length of 1; PyTorch samples the half_pixel centre",
+          lint_rule="torch-pytorch-half-pixel-length-one"),
     Cause("ort-cubic-pytorch-half-pixel-length-one", "microsoft/onnxruntime#11496",
-          "cubic + pytorch_half_pixel at an output length of 1: ONNX Runtime departs from the reference"),
+          "cubic + pytorch_half_pixel at an output length of 1: ONNX Runtime departs from the reference",
+          lint_rule="ort-cubic-pytorch-half-pixel-length-one"),
     Cause("trt-scale-arithmetic", "NVIDIA/TensorRT#823; onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
-          "TensorRT sizes the output floor(in*scale) and resizes by out/in, not by the scale"),
+          "TensorRT sizes the output floor(in*scale) and resizes by out/in, not by the scale",
+          lint_rule="trt-scale-arithmetic"),
     Cause("align-corners-fractional-length", "onnx/onnx Resize spec (length_resized); onnx.reference op_resize",
           "align_corners where in*scale is not whole: ONNX Runtime divides by the integer output length - 1, "
           "onnx.reference (and onnxtool's op) by in*scale - 1"),
     Cause("float32-output-length", "onnx/onnx Resize spec (output_dimension = floor(input_dimension * scale))",
           "the output length floor(in*scale) differs between float32 and float64 arithmetic"),
-    Cause("sizes-out-over-in", "onnx/onnx Resize spec (sizes given: scale = output / input); lint trt-scale-arithmetic",
-          "the candidate is fed output sizes and resizes by out/in, the reference by the scale"),
+    Cause("sizes-out-over-in", "onnx/onnx Resize spec (sizes given: scale = output / input)",
+          "the candidate is fed output sizes and resizes by out/in, the reference by the scale",
+          lint_rule="trt-scale-arithmetic"),
 )}
 
 _ORT = ("onnxruntime", "candidate")  # ORT Resize runs (the candidate when it is an ORT Resize)

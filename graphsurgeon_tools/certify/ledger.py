@@ -126,6 +126,7 @@ class PairLedger:
                                                               key=lambda i: (i[0][0], i[0][1], i[0][2] or "")):
             groups.append({"axis": axis, "factor": factor, "cause": cause,
                            "source": first.cause.source if first.cause else None,
+                           "lint_rule": first.cause.lint_rule if first.cause else None,
                            "lengths": compact_ranges(lengths), "count": len(lengths), "first": first.to_dict()})
         verdict = "differs" if groups else ("identical" if not self.largest_within else "within-bound")
         if not self.compared:

@@ -74,3 +74,12 @@ def test_profiles_list_every_length_of_a_range_and_ratio_factors():
     for bad in ("16..8:2", "16:0", "a:2", "16", "0..4:2", "16:two"):
         with pytest.raises(UsageError):
             parse_certify_profile(bad)
+
+
+def test_every_cause_names_a_lint_rule_that_exists_or_none():
+    from graphsurgeon_tools.certify.causes import CAUSES
+    from graphsurgeon_tools.lint import RULES
+
+    ids = {rule.id for rule in RULES}
+    named = {cause.lint_rule for cause in CAUSES.values() if cause.lint_rule}
+    assert named <= ids and {"ort-nearest-fractional-ratio", "trt-scale-arithmetic"} <= named
