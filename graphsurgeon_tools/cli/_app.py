@@ -169,9 +169,10 @@ def _printable(value: Any) -> Any:
     from graphsurgeon_tools.io.names import printable
 
     if isinstance(value, str):
-        return printable(value)
+        return value if value.isascii() else printable(value)  # ASCII is valid UTF-8: most of a big report
     if isinstance(value, dict):
-        return {printable(k) if isinstance(k, str) else k: _printable(v) for k, v in value.items()}
+        return {(k if k.isascii() else printable(k)) if isinstance(k, str) else k: _printable(v)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_printable(item) for item in value]
     return value

@@ -22,6 +22,7 @@ bodies (their outputs are unknown) and does NOT know custom-domain ops (unknown 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
@@ -309,6 +310,8 @@ def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
             to = get_attr(node, "to", 0)
             elem = to if isinstance(to, int) else 0
         return Tensor(elem, inputs[0].shape) if elem else None
+    if op == "Resize":
+        return _quick_resize(node, inputs)
     if op in BROADCASTING and op != "Where" and len(inputs) >= 2 and all(t.static and t.elem for t in inputs):
         rank = max(len(t.shape) for t in inputs)
         dims = [1] * rank
@@ -346,6 +349,28 @@ def _plugin(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     else:
         return None
     return Tensor(x.elem, out) if all(d > 0 for d in out) else None
+
+
+def _quick_resize(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
+    """A Resize with known float scales, no sizes and no ``axes``: ONNX's own rule, each dim
+    ``floor(float32(dim) * scale)`` (a chain of Resize sites is what the freedom analysis re-runs
+    most). Anything else (sizes, axes, a scales length that is wrong) is left to ONNX."""
+    if len(inputs) not in (3, 4) or (len(inputs) == 4 and node.input[3]) or not inputs[0].static \
+            or not inputs[0].elem or get_attr(node, "axes", None) is not None:
+        return None
+    scales = inputs[2].value
+    if scales is None or scales.dtype.name != "float32" or scales.ndim != 1 or scales.size != len(inputs[0].shape):
+        return None
+    dims = []
+    for dim, scale in zip(inputs[0].shape, scales.tolist()):
+        product = dim * scale  # exact in double for dims below 2**24: two float32 significands
+        if dim >= 1 << 24 or not math.isfinite(product) or product < 0:
+            return None  # ONNX's inference says what it makes of nonsense scales
+        whole = math.floor(product)
+        if whole + 1 - product <= (whole + 1) * 2.0**-24:
+            return None  # float32 may round the product up to the next integer: ONNX decides
+        dims.append(whole)
+    return Tensor(inputs[0].elem, tuple(dims))
 
 
 def _from_type(type_proto: Any) -> Tensor:

@@ -17,7 +17,7 @@ from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.plugins import PluginSpec
 
-__all__ = ["Builder", "elem_types_and_shapes", "plugin_attributes", "set_value_info"]
+__all__ = ["Builder", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
 
 
 def plugin_attributes(spec: PluginSpec, values: dict[str, Any], from_inputs: Optional[dict[str, Any]] = None) -> dict[str, Any]:
@@ -49,19 +49,31 @@ def elem_types_and_shapes(model: ModelProto) -> dict[str, onnx.TypeProto]:
 
 def set_value_info(model: ModelProto, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None,
                    prefix: str = "") -> None:
-    """Replace value_info for ``name``: element type, rank, named dims (not for graph outputs)."""
+    """Replace value_info for ``name``: element type, rank, named dims (not for graph outputs).
+    One rebuild of ``value_info``: for many names at once use :func:`set_value_infos`."""
+    set_value_infos(model, [(name, elem_type, rank, dims, prefix)])
+
+
+def set_value_infos(model: ModelProto, entries: list[tuple[str, int, Optional[int], Optional[tuple], str]]) -> None:
+    """:func:`set_value_info` for many ``(name, elem_type, rank, dims, prefix)`` at once, in one
+    rebuild of ``value_info`` (per name, the last entry wins), so a pass touching every site stays linear."""
+    if not entries:
+        return
     graph = model.graph
-    kept = [v for v in graph.value_info if v.name != name]
+    latest = {entry[0]: entry for entry in entries}
+    kept = [v for v in graph.value_info if v.name not in latest]
     del graph.value_info[:]
     graph.value_info.extend(kept)
-    if name in {o.name for o in graph.output} or not elem_type:
-        return
-    shape = None
-    if dims is not None:
-        shape = list(dims)
-    elif rank is not None:
-        shape = [f"{prefix or name}_d{i}" for i in range(rank)]
-    graph.value_info.append(helper.make_tensor_value_info(name, elem_type, shape))
+    outputs = {o.name for o in graph.output}
+    for name, elem_type, rank, dims, prefix in latest.values():
+        if name in outputs or not elem_type:
+            continue
+        shape = None
+        if dims is not None:
+            shape = list(dims)
+        elif rank is not None:
+            shape = [f"{prefix or name}_d{i}" for i in range(rank)]
+        graph.value_info.append(helper.make_tensor_value_info(name, elem_type, shape))
 
 
 class Builder:
@@ -75,6 +87,7 @@ class Builder:
         self.model = model
         self.taken = core_graph.all_tensor_names(model.graph)
         self.pending: list[tuple[int, list[NodeProto]]] = []
+        self.value_infos: list[tuple[str, int, Optional[int], Optional[tuple], str]] = []
 
     def name(self, base: str) -> str:
         return core_graph.unique_name(self.taken, base)
@@ -89,8 +102,16 @@ class Builder:
         nodes.append(helper.make_node(op_type, inputs, [out], name=self.name(f"{base}/{op_type}"), **attrs))
         return out
 
+    def value_info(self, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None,
+                   prefix: str = "") -> None:
+        """:func:`set_value_info`, deferred to :meth:`insert_all` (one rebuild for every site)."""
+        self.value_infos.append((name, elem_type, rank, dims, prefix))
+
     def insert_all(self) -> None:
-        """Insert the collected nodes before their anchor indices, in one rebuild."""
+        """Insert the collected nodes before their anchor indices and set the collected
+        value_info, each in one rebuild."""
+        set_value_infos(self.model, self.value_infos)
+        self.value_infos.clear()
         if not self.pending:
             return
         graph = self.model.graph

@@ -306,7 +306,7 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
     node.CopyFrom(new)
     if extra:
         builder.pending.append((position, extra))
-    set_value_info(model, site.output_name, elem, rank)
+    builder.value_info(site.output_name, elem, rank)
     return SwappedNode(
         node=base, op_type_before=site.op_type, op_type_after=op_type, domain_after=domain, signature=signature,
         inputs=(site.input_name, second), attributes=attrs, notes=tuple(notes) + tuple(site.notes),

@@ -28,7 +28,7 @@ from graphsurgeon_tools.core.constants import ConstantTracer
 from graphsurgeon_tools.errors import PreconditionError
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals
-from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
+from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
 from graphsurgeon_tools.refusal import Refusal, RefusedError
@@ -153,7 +153,7 @@ def refuse_name_collisions(model: ModelProto, spec: PluginSpec) -> None:
                                    "model; a new graph input needs a name the model does not use")
 
 
-def _output_value_info(model: ModelProto, spec: PluginSpec, node: NodeProto, types: dict[str, Any], base: str) -> None:
+def _output_value_info(builder: Builder, spec: PluginSpec, node: NodeProto, types: dict[str, Any], base: str) -> None:
     for index, output in enumerate(node.output):
         rule = spec.outputs[index] if index < len(spec.outputs) else None
         if not output or rule is None:
@@ -167,7 +167,7 @@ def _output_value_info(model: ModelProto, spec: PluginSpec, node: NodeProto, typ
             )
         else:
             elem, rank = dtypes.elem_type(rule.dtype or "float32"), rule.rank
-        set_value_info(model, output, elem, rank, rule.shape, prefix=f"{base}_out{index}")
+        builder.value_info(output, elem, rank, rule.shape, prefix=f"{base}_out{index}")
 
 
 def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: str, nodes: Optional[list[str]],
@@ -223,7 +223,7 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
         new.attribute.extend(make_attr(k, v) for k, v in plugin_attrs.items())
         dropped.extend(i for i in node.input if i and i not in inputs)
         live.CopyFrom(new)
-        _output_value_info(model, spec, node, types, base)
+        _output_value_info(builder, spec, node, types, base)
         result.rewritten.append(SwappedNode(
             node=base, op_type_before=node.op_type, op_type_after=op_type, domain_after=domain,
             signature="generic", inputs=tuple(inputs), attributes=plugin_attrs,
