@@ -1,15 +1,19 @@
-"""Passes scale linearly: make-dynamic-scale on many sites and on many nodes, side by side
-with a bare ``onnx.load`` + ``onnx.save`` of the same file.
+"""Passes scale linearly: make-dynamic-scale and swap-plugin on many sites and on many nodes,
+side by side with a bare ``onnx.load`` + ``onnx.save`` of the same file.
 
 1. A 2,000-Resize-site graph (a chain of Resize nodes, each with its own constant scales):
-   ``onnxtool make-dynamic-scale M -o OUT --no-check`` (2,000 new graph inputs) against
+   ``onnxtool make-dynamic-scale M -o OUT --no-check`` (2,000 new graph inputs) and
+   ``onnxtool swap-plugin M -o OUT --no-check`` (2,000 plugin nodes) against
    ``python -c "onnx.load(M); onnx.save(m, OUT)"``. Goal: at most 3x, whole process.
 2. A 50,000-node graph (a chain of Relu nodes and one Resize):
-   the same two commands. Goal: at most 2x, whole process.
+   the same three commands. Goal: at most 2x, whole process.
 
-Each is measured with ``--no-freedom`` (the rewrite itself) and without it (the default,
-which also decides every site's factor freedom for the report: a bounded static shape flow
-over each site's downstream, so it grows with sites x graph depth).
+The four goal ratios are taken with the factor-freedom analysis on (the default: a bounded
+static shape flow over each site's downstream) and the built-in check off. ``--no-freedom``
+adds make-dynamic-scale rows without the analysis. The built-in check's own cost is stated
+beside them: each command once more with ``--check --json`` (the check's ``seconds`` as the
+report gives them; it runs each model in ONNX Runtime at the exact level, then once more at
+the optimized level for the report's figure: two sessions per model).
 
 Before issue 9 the first took 82x: ``remove_unused`` rebuilt the consumer map once per
 site, and the passes ran the full checker several times. Every command runs in its own
@@ -17,7 +21,7 @@ process under a small runner reporting the child's wall time, CPU time (user+sys
 peak RSS; runs alternate, medians and best-of-N are printed. On a shared machine the CPU
 ratio is the steadiest figure. Files go to a temp dir that is deleted at the end.
 
-Usage: ``python benchmarks/bench_pass_scaling.py [--runs N] [--sites N] [--nodes N] [--dir D]``
+Usage: ``python benchmarks/bench_pass_scaling.py [--runs N] [--sites N] [--nodes N] [--dir D] [--no-freedom]``
 """
 
 from __future__ import annotations
@@ -89,19 +93,47 @@ def ratio_line(label: str, ours: list[dict], theirs: list[dict], goal: float) ->
             f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB = {m_ours / m_theirs:.2f}x")
 
 
-def compare(label: str, model: Path, out: Path, runs: int, goal: float, extra: tuple[str, ...] = ()) -> str:
-    python = sys.executable
-    ours_cmd = [python, "-c", "from graphsurgeon_tools.cli import main; main()",
-                "make-dynamic-scale", str(model), "-o", str(out / "ours.onnx"), "--no-check", *extra]
-    bare = [python, "-c", "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
+COMMANDS = ("make-dynamic-scale", "swap-plugin")
+
+
+def cli(command: str, model: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()",
+            command, str(model), "-o", str(out), *extra]
+
+
+def compare(label: str, model: Path, out: Path, runs: int, goal: float, extra: tuple[str, ...] = ()) -> dict:
+    """Both commands and the bare load+save, alternating, ``runs`` times each: one line per command."""
+    bare = [sys.executable, "-c", "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
             str(model), str(out / "bare.onnx")]
-    measure(bare)  # warm the page cache and the interpreter's imports for both
-    ours, theirs = [], []
+    ours = {c: cli(c, model, out / f"{c}.onnx", "--no-check", *extra) for c in COMMANDS
+            if not extra or c == "make-dynamic-scale"}  # --no-freedom is make-dynamic-scale's flag
+    measure(bare)  # warm the page cache and the interpreter's imports for all
+    results: dict[str, list[dict]] = {name: [] for name in ("bare", *ours)}
     for index in range(runs):
-        pair = [(ours, ours_cmd), (theirs, bare)]
-        for results, command in (pair if index % 2 else pair[::-1]):  # alternate who goes first
-            results.append(measure(command))
-    return ratio_line(label, ours, theirs, goal)
+        order = [("bare", bare), *ours.items()]
+        for name, command in (order if index % 2 else order[::-1]):  # alternate who goes first
+            results[name].append(measure(command))
+    ratios = {}
+    for name in ours:
+        flags = " ".join(("--no-check", *extra))
+        print(ratio_line(f"{label}: {name} {flags} vs onnx.load+onnx.save", results[name], results["bare"], goal),
+              flush=True)
+        ratios[name] = (statistics.median(r["wall"] for r in results[name])
+                        / statistics.median(r["wall"] for r in results["bare"]))
+    return ratios
+
+
+def check_cost(label: str, model: Path, out: Path) -> None:
+    """The built-in check on its own: the ``seconds`` the report gives, once per command."""
+    for name in COMMANDS:
+        done = subprocess.run(cli(name, model, out / f"{name}.checked.onnx", "--check", "--json"),
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"{label}: {name} --check exit {done.returncode}: {done.stderr.strip()[-300:]}", flush=True)
+            continue
+        check = json.loads(done.stdout).get("check") or {}
+        print(f"{label}: {name} --check: the check itself {check.get('seconds', float('nan')):.2f}s "
+              f"(passed={check.get('passed')}, skipped={check.get('skipped')!r})", flush=True)
 
 
 def main() -> int:
@@ -110,20 +142,25 @@ def main() -> int:
     parser.add_argument("--sites", type=int, default=2000)
     parser.add_argument("--nodes", type=int, default=50000)
     parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    parser.add_argument("--no-freedom", action="store_true", help="also make-dynamic-scale --no-freedom rows")
+    parser.add_argument("--no-check-cost", action="store_true", help="skip the --check runs")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench_scaling_", dir=args.dir))
     try:
         sites, nodes = folder / "sites.onnx", folder / "nodes.onnx"
         subprocess.run([sys.executable, "-c", BUILD, "sites", str(sites), str(args.sites)], check=True)
         subprocess.run([sys.executable, "-c", BUILD, "nodes", str(nodes), str(args.nodes)], check=True)
-        # The graph surgery itself (the linear-time goal), then with the factor-freedom
-        # analysis on (the default; it walks each site's downstream, bounded, not linear).
-        for extra in (("--no-freedom",), ()):
-            flags = " ".join(("--no-check", *extra))
-            print(compare(f"{args.sites} Resize sites (make-dynamic-scale {flags} vs onnx.load+onnx.save)",
-                          sites, folder, args.runs, 3.0, extra), flush=True)
-            print(compare(f"{args.nodes} nodes (make-dynamic-scale {flags} vs onnx.load+onnx.save)",
-                          nodes, folder, args.runs, 2.0, extra), flush=True)
+        summary = []
+        for extra in ((), ("--no-freedom",)) if args.no_freedom else ((),):
+            for label, model, goal in ((f"{args.sites} Resize sites", sites, 3.0),
+                                       (f"{args.nodes} nodes", nodes, 2.0)):
+                for name, ratio in compare(label, model, folder, args.runs, goal, extra).items():
+                    summary.append(f"  {label:>18}  {name:<18} {' '.join(extra) or '(freedom on)':<13} "
+                                   f"{ratio:5.2f}x (goal <= {goal}x)")
+        print("median wall ratios, whole process, built-in check off:\n" + "\n".join(summary), flush=True)
+        if not args.no_check_cost:
+            check_cost(f"{args.sites} Resize sites", sites, folder)
+            check_cost(f"{args.nodes} nodes", nodes, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0
