@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnx.parser
+from onnx import helper, numpy_helper
 import pytest
 
 import golden
@@ -249,3 +250,26 @@ def test_a_node_onnx_refuses_does_not_crash_the_flow() -> None:
             node.op_type = "Relu"
     (freedom,) = site_freedom(model).values()
     assert freedom.free is None
+
+
+def test_shape_flow_follows_resize_scales_exactly_as_onnx_inference_does():
+    """The quick Resize rule (no call into ONNX) gives ONNX's floor(float32(dim) * scale) or defers."""
+    from graphsurgeon_tools.resize.shape_flow import Tensor, _quick_resize
+
+    rng = np.random.default_rng(0)
+    schema = onnx.defs.get_schema("Resize", 13, "")
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"])
+    decided = 0
+    for index in range(300):
+        shape = tuple(int(d) for d in rng.integers(1, 3000, 4))
+        scales = (rng.uniform(0.01, 9, 4) if index % 2 else rng.choice([0.5, 1, 2, 1 / 3, 2 / 3, 0.7, 1.5], 4))
+        scales = scales.astype(np.float32)
+        quick = _quick_resize(node, [Tensor(1, shape), Tensor(), Tensor(1, (4,), scales)])
+        if quick is None:  # a product float32 may round up: ONNX decides those
+            continue
+        decided += 1
+        inferred = onnx.shape_inference.infer_node_outputs(
+            schema, node, {"x": helper.make_tensor_type_proto(1, shape), "s": helper.make_tensor_type_proto(1, (4,))},
+            {"s": numpy_helper.from_array(scales, "s")})
+        assert quick.shape == tuple(d.dim_value for d in inferred["y"].tensor_type.shape.dim), (shape, scales)
+    assert decided > 250
