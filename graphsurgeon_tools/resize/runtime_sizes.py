@@ -136,8 +136,8 @@ class _Walker:
         if index is None:
             return None
         node = self.graph.node[index]
-        if node.op_type == "Identity":
-            return self.constant(node.input[0])
+        if node.op_type in ("Identity", "Cast", "Gather", "Slice", "Reshape", "Squeeze", "Unsqueeze"):
+            return self._folded(node)
         if node.op_type != "Constant":
             return None
         for attr in node.attribute:
@@ -147,6 +147,30 @@ class _Walker:
                 return np.asarray(attr.i if attr.name == "value_int" else attr.f)
             if attr.name in ("value_ints", "value_floats"):
                 return np.asarray(list(attr.ints) if attr.name == "value_ints" else list(attr.floats))
+        return None
+
+    def _folded(self, node: "NodeProto") -> Optional[np.ndarray]:
+        """A small constant behind Identity/Cast/Gather/Slice/Reshape/(Un)Squeeze of constants: the form
+        a factor input put back as a constant takes (make-dynamic-scale's relayout)."""
+        from onnx import helper
+
+        data = self.constant(node.input[0]) if node.input else None
+        rest = [self.constant(i) if i else None for i in node.input[1:]]
+        if data is None or data.size > 16 or any(r is None for r, i in zip(rest, node.input[1:]) if i):
+            return None
+        op = node.op_type
+        if op == "Identity":
+            return data
+        if op == "Cast":
+            return data.astype(helper.tensor_dtype_to_np_dtype(_attr(node, "to", 1)))
+        if op == "Gather" and _attr(node, "axis", 0) == 0:
+            return np.take(data, rest[0].astype(np.int64), axis=0)
+        if op == "Slice" and data.ndim == 1 and len(rest) >= 2 and rest[0].size == 1 and rest[1].size == 1 \
+                and (len(rest) < 3 or rest[2] is None or int(rest[2].reshape(-1)[0]) in (0, -1)) \
+                and (len(rest) < 4 or rest[3] is None or int(rest[3].reshape(-1)[0]) == 1):
+            return data[int(rest[0].reshape(-1)[0]):int(rest[1].reshape(-1)[0])]
+        if op in ("Reshape", "Squeeze", "Unsqueeze"):
+            return data.reshape(-1) if data.size == 1 or op == "Reshape" else None
         return None
 
     def terms(self, name: str) -> Optional[list[_Term]]:

@@ -12,9 +12,10 @@ Models built by their projects' own code with random weights, tiny so the run st
 
 Every model goes through ``inspect``, ``make-dynamic-scale --layout`` scales/factor/sizes,
 ``swap-plugin --signature`` scales/size-tensor/sizes, ``validate`` of each written model against
-the original, ``lint --target tensorrt`` and ``swap-plugin --reverse``. Each command either does
-its work (exit 0, something rewritten, the check passed) or fails with the reason and a code
-(exit 3): never exit 4, never "nothing to rewrite" with exit 0 while a site was refused.
+the original, ``lint --target tensorrt`` (and lint's own fix applied to the file it names) and
+``swap-plugin --reverse``. Each command either does its work (exit 0, something rewritten, the
+check passed) or fails with the reason and a code (exit 3): never exit 4, never "nothing to
+rewrite" with exit 0 while a site was refused.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from realmodels.flow import cli
 
 torch = pytest.importorskip("torch", reason="needs the realmodels extra (pip install -e '.[realmodels]')")
@@ -154,6 +156,15 @@ def test_every_command_does_its_work_or_fails_with_the_reason(exported, case: st
         float_input = what == "layout scales"  # TensorRT refuses a float shape input: the rule says so
         assert code == (1 if float_input else 0), f"lint {what}: exit {code}: {err}"
         outcomes[f"lint {what}"] = f"{code}" + (" (trt-shape-input-integer, as documented)" if float_input else "")
+        if float_input:  # lint's fix, applied to the very file lint named, then linted again
+            fix = next(f["fix"] for f in report["findings"] if f["rule"] == "trt-shape-input-integer")
+            fixed = tmp_path / "fixed.onnx"
+            code, done, err = _run("make-dynamic-scale", path, "--layout", fix["keywords"]["layout"], "-o", fixed,
+                                   "--json")
+            assert code == 0 and done["check"]["passed"] is True, f"lint's fix: exit {code}: {err}"
+            code, _, err = _run("lint", fixed, "--target", "tensorrt", "--json")
+            assert code == 0, f"lint after its fix: exit {code}: {err}"
+            outcomes["lint's fix on the scales model"] = "0 (then lint 0)"
         if what.startswith("plugin"):
             back = tmp_path / f"{what.replace(' ', '-')}.resize.onnx"
             code, report, err = _run("swap-plugin", path, "--reverse", "-o", back, "--json")

@@ -90,9 +90,10 @@ def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite
     producers = core_graph.producers(model.graph)
     names = set(candidates)
     behind: dict[str, set[str]] = {}
-    for site in sites:
-        if site.in_main_graph and site.scales_tensor:
-            behind[site.output_name] = _inputs_behind(model, site.scales_tensor, producers, names)
+    for site in sites:  # sizes too: a float factor the run-time sizes round(dim * factor) read
+        tensor = site.scales_tensor or site.sizes_tensor
+        if site.in_main_graph and tensor:
+            behind[site.output_name] = _inputs_behind(model, tensor, producers, names)
     chosen = {site.output_name for site in selected}
     wanted = set().union(*(behind.get(out, set()) for out in chosen)) if chosen else set()
     held = set().union(*(inputs for out, inputs in behind.items() if out not in chosen)) if behind else set()
