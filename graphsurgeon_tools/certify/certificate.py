@@ -11,7 +11,7 @@ Schema ``onnxtool.certificate/1`` (docs/certify.md describes every key)::
             implementations [{name, kind: run|model, covers: every|sampled, note, calls, seconds, points?}],
             pairs [{a, b, gating, verdict: identical|within-bound|differs|not-compared, compared,
                     identical [{axis, factor, lengths}], within_bound [...], largest_weight_difference,
-                    not_run [...], counterexamples [{axis, factor, cause, source, lengths, count,
+                    not_run [...], counterexamples [{axis, factor, cause, source, lint_rule, lengths, count,
                     first {axis, length, factor, out [a, b], row, a [[col, w]...], b [...], rows_differing, cause}}]}]}]
     skipped_sites [{site, reason}], whole_model {...}, seconds
 
