@@ -64,7 +64,13 @@ def _model_sites(model: Any) -> list[CertSite]:
     from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
 
     found: list[tuple[int, CertSite]] = []
-    for site in find_resize_sites(model):
+    outside = len(model.graph.node)  # sites of bodies and functions sort after the main graph's
+    for site in find_resize_sites(model, nested=True):
+        if not site.in_main_graph:
+            outside += 1
+            found.append((outside, CertSite(site.node_name or site.output_name, None, SiteSemantics.from_site(site),
+                                            "scales", False, f"in {site.scope}: certify reads main-graph sites")))
+            continue
         node = model.graph.node[site.node_index]
         free = site.scales_source.value in _FREE_SOURCES or site.sizes_source.value in _FREE_SOURCES
         reason = "" if free else f"its scales are {site.scales_source.value}: no factor reaches it"

@@ -139,3 +139,12 @@ def test_usage_errors_are_one_line_exit_2_before_any_work(tmp_path, run_cli, sav
                         (["--profile", "16:2", "--site", "nope"], "no such Resize/plugin node")):
         result = run_cli("certify", model, *args)
         assert result.code == 2 and words in result.err and len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_sites_in_bodies_are_listed_as_skipped_and_nothing_certified_is_no_pass():
+    from hostile import nested
+
+    cert = certify(nested.if_model(), profile="8..10:2", whole_model=False, torch=False)
+    skipped = {s["site"]: s["reason"] for s in cert.to_dict()["skipped_sites"]}
+    assert set(skipped) == {"then_resize", "else_resize"} and all("If 'branch'" in r for r in skipped.values())
+    assert not cert.certified and cert.summary_line().startswith("nothing certified")
