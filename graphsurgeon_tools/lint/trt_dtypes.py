@@ -49,6 +49,8 @@ def _x_type(ctx: LintContext, tensor: str) -> int:
     if known:
         return known
     producer = ctx.producers.get(tensor)
+    if producer is not None and producer.op_type == "Cast":  # the type it casts to, stated on the node
+        return next((int(a.i) for a in producer.attribute if a.name == "to"), 0)
     return TensorProto.FLOAT if producer is not None and producer.op_type in _QUANTIZE else 0
 
 

@@ -53,3 +53,15 @@ def test_a_half_precision_plugin_node_warns_that_it_needs_a_khalf_plugin() -> No
     (finding,) = _findings(plugin, "trt-plugin-dtype")
     assert finding.severity == "warning" and "kHALF" in finding.reason
     assert _findings(swap_plugin(_resize("float"), check=False).model, "trt-plugin-dtype") == []
+
+
+def test_a_bfloat16_site_behind_a_cast_is_judged_by_the_cast_type() -> None:
+    model = onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[1,2,4,4] x0) => (float[1,2,8,8] y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
+        x = Cast<to = 16>(x0)
+        r = Resize<mode = "linear">(x, , s)
+        y = Cast<to = 1>(r)
+    }""")
+    (finding,) = _findings(model, "trt-resize-dtype")
+    assert "X is bfloat16" in finding.reason and "kBF16" in finding.reason and DTYPE_CODE in finding.reason

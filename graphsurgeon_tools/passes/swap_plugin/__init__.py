@@ -101,7 +101,7 @@ class SwapPlugin(Pass):
         elif self.spec.handler == "resize":
             forward.forward_resize(model, self.spec, self.op_type, self.domain, options.signature, options.nodes,
                                    options.keep_constant, result, self.label, options.size_input, options.qdq_form)
-            forward.raise_if_form_refused(options.signature, result)
+            forward.raise_if_form_refused(options.signature, result, options.qdq_form)
         else:
             generic.forward_generic(model, self.spec, self.op_type, self.domain, options.nodes, result, self.label)
         return result

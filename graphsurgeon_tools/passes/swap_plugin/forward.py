@@ -98,17 +98,20 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
     return chosen
 
 
-def raise_if_form_refused(signature: str, result: SwapPluginResult) -> None:
+def raise_if_form_refused(signature: str, result: SwapPluginResult, qdq_form: str = "inside") -> None:
     """RefusedRequestError (exit 3) when nothing was swapped and a matched site was refused by the
     requested signature itself, with every site's reason: a refusal is never reported as success."""
     if result.rewritten:
         return
-    refused = [s for s in result.skipped if s.code in FORM_CODES]
+    # The integer QDQ form was asked for too: its refusals are refusals of the requested form.
+    codes = FORM_CODES | (qdq_forms.FORM_CODES if qdq_form == "integer" else frozenset())
+    refused = [s for s in result.skipped if s.code in codes]
     if not refused:
         return
     detail = "; ".join(f"{s.node}: {s.reason} [{s.code}]" for s in refused[:6])
     more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
-    raise RefusedRequestError(f"signature={signature!r} can swap none of the matched site(s): {detail}{more}",
+    asked = f"signature={signature!r}" + (f", qdq_form={qdq_form!r}" if qdq_form != "inside" else "")
+    raise RefusedRequestError(f"{asked} can swap none of the matched site(s): {detail}{more}",
                               tuple(result.skipped))
 
 

@@ -32,6 +32,8 @@ __all__ = ["QDQ_FORMS", "fold_integer", "integer_refusal"]
 
 QDQ_FORMS = ("inside", "integer")
 PARAMETERS_CODE = "qdq-parameters-differ"
+#: Refusals of the requested integer form (a request refused at every site fails: RefusedRequestError).
+FORM_CODES = frozenset({DTYPE_CODE, PARAMETERS_CODE})
 
 
 def integer_refusal(site: QdqSite, types: dict[str, Any], op_type: str) -> Optional[Refusal]:

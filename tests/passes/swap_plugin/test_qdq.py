@@ -222,10 +222,12 @@ def test_the_integer_form_is_refused_up_front_while_the_kernel_has_no_int8_path(
         result = swap_plugin(model, qdq_form="integer")
         assert result.check.passed is True, result.check.summary
         return
-    for check in (True, False):
-        result = swap_plugin(model, qdq_form="integer", check=check)
-        assert not result.rewritten and result.model.graph.node[2].op_type == "Resize"
-        (skip,) = result.skipped
+    from graphsurgeon_tools.errors import RefusedRequestError
+
+    for check in (True, False):  # the requested form refuses every site: a failure (exit 3), nothing written
+        with pytest.raises(RefusedRequestError, match="qdq_form='integer'") as refused:
+            swap_plugin(model, qdq_form="integer", check=check)
+        (skip,) = refused.value.skipped
         assert skip.code == DTYPE_CODE and 'qdq_form="integer"' in skip.reason and "int8" in skip.reason
 
 
@@ -246,8 +248,11 @@ def test_the_integer_form_folds_dq_and_q_into_one_plugin_node(monkeypatch) -> No
     assert any('qdq_form="integer"' in note for note in result.rewritten[0].notes)
     onnx.checker.check_model(result.model, full_check=True)
     # parameters that differ cannot be one integer node
-    other = swap_plugin(_qdq_model(mode="nearest", same=False), qdq_form="integer", check=False)
-    assert [s.code for s in other.skipped] == ["qdq-parameters-differ"]
+    from graphsurgeon_tools.errors import RefusedRequestError
+
+    with pytest.raises(RefusedRequestError) as refused:
+        swap_plugin(_qdq_model(mode="nearest", same=False), qdq_form="integer", check=False)
+    assert [s.code for s in refused.value.skipped] == ["qdq-parameters-differ"]
 
 
 def test_an_unknown_qdq_form_is_a_usage_error() -> None:
