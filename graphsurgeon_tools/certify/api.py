@@ -123,17 +123,14 @@ def site_readers(site: CertSite, *, onnx_reference_budget_s: float,
     else:
         readers.append(trt)
     if torch:
-        try:
-            loaders = extensions.resize_readers()
-        except OnnxToolError as exc:  # pragma: no cover - the registry itself reports lookups, not listings
-            loaders, _ = {}, notes.append(str(exc))
+        loaders = extensions.resize_readers()
         if not loaders:
             notes.append(f"torch-routed, torch-interpolate: not run (the PyTorch side is not installed: "
                          f"{extensions.TORCH_HINT})")
         for name, loader in loaders.items():
             try:
                 made = loader(original.to_dict())
-            except ImportError as exc:
+            except (ImportError, OnnxToolError) as exc:  # torch or its op missing: said, and the rest runs
                 notes.append(f"{name}: not run ({exc})")
                 continue
             if made is None:
