@@ -192,9 +192,9 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
                     bands = _read_all(main, length, factor, axis)
                     if pending is not None:
                         bands.update(pending.result())
-                    mark = time.thread_time()
+                    mark, memo = time.thread_time(), {}
                     for ledger in ledgers:
-                        ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b])
+                        ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b], memo)
                     comparing += time.thread_time() - mark  # CPU of this thread
     return SiteCertificate(site=site.name, op_type=site.node.op_type, semantics=site.semantics,
                            reference_semantics=site.reference_semantics or site.semantics, form=site.form,

@@ -80,7 +80,10 @@ class PairLedger:
     def _note(self, axis: str, factor: float, kind: str, length: int) -> None:
         self.outcomes.setdefault((axis, factor, kind), []).append(length)
 
-    def record(self, axis: str, factor: float, length: int, band_a: Optional[Band], band_b: Optional[Band]) -> None:
+    def record(self, axis: str, factor: float, length: int, band_a: Optional[Band], band_b: Optional[Band],
+               memo: Optional[dict[Any, Any]] = None) -> None:
+        """Record one point. ``memo``: comparisons already made at this point, by band identity (readers
+        sharing a run hand the same band to several pairs)."""
         if band_a is None and band_b is None:
             return self._note(axis, factor, "not-run", length)
         if band_a is None or band_b is None:
@@ -88,7 +91,15 @@ class PairLedger:
         self.compared += 1
         if band_a.out != band_b.out:
             return self._differs(axis, factor, length, band_a, band_b, 0, 1)
-        rows, largest = compare_bands(band_a, band_b, weight_bound(self.semantics.mode, length))
+        if band_a is band_b:  # one engine call serves both (same attributes, same feeds): identical
+            return self._note(axis, factor, "identical", length)
+        key = (id(band_a), id(band_b))
+        if memo is not None and key in memo:
+            rows, largest = memo[key]
+        else:
+            rows, largest = compare_bands(band_a, band_b, weight_bound(self.semantics.mode, length))
+            if memo is not None:
+                memo[key] = (rows, largest)
         if rows.size:
             return self._differs(axis, factor, length, band_a, band_b, int(rows[0]), int(rows.size))
         if largest == 0.0:
