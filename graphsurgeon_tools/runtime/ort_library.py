@@ -323,8 +323,19 @@ def build(*, fetch: bool = True) -> Optional[Path]:
     shipped, damaged = _shipped()
     if shipped is not None:
         return shipped
+    try:
+        built = _build_in_folder(fetch)
+    except (OSError, TimeoutError) as exc:  # the lock or the folder: an environment problem, said in one line
+        _reason[0] = f"building the ONNX Runtime library in {build_dir()} failed: {exc}"
+        built = None
+    if built is None and damaged:  # say first why the wheel's own library was not used
+        _reason[0] = f"{damaged}; {_reason[0]}"
+    return built
+
+
+def _build_in_folder(fetch: bool) -> Optional[Path]:
     if not (_csrc() / "ort" / "dynamic_trt_resize.cpp").is_file():
-        _reason[0] = damaged or f"the library's sources are not in {_csrc() / 'ort'}; reinstall onnxtool"
+        _reason[0] = f"the library's sources are not in {_csrc() / 'ort'}; reinstall onnxtool"
         return None
     out = build_dir() / LIBRARY_NAME
     compiler = _compiler()

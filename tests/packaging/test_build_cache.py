@@ -76,6 +76,9 @@ def test_a_damaged_shipped_ort_library_is_never_handed_out(monkeypatch, tmp_path
     assert not found.available and found.path is None
     assert "shipped in the wheel" in found.reason and "damaged: 100 bytes" in found.reason
     assert not (tmp_path / "empty").exists()  # status writes nothing
+    monkeypatch.setattr(ort_library, "_compiler", lambda: None)  # nothing to rebuild it with here
+    assert ort_library.build(fetch=False) is None
+    assert ort_library.unavailable_reason().startswith(f"the library shipped in the wheel ({library}) is damaged")
 
 
 def test_a_build_folder_that_cannot_be_made_is_said_before_any_build(monkeypatch, tmp_path) -> None:
