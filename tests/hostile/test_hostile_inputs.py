@@ -50,14 +50,13 @@ def available() -> set[str]:
 
 
 def _require(command: Command, available: set[str]) -> None:
-    if command.cli not in available:
-        pytest.skip(f"`onnxtool {command.cli}` does not exist yet")
+    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
 
 
-def _skip_placeholder(command: Command, outcome: Outcome) -> None:
-    # The skeleton registers some commands as `raise NotImplementedError` until their issue lands.
-    if outcome.code == 4 and "NotImplementedError" in outcome.stderr:
-        pytest.skip(f"`onnxtool {command.cli}` is still a placeholder (NotImplementedError)")
+def _refuse_placeholder(command: Command, outcome: Outcome) -> None:
+    # A command that is a `raise NotImplementedError` stub is a bug (exit 4), never a reason to skip.
+    assert not (outcome.code == 4 and "NotImplementedError" in outcome.stderr), (
+        f"`onnxtool {command.cli}` is a placeholder (NotImplementedError): {outcome.stderr[-500:]}")
 
 
 def _run(case: Case, command: Command, tmp_path, available, runner) -> None:
@@ -66,7 +65,7 @@ def _run(case: Case, command: Command, tmp_path, available, runner) -> None:
     argv = command.args(setup.built, setup.good, setup.output)
     before = snapshot(tmp_path)
     outcome = runner(argv, dict(setup.built.env))
-    _skip_placeholder(command, outcome)
+    _refuse_placeholder(command, outcome)
     after = snapshot(tmp_path)
     check_failure(case, command, setup, outcome, case.expected_code(command.id), before, after)
 

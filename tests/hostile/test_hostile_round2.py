@@ -27,12 +27,8 @@ from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, pr
     run_subprocess, snapshot
 
 _ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
-# Cases waiting on another engineer's edit: name -> reason (xfail until it lands; then they pass).
-PENDING: dict[str, str] = {}
-
 PAIRS = [
-    pytest.param(case, command, id=f"{case.name}-{command.id}",
-                 marks=[pytest.mark.xfail(reason=PENDING[case.name], strict=False)] if case.name in PENDING else [])
+    pytest.param(case, command, id=f"{case.name}-{command.id}")
     for case in CASES
     for command in COMMANDS
     if case.expected_code(command.id) is not None and not case.subprocess_only
@@ -42,8 +38,7 @@ SUBPROCESS = [
     for case in CASES if case.subprocess_only
     for command in COMMANDS if case.expected_code(command.id) is not None
 ] + [
-    pytest.param(next(c for c in CASES if c.name == name), BY_ID[command], id=f"{name}-{command}-subprocess",
-                 marks=[pytest.mark.xfail(reason=PENDING[name], strict=False)] if name in PENDING else [])
+    pytest.param(next(c for c in CASES if c.name == name), BY_ID[command], id=f"{name}-{command}-subprocess")
     for name, command in [("guard_data_files_shift", "make-dynamic-scale"), ("input_npy_scales_strings", "validate"),
                           ("spec_deep_nesting", "swap-plugin"), ("output_symlink_loop", "swap-plugin")]
 ]
@@ -69,8 +64,7 @@ def _in_process(monkeypatch, capsys):
 
 
 def _run(case, command: Command, tmp_path: Path, available, runner) -> None:
-    if command.cli not in available:
-        pytest.skip(f"`onnxtool {command.cli}` does not exist yet")
+    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
     setup = prepare(case, tmp_path)
     argv = command.args(setup.built, setup.good, setup.output)
     before = snapshot(tmp_path)
@@ -109,11 +103,7 @@ def _success_argv(command: str, model: Path, good: Path) -> list[str]:
     }[command]
 
 
-_PENDING_SUCCESS: dict[tuple[str, str], str] = {}
-SUCCESS_PAIRS = [pytest.param(c, cmd, id=f"{c.name}-{cmd}",
-                              marks=[pytest.mark.xfail(reason=_PENDING_SUCCESS[c.name, cmd], strict=False)]
-                              if (c.name, cmd) in _PENDING_SUCCESS else [])
-                 for c in SUCCESS_CASES for cmd in c.commands]
+SUCCESS_PAIRS = [pytest.param(c, cmd, id=f"{c.name}-{cmd}") for c in SUCCESS_CASES for cmd in c.commands]
 
 
 @pytest.mark.parametrize(("case", "command"), SUCCESS_PAIRS)
@@ -319,9 +309,7 @@ def _api_call(case, built, good: Path):
     return load_and_save
 
 
-API_CASES = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(reason=PENDING[c.name], strict=False)]
-                          if c.name in PENDING else [])
-             for c in CASES if not c.subprocess_only]
+API_CASES = [pytest.param(c, id=c.name) for c in CASES if not c.subprocess_only]
 
 
 @pytest.mark.parametrize("case", API_CASES)

@@ -104,30 +104,6 @@ def test_swap_plugin_reports_every_site_it_leaves(builder) -> None:
     assert all("main-graph sites only" in s.reason for s in result.skipped)
 
 
-def test_reverse_reports_plugin_nodes_inside_bodies() -> None:
-    from onnx import TensorProto, helper
-
-    def branch(name: str):
-        node = helper.make_node("DynamicTRTResize", ["x", "scales"], [f"{name}_y"], name=f"{name}_plugin",
-                                domain="trt.plugins", mode="nearest", coordinate_transformation_mode="asymmetric")
-        return helper.make_graph([node], name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT,
-                                                                                  None)])
-
-    graph = helper.make_graph(
-        [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
-                          else_branch=branch("else"))],
-        "g", [nested.X, nested.COND, helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13),
-                                                         onnx.helper.make_opsetid("trt.plugins", 1)])
-    model.ir_version = 8
-    result = swap_plugin(model, reverse=True)
-    assert not result.changed
-    assert {s.node: s.reason for s in result.skipped} == {
-        "else_plugin": "inside If 'branch' else_branch: reverse=True turns main-graph plugin nodes back only",
-        "then_plugin": "inside If 'branch' then_branch: reverse=True turns main-graph plugin nodes back only"}
-
-
 def test_swap_plugin_inlines_functions_when_asked() -> None:
     model = nested.function_model(calls=2)
     result = swap_plugin(model, inline_functions=True)

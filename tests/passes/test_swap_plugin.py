@@ -355,32 +355,6 @@ def test_domain_and_plugin_name_overrides_round_trip():
         swap_plugin(model, signature="values")
 
 
-def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
-    """The MMDeploy tutorial's model: the size tensor is a graph input, not our subgraph."""
-    helper = onnx.helper
-    node = helper.make_node(
-        "DynamicTRTResize", ["x", "factor"], ["y"], name="resize", domain="mmdeploy",
-        align_corners=0, plugin_version="1", plugin_namespace="", mode="cubic",
-        coordinate_transformation_mode="half_pixel",
-    )
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"]),
-         helper.make_tensor_value_info("factor", onnx.TensorProto.FLOAT, [1, 1, "oh", "ow"])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, "oh", "ow"])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)])
-    feeds = {"x": np.random.default_rng(4).random((1, 3, 4, 6), dtype=np.float32),
-             "factor": np.zeros((1, 1, 9, 10), np.float32)}
-    plugin_out = _plugin_run(model, feeds)[0]
-    restored = swap_plugin(model, reverse=True)
-    assert _op_types(restored.model) == ["Shape", "Shape", "Concat", "Resize"]
-    onnx.checker.check_model(restored.model, full_check=True)
-    stock = _ort(restored.model, feeds)[0]
-    assert stock.shape == (1, 3, 9, 10)
-    np.testing.assert_allclose(plugin_out, stock, rtol=RTOL, atol=ATOL)
-
-
 # --------------------------------------------------------------------------- CLI
 
 

@@ -32,46 +32,6 @@ def test_forward_check_is_exact_for_nearest_and_compares_the_site(signature) -> 
 
 
 @pytest.mark.parametrize("signature", SIGNATURES)
-def test_reverse_check_compares_the_resize_model_with_the_plugin_model(signature) -> None:
-    plugin = swap_plugin(golden.resize_model(13), signature=signature).model
-    back = swap_plugin(plugin, reverse=True)
-    assert back.changed and back.check is not None and back.check.passed is True
-    assert [s.name for s in back.check.sites] == ["resized"]
-
-
-def test_reverse_pins_the_plugin_inputs_to_a_real_factor() -> None:
-    plugin = swap_plugin(golden.resize_model(13), signature="size-tensor").model
-    del plugin.metadata_props[:]  # no record of the original values: factor 2
-    pins, dims, recorded = swap_check._reverse_pins(plugin, "DynamicTRTResize")
-    # the scales input feeds the size tensor forward built, not the plugin node directly
-    assert {k: v.tolist() for k, v in pins.items()} == {"scales": [1.0, 1.0, 2.0, 2.0]}
-    assert dims == {} and recorded is False
-    sizes = swap_plugin(golden.resize_model(13), signature="sizes").model
-    del sizes.metadata_props[:]
-    assert [v.tolist() for v in swap_check._reverse_pins(sizes, "DynamicTRTResize")[0].values()] == [[64, 64]]
-
-
-def test_reverse_pins_the_recorded_original_values() -> None:
-    plugin = swap_plugin(golden.resize_model(13, scales=(1.0, 1.0, 3.0, 3.0)), check=False).model
-    del plugin.metadata_props[:]  # whatever the forward pass recorded: this test writes its own record
-    plugin.metadata_props.add(key=swap_check.ORIGINAL_VALUES_KEY, value='{"scales": [1, 1, 3, 3]}')
-    pins, _, recorded = swap_check._reverse_pins(plugin, "DynamicTRTResize")
-    assert pins["scales"].tolist() == [1.0, 1.0, 3.0, 3.0] and pins["scales"].dtype == np.float32 and recorded
-    back = swap_plugin(plugin, reverse=True)
-    assert back.check.passed is True and back.check.outputs[0].shape[-1] == 24
-
-
-def test_reverse_of_a_size_input_uses_the_recorded_shape() -> None:
-    plugin = swap_plugin(golden.resize_model(13), signature="size-tensor", size_input="out", check=False).model
-    del plugin.metadata_props[:]
-    plugin.metadata_props.add(key=swap_check.ORIGINAL_VALUES_KEY, value='{"out": {"shape": [1, 1, 16, 16]}}')
-    _, dims, _ = swap_check._reverse_pins(plugin, "DynamicTRTResize")
-    assert dims == {"out_height": 16, "out_width": 16}
-    back = swap_plugin(plugin, reverse=True)
-    assert back.check.passed is True and back.check.input_shapes["out"] == [1, 1, 16, 16]
-
-
-@pytest.mark.parametrize("signature", SIGNATURES)
 def test_interpolating_plugins_are_compared_within_the_kernel_tolerance(signature) -> None:
     result = swap_plugin(golden.resize_model(13, mode="linear"), signature=signature)
     assert result.check.passed is True
@@ -172,13 +132,6 @@ def test_cli_states_the_kernel_tolerance_without_flag_spelling(run_cli, save_mod
     assert run.code == 0, run.err
     assert "note: check tolerance: dtype-aware default" in run.out and "--atol" not in run.out
     assert "within tolerance" in run.out
-
-
-def test_cli_reverse_checks_too(run_cli, save_model_file) -> None:
-    plugin = save_model_file(swap_plugin(golden.resize_model(13), signature="sizes").model, "p.onnx")
-    run = run_cli("swap-plugin", plugin, "--reverse", "--json")
-    assert run.code == 0, run.err
-    assert json.loads(run.out)["check"]["passed"] is True
 
 
 def test_cli_failed_check_exits_1_and_writes_nothing(run_cli, save_model_file, monkeypatch) -> None:
