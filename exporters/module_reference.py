@@ -42,7 +42,7 @@ from graphsurgeon_tools.validation.references import Reference, RunFailed
 from exporters.routing import FlooredSize, OutputSize, ResizeCall, ResizeRouter
 from exporters.site_mapping import SiteMapping, map_sites
 
-__all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "site_values"]
+__all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "module_dtype", "site_values"]
 
 
 def flatten_outputs(result: Any) -> list[Any]:
@@ -68,6 +68,19 @@ def site_values(value: np.ndarray, spatial: int) -> Optional[Any]:
         return OutputSize(int(v) for v in value[-spatial:])
     if value.ndim >= spatial:  # a size tensor: its shape is the output size
         return OutputSize(int(v) for v in value.shape[-spatial:])
+    return None
+
+
+def module_dtype(module: Any) -> Any:
+    """The floating torch dtype of ``module``'s first floating parameter or buffer (None: not an
+    ``nn.Module``, or no such tensor): the precision its inputs are cast to at the boundary."""
+    import torch
+
+    if not isinstance(module, torch.nn.Module):
+        return None
+    for tensor in (*module.parameters(), *module.buffers()):
+        if tensor.is_floating_point():
+            return tensor.dtype
     return None
 
 
@@ -247,15 +260,7 @@ class RoutedModuleReference(Reference):
         return [self._back(t.detach().cpu().numpy(), arrays) for t in flatten_outputs(result)], router.calls
 
     def _module_dtype(self) -> Any:
-        """The floating dtype of the module's first floating parameter or buffer (None: no such tensor)."""
-        import torch
-
-        if not isinstance(self.module, torch.nn.Module):
-            return None
-        for tensor in (*self.module.parameters(), *self.module.buffers()):
-            if tensor.is_floating_point():
-                return tensor.dtype
-        return None
+        return module_dtype(self.module)
 
     def _back(self, value: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
         """A float output in the dtype of the float inputs, when the inputs were cast at the boundary."""

@@ -70,14 +70,20 @@ class TorchModuleRunner:
     def run(self, module: Any, arrays: Sequence[np.ndarray], scales: Optional[np.ndarray]) -> list[np.ndarray]:
         import torch
 
+        from exporters.module_reference import flatten_outputs, module_dtype
+
         args = [torch.from_numpy(array) for array in arrays]
+        wanted = module_dtype(module)  # the precision the module computes in: float data cast at the boundary
+        if wanted is not None:
+            args = [a.to(wanted) if a.is_floating_point() else a for a in args]
         if scales is not None:
             args.append(torch.from_numpy(np.asarray(scales, dtype=np.float32)))
         with torch.no_grad():
             result = module(*args)
-        from exporters.module_reference import flatten_outputs
-
-        return [value.detach().cpu().numpy() for value in flatten_outputs(result)]
+        given = next((np.asarray(a).dtype for a in arrays if np.issubdtype(np.asarray(a).dtype, np.floating)), None)
+        values = [value.detach().cpu().numpy() for value in flatten_outputs(result)]
+        return [v.astype(given, copy=False) if given is not None and np.issubdtype(v.dtype, np.floating) else v
+                for v in values]
 
     def reference(self, module: Any, label: str, candidate: Any) -> Any:
         """``module`` as validate's routed reference (:class:`exporters.module_reference.RoutedModuleReference`)."""

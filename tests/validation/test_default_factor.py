@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import warnings
 
+import numpy as np
 import onnx
 import pytest
 
@@ -158,3 +159,11 @@ def test_the_notes_say_what_was_cast_and_what_was_left_to_pytorch(half_export) -
     report = validate(half_export, _seeded(HalfNet))
     assert any(n.startswith("reference: the module's parameters are float32") for n in report.notes)
     assert any(n.startswith("tolerance: dtype-aware default") for n in report.notes)
+
+
+def test_the_scales_convention_casts_at_the_boundary_too(half_export) -> None:
+    from exporters.registrations import TorchModuleRunner
+
+    out = TorchModuleRunner().run(_seeded(HalfNet), [np.random.default_rng(0).random((1, 3, 8, 8)).astype(np.float16)],
+                                  None)
+    assert out[0].dtype == np.float16 and out[0].shape == (1, 3, 32, 32)
