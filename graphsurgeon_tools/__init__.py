@@ -4,7 +4,7 @@ The public API, all importable from here::
 
     from graphsurgeon_tools import (
         load_model, save_model, find_resize_sites,
-        make_dynamic_scale, swap_plugin, validate, make_session, certify,
+        make_dynamic_scale, swap_plugin, set_factor, validate, make_session, certify,
         doctor,
     )
 
@@ -47,6 +47,8 @@ _LAZY = {
     "DynamicScaleResult": "graphsurgeon_tools.passes.make_dynamic_scale",
     "swap_plugin": "graphsurgeon_tools.passes.swap_plugin",
     "SwapPluginResult": "graphsurgeon_tools.passes.swap_plugin",
+    "set_factor": "graphsurgeon_tools.passes.set_factor",
+    "SetFactorResult": "graphsurgeon_tools.passes.set_factor",
     "PluginSpec": "graphsurgeon_tools.plugins",
     "InvalidSpecError": "graphsurgeon_tools.plugins",
     "make_session": "graphsurgeon_tools.runtime",
@@ -97,6 +99,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult, make_dynamic_scale
     from graphsurgeon_tools.passes.swap_plugin import SwapPluginResult, swap_plugin
+    from graphsurgeon_tools.passes.set_factor import SetFactorResult, set_factor
     from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
     from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
     from graphsurgeon_tools.runtime import make_session

@@ -59,6 +59,9 @@ FLAGS: dict[str, Flag] = {
     "keep_constant": Flag("--keep-constant"),
     "size_input": Flag("--size-input"),
     "qdq_form": Flag("--qdq-form"),
+    # set-factor
+    "every": Flag("--all"),
+    "original": Flag("--original"),
     # validate
     "reference": Flag("--reference"),
     "factors": Flag("--factors"),

@@ -14,4 +14,5 @@ from graphsurgeon_tools.cli.commands import (  # noqa: F401
     lint,
     certify,
     doctor,
+    set_factor,
 )

@@ -20,17 +20,11 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
-    check_profile_option,
-    emit,
-    naming,
     note,
-    parse_check_dims,
     profile_lines,
-    refuse_data_file_target,
-    resolve_output,
     split_csv,
 )
-
+from graphsurgeon_tools.cli.rewrite import run_rewrite
 
 #: The suffix of each layout's default output; one replaces another instead of stacking.
 LAYOUT_SUFFIXES = {"scales": "dynamic", "factor": "factor", "sizes": "sizes"}
@@ -175,31 +169,21 @@ def make_dynamic_scale(
     --layout that can express none of the sites that have constant scales.
     """
     from graphsurgeon_tools.errors import CheckFailedError
-    from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleOptions, MakeDynamicScale
 
-    target = resolve_output(model, output, in_place, lambda path: default_output(path, layout))
-    check_profile_option(profile)
-    dims = parse_check_dims(check_dims, check=check)
-    options = DynamicScaleOptions(
-        nodes=split_csv(nodes), shared=shared, input_name=input_name, factor=factor, layout=layout,
-        keep_default=keep_default, from_sizes=from_sizes, inline_functions=inline_functions, only_free=only_free,
-        freedom=freedom, simplify=simplify, check=check, check_dims=dims or None, custom_op_libs=custom_op_lib,
-        atol=atol, rtol=rtol, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
-    )
-    proto = load_model(model)
-    refuse_data_file_target(proto, model, target)
-    with naming(model):
-        result = MakeDynamicScale(options)(proto, label=str(model))
-        result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
-    report: dict[str, Any] = {"input": str(model), "output": None, **result.to_dict()}
-    if profile is not None:
-        from graphsurgeon_tools.profiles import profile_report
+    def make_pass(dims: Optional[dict[str, int]]) -> MakeDynamicScale:
+        return MakeDynamicScale(DynamicScaleOptions(
+            nodes=split_csv(nodes), shared=shared, input_name=input_name, factor=factor, layout=layout,
+            keep_default=keep_default, from_sizes=from_sizes, inline_functions=inline_functions, only_free=only_free,
+            freedom=freedom, simplify=simplify, check=check, check_dims=dims, custom_op_libs=custom_op_lib,
+            atol=atol, rtol=rtol, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+        ))
 
-        report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
-    if result.changed or not in_place:
-        report["output"] = str(save_model(result.model, target, share_data=share_data or in_place, in_place=in_place))
-    emit(report, as_json=as_json, human=_human)
+    result, _ = run_rewrite(
+        model, make_pass, output=output, in_place=in_place, default_output=lambda path: default_output(path, layout),
+        human=_human, as_json=as_json, profile=profile, check=check, check_dims=check_dims,
+        write_unchanged_in_place=False, share_data=share_data or in_place,
+    )
     if not result.changed:
         if strict:
             raise CheckFailedError(f"{model}: nothing to rewrite (--strict)")

@@ -16,16 +16,12 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
-    check_profile_option,
     emit,
-    naming,
     note,
-    parse_check_dims,
     profile_lines,
-    refuse_data_file_target,
-    resolve_output,
     split_csv,
 )
+from graphsurgeon_tools.cli.rewrite import run_rewrite
 
 
 def _default_output(model: Path, reverse: bool) -> Path:
@@ -175,36 +171,27 @@ def swap_plugin(
     swap none of the matched sites (each site's reason in the message).
     """
     from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.swap_plugin import SwapPlugin, SwapPluginOptions
 
     if list_specs:
         return _list_specs(as_json)
     if model is None:
         raise UsageError("Missing argument 'MODEL' (or --list-specs)")
-    target = resolve_output(model, output, in_place, lambda path: _default_output(path, reverse))
-    check_profile_option(profile)
-    dims = parse_check_dims(check_dims, check=check)
-    if reverse and keep_constant:
-        note("--keep-constant has no effect with --reverse")
-    options = SwapPluginOptions(
-        plugin=plugin, signature=signature, domain=domain, nodes=split_csv(nodes), reverse=reverse, spec=spec,
-        keep_constant=keep_constant, size_input=size_input, inline_functions=inline_functions, check=check,
-        check_dims=dims or None, qdq_form=qdq_form, custom_op_libs=custom_op_lib,
-    )
-    proto = load_model(model)  # weights stay on disk; loaded once, here
-    refuse_data_file_target(proto, model, target)
-    with naming(model, spec):
-        result = SwapPlugin(options)(proto, label=str(model))
-        result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
-    if result.signature == "generic" and signature != "scales":
-        note(f"--signature has no effect with the generic spec {result.spec_source}")
-    report = result.to_dict()
-    if profile is not None:
-        from graphsurgeon_tools.profiles import profile_report
 
-        report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
-    written = save_model(result.model, target, in_place=in_place)
-    report["input"] = str(model)
-    report["output"] = str(written)
-    emit(report, as_json=as_json, human=_human)
+    def make_pass(dims: Optional[dict[str, int]]) -> SwapPlugin:
+        return SwapPlugin(SwapPluginOptions(
+            plugin=plugin, signature=signature, domain=domain, nodes=split_csv(nodes), reverse=reverse, spec=spec,
+            keep_constant=keep_constant, size_input=size_input, inline_functions=inline_functions, check=check,
+            check_dims=dims, qdq_form=qdq_form, custom_op_libs=custom_op_lib,
+        ))
+
+    def after_run(result: Any) -> None:
+        if result.signature == "generic" and signature != "scales":
+            note(f"--signature has no effect with the generic spec {result.spec_source}")
+
+    run_rewrite(
+        model, make_pass, output=output, in_place=in_place, default_output=lambda path: _default_output(path, reverse),
+        human=_human, as_json=as_json, profile=profile, check=check, check_dims=check_dims, also_named=(spec,),
+        notes=["--keep-constant has no effect with --reverse"] if reverse and keep_constant else [],
+        after_run=after_run, paths_first=False,
+    )

@@ -5,12 +5,12 @@
     Resize(X, roi, scales | Concat(c, factor) | Concat(Shape(X)[:-k], sizes | Shape(X)[-k:] * factor))
         set_factor(model, sites={"scales": 2})  ->  Resize(X, roi, [1, 1, 2, 2])     (input gone)
     DynamicTRTResize(X, scales | sizes | size-tensor chain | size_tensor input)
-        set_factor(model, factor=2)             ->  DynamicTRTResize(X, [1, 1, 2, 2])
+        set_factor(model, every=2)              ->  DynamicTRTResize(X, [1, 1, 2, 2])
 
 ``sites`` maps a name (a site's node or output name, or the dynamic input it reads; exact or
 an ``fnmatch`` glob) to its factor: one number for every spatial axis, one per spatial axis
 (``(2, 3)``), one per axis of X, or None for the value make-dynamic-scale / swap-plugin
-recorded (``onnxtool.original_values``). ``factor`` bakes every other dynamic site at one
+recorded (``onnxtool.original_values``). ``every`` bakes every other dynamic site at one
 factor; ``original=True`` bakes every other dynamic site at its recorded value.
 
 Modules: :mod:`.plan` (sites, kinds of dynamic input, factors, refusals), :mod:`.rewrite`
@@ -49,7 +49,7 @@ class SetFactorOptions:
     """set_factor's keywords, once (the CLI builds the same object from its flags)."""
 
     sites: tuple[tuple[str, Optional[tuple[float, ...]]], ...] = ()
-    factor: Optional[tuple[float, ...]] = None
+    every: Optional[tuple[float, ...]] = None
     original: bool = False
     check: bool = True
     check_dims: Optional[Mapping[str, int]] = None
@@ -105,7 +105,7 @@ class SetFactor(Pass):
         result = SetFactorResult(model=model)
         timer = Timer(result.timings)
         sites = find_sites(model)
-        plans, result.skipped = plan_sites(model, sites, dict(options.sites), options.factor, options.original,
+        plans, result.skipped = plan_sites(model, sites, dict(options.sites), options.every, options.original,
                                            read_original_values(model))
         timer.lap("plan")
         if not plans:
@@ -175,7 +175,7 @@ def set_factor(
     model: Any,
     sites: Optional[Mapping[str, Optional[Factor]]] = None,
     *,
-    factor: Optional[Factor] = None,
+    every: Optional[Factor] = None,
     original: bool = False,
     check: bool = True,
     check_dims: Optional[Mapping[str, int]] = None,
@@ -186,7 +186,7 @@ def set_factor(
     Args:
         sites: name -> factor (a number, one per spatial axis, one per axis of X, or None for the
             recorded original value); a name is a site's node or output name or a dynamic input's.
-        factor: the factor of every dynamic site not named in ``sites``.
+        every: the factor of every dynamic site not named in ``sites``.
         original: every dynamic site not named in ``sites`` at its recorded original value.
         check: compare the written model with ``model`` fed the factors in ONNX Runtime.
         check_dims: sizes of named dims for the check's inputs.
@@ -196,13 +196,13 @@ def set_factor(
     difference). Raises UsageError when nothing is asked for, a name matches nothing or a
     factor is not positive; RefusedRequestError when every requested site is refused.
     """
-    if not sites and factor is None and not original:
-        raise UsageError("set_factor needs sites={name: factor}, factor= or original=True")
-    if factor is not None and original:
-        raise UsageError("factor= and original=True both set the sites not named; give one")
+    if not sites and every is None and not original:
+        raise UsageError("set_factor needs sites=, every= or original=True (which sites, at which factor)")
+    if every is not None and original:
+        raise UsageError("every= and original=True both set the sites not named; give one of them")
     options = SetFactorOptions(
         sites=tuple((name, _factor(value)) for name, value in (sites or {}).items()),
-        factor=_factor(factor), original=original, check=check,
+        every=_factor(every), original=original, check=check,
         check_dims=dict(check_dims) if check_dims else None,
         custom_op_libs=tuple(str(p) for p in custom_op_libs) if custom_op_libs else None,
     )

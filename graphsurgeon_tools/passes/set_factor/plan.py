@@ -12,7 +12,7 @@ A *site* is a Resize, Upsample or DynamicTRTResize node of the main graph; it is
 when a graph input (not an initializer) reaches one of its scales/sizes slots by value (a
 walk upstream that stops at Shape/Size: reading a tensor's shape is no value source). The
 factor a site is baked at is, in this order: the one named for it (by node, output or the
-dynamic input it reads), the one for every site (``factor``), or the value make-dynamic-scale
+dynamic input it reads), the one for every site (``every``), or the value make-dynamic-scale
 or swap-plugin recorded for its input (``onnxtool.original_values``).
 
 Requires: a ModelProto whose graph inputs have declared types. Ensures: each plan carries the
@@ -38,7 +38,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
-from graphsurgeon_tools.refusal import Fix, Refusal
+from graphsurgeon_tools.refusal import Refusal
 
 __all__ = ["Factor", "Plan", "SiteNode", "find_sites", "parse_factor", "plan_sites"]
 
@@ -203,8 +203,8 @@ def _recorded(recorded: Mapping[str, Any], name: str, kind: str, rank: int) -> O
         return None
 
 
-def _skip(site: SiteNode, code: str, text: str, fix: Optional[Fix] = None) -> Skip:
-    return Skip(site.node, site.op_type, Refusal(code, text, fix))
+def _skip(site: SiteNode, code: str, text: str) -> Skip:
+    return Skip(site.node, site.op_type, Refusal(code, text))
 
 
 def _matches(site: SiteNode, pattern: str) -> bool:
@@ -212,10 +212,10 @@ def _matches(site: SiteNode, pattern: str) -> bool:
 
 
 def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str, Optional[Factor]],
-               factor: Optional[Factor], original: bool,
+               every: Optional[Factor], original: bool,
                recorded: Mapping[str, Any]) -> tuple[list[Plan], list[Skip]]:
     """The plans and refusals for ``named`` sites (pattern -> factor, None: the recorded one),
-    then, with ``factor`` or ``original``, every other dynamic site."""
+    then, with ``every`` or ``original``, every other dynamic site."""
     wanted: dict[int, tuple[Optional[tuple[float, ...]], str]] = {}
     for pattern, value in named.items():
         hits = [s for s in sites if _matches(s, pattern)]
@@ -226,8 +226,8 @@ def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str,
         parsed = parse_factor(value, f"site {pattern!r}") if value is not None else None
         for site in hits:
             wanted[site.index] = (parsed, "named" if parsed is not None else "original")
-    if factor is not None or original:
-        default = (parse_factor(factor, "factor"), "all") if factor is not None else (None, "original")
+    if every is not None or original:
+        default = (parse_factor(every, "every="), "all") if every is not None else (None, "original")
         for site in sites:
             if site.inputs and site.index not in wanted:
                 wanted[site.index] = default
@@ -253,8 +253,7 @@ def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str,
                 skipped.append(_skip(
                     site, "no-recorded-value",
                     f"no original value is recorded for {', '.join(map(repr, site.inputs))} (onnxtool.original_values)"
-                    "; give the factor", Fix("set_factor", (("sites", {site.node: 2}),),
-                                             note="2 stands for the factor you want")))
+                    "; give the factor with sites= or every="))
                 continue
             value = found[0]
         scales = _full_scales(value, site.rank)

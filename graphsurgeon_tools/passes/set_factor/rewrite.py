@@ -97,7 +97,8 @@ def check_feeds(model: ModelProto, plans: list[Plan],
                     dims = _shapes_at(model, input_shapes)
                 x = dims.get(plan.site.x)
                 if not x or any(not isinstance(d, int) for d in x):
-                    return {}, f"the shape of {plan.site.x!r} at the check's inputs is unknown, so {name!r} has no value"
+                    return {}, (f"the shape of {plan.site.x!r} at the check's inputs is unknown, "
+                                f"so {name!r} has no value")
                 k = len(plan.factor)
                 out = [int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(x[-k:], plan.factor)]
                 if kind == "sizes":
