@@ -93,7 +93,6 @@ class SetFactor(Pass):
 
     def __init__(self, options: Optional[SetFactorOptions] = None) -> None:
         self.options = options if options is not None else SetFactorOptions()
-        self._feeds: dict[str, Any] = {}
 
     def call(self, model: ModelProto) -> SetFactorResult:
         from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values
@@ -153,15 +152,32 @@ class SetFactor(Pass):
         if why_not:
             return CheckResult(passed=None, skipped=why_not)
         # The written model is the side the random inputs are drawn for; the input model gets the
-        # same inputs plus the factor feeds (compare_models feeds only the second model extra inputs).
-        return compare_models(result.model, reference, feeds, dims=dims, session_factory=_session)
+        # same inputs plus the factor feeds. A dynamic input the written model still reads (a site
+        # not selected or refused) is pinned to the same value in both sessions.
+        return compare_models(result.model, reference, feeds, dims=dims, session_factory=_Pinned.factory(feeds))
 
 
-def _session(blob: bytes, options: Any) -> Any:
-    """A session for either model: make_session runs plugin nodes and the scoped custom-op libraries."""
-    from graphsurgeon_tools.runtime.session import make_session
+class _Pinned:
+    """A session (make_session: plugin nodes and the scoped custom-op libraries run) whose ``run``
+    feeds ``pinned`` values to the inputs of those names, whatever the caller drew for them."""
 
-    return make_session(ModelProto.FromString(blob), sess_options=options)
+    def __init__(self, session: Any, pinned: Mapping[str, Any]) -> None:
+        self.session, self.pinned = session, pinned
+
+    @classmethod
+    def factory(cls, pinned: Mapping[str, Any]) -> Any:
+        from graphsurgeon_tools.runtime.session import make_session
+
+        return lambda blob, options: cls(make_session(ModelProto.FromString(blob), sess_options=options), pinned)
+
+    def get_inputs(self) -> Any:
+        return self.session.get_inputs()
+
+    def get_outputs(self) -> Any:
+        return self.session.get_outputs()
+
+    def run(self, names: Any, feed: Mapping[str, Any]) -> Any:
+        return self.session.run(names, {k: self.pinned.get(k, v) for k, v in feed.items()})
 
 
 def _factor(value: Optional[Factor]) -> Optional[tuple[float, ...]]:

@@ -242,7 +242,7 @@ def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str,
         if not site.inputs:
             skipped.append(_skip(site, "no-dynamic-input", "its scales/sizes read no graph input: nothing to bake"))
             continue
-        if site.rank is None:
+        if not site.rank:  # unknown (or a scalar X, which no Resize takes)
             skipped.append(_skip(site, "rank-unknown", f"the rank of its input {site.x!r} is unknown, so the "
                                  "factor cannot be laid out per axis"))
             continue
