@@ -51,7 +51,8 @@ def test_reports_are_rewritten_and_reason_codes_get_hints() -> None:
 
 def test_flags_map_one_to_one_onto_keywords() -> None:
     """Polygraphy's rule: the flag is the keyword with dashes (one documented exception)."""
-    # repeatable flags name one item: --input NAME=FILE, --custom-op-lib PATH, --site NAME=F
-    renamed = {"inputs": "--input", "custom_op_libs": "--custom-op-lib", "sites": "--site"}
+    # repeatable flags name one item: --input NAME=FILE, --custom-op-lib PATH, --site NAME=F;
+    # set-factor's --all F is every= in the API (a keyword ``all`` would shadow the builtin)
+    renamed = {"inputs": "--input", "custom_op_libs": "--custom-op-lib", "sites": "--site", "every": "--all"}
     for keyword, flag in FLAGS.items():
         assert flag.on == renamed.get(keyword, "--" + keyword.replace("_", "-")), keyword
