@@ -71,7 +71,7 @@ def test_nothing_to_bake_is_success(run_cli, models: dict[str, Path], tmp_path: 
 
 
 @pytest.mark.parametrize("args, message", [
-    ((), "say which sites to bake: --site NAME=FACTOR, --all FACTOR or --original"),
+    ((), "set_factor needs --site, --all or --original (which sites, at which factor)"),
     (("--site", "nowhere=2"), "site 'nowhere' matches no Resize/Upsample/DynamicTRTResize node or dynamic input"),
     (("--site", "scales=two"), "the factor must be numbers separated by commas"),
     (("--all", "0"), "the factor must be one or more positive finite numbers"),

@@ -121,6 +121,7 @@ def test_an_onnx_graphsurgeon_graph_comes_back_as_a_graph() -> None:
     ("graphsurgeon_tools.passes.make_dynamic_scale:make_dynamic_scale",
      "graphsurgeon_tools.passes.make_dynamic_scale:DynamicScaleOptions"),
     ("graphsurgeon_tools.passes.swap_plugin:swap_plugin", "graphsurgeon_tools.passes.swap_plugin:SwapPluginOptions"),
+    ("graphsurgeon_tools.passes.set_factor:set_factor", "graphsurgeon_tools.passes.set_factor:SetFactorOptions"),
 ])
 def test_each_pass_has_one_options_object_equal_to_its_functions_keywords(function: str, options: str) -> None:
     import dataclasses

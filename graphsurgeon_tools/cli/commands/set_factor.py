@@ -28,7 +28,8 @@ _DYNAMIC_SUFFIXES = ("dynamic", "factor", "sizes", "static")
 
 
 def default_output(model: Path) -> Path:
-    """``m.dynamic.onnx`` (``.factor``, ``.sizes``) -> ``m.static.onnx``; ``m.plugin.onnx`` -> ``m.plugin.static.onnx``."""
+    """``m.dynamic.onnx`` (``.factor``, ``.sizes``) -> ``m.static.onnx``;
+    ``m.plugin.onnx`` -> ``m.plugin.static.onnx``."""
     from graphsurgeon_tools.io.names import derived_name
 
     return derived_name(model, "static", replaces=_DYNAMIC_SUFFIXES)
@@ -128,18 +129,15 @@ def set_factor(
     (nothing is written), 2 usage (nothing selected, a NAME that matches nothing, a factor that is
     not positive), 3 invalid model or every requested site refused (each site's reason and code).
     """
-    from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.passes.set_factor import set_factor as run_pass
+    from graphsurgeon_tools.passes.set_factor import SetFactor, SetFactorOptions
 
     sites = parse_sites(site)
     factor = _numbers(every, f"--all {every}") if every is not None else None
-    if not sites and factor is None and not original:
-        raise UsageError("say which sites to bake: --site NAME=FACTOR, --all FACTOR or --original")
 
-    def run(proto: Any, dims: Optional[dict[str, int]]) -> Any:
-        return run_pass(proto, sites, every=factor, original=original, check=check, check_dims=dims,
-                        custom_op_libs=custom_op_lib)
+    def make_pass(dims: Optional[dict[str, int]]) -> SetFactor:
+        return SetFactor(SetFactorOptions(sites=sites, every=factor, original=original, check=check,
+                                          check_dims=dims, custom_op_libs=custom_op_lib))
 
-    run_rewrite(model, run, output=output, in_place=in_place, default_output=default_output, human=_human,
+    run_rewrite(model, make_pass, output=output, in_place=in_place, default_output=default_output, human=_human,
                 as_json=as_json, profile=profile, check=check, check_dims=check_dims,
                 write_unchanged_in_place=False)

@@ -32,12 +32,13 @@ Resize (``swap_plugin(reverse=True)`` does), and never writes files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from onnx import ModelProto
 
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
-from graphsurgeon_tools.passes.base import ModelCheck, Pass, PassResult, Timer
+from graphsurgeon_tools.passes.base import Pass, PassResult, Timer
 from graphsurgeon_tools.passes.set_factor.plan import Factor, find_sites, plan_sites
 from graphsurgeon_tools.passes.set_factor.rewrite import bake, check_feeds
 
@@ -46,14 +47,22 @@ __all__ = ["BakedSite", "SetFactor", "SetFactorOptions", "SetFactorResult", "set
 
 @dataclass(frozen=True)
 class SetFactorOptions:
-    """set_factor's keywords, once (the CLI builds the same object from its flags)."""
+    """set_factor's keywords, once: see :func:`set_factor` for each (the CLI builds the same object).
 
-    sites: tuple[tuple[str, Optional[tuple[float, ...]]], ...] = ()
-    every: Optional[tuple[float, ...]] = None
+    ``every`` with ``original`` is a UsageError (exit 2) here, before any model is read; a request
+    that names nothing is one in :meth:`SetFactor.requires` (the default object is a valid one).
+    """
+
+    sites: Optional[Mapping[str, Optional[Factor]]] = None
+    every: Optional[Factor] = None
     original: bool = False
     check: bool = True
     check_dims: Optional[Mapping[str, int]] = None
-    custom_op_libs: Optional[tuple[str, ...]] = None
+    custom_op_libs: Optional[Sequence[Union[str, Path]]] = None
+
+    def __post_init__(self) -> None:
+        if self.every is not None and self.original:
+            raise UsageError("every= and original=True both set the sites not named; give one of them")
 
 
 @dataclass
@@ -82,108 +91,74 @@ class SetFactorResult(PassResult):
 
 
 class SetFactor(Pass):
-    """The pass object: plan -> bake on a copy; the self-check runs the input model fed the factors."""
+    """The pass object: plan -> bake (on a copy unless the wrapper loaded the model); the contract's
+    wrapper runs the checkers and calls :meth:`self_check` with the model the user handed in."""
 
-    name = "set_factor"
+    name = "set-factor"
     Options = SetFactorOptions
-    in_place = False
-    # The contract's wrapper runs the structural/full checks and calls self_check; a base without
-    # self_check (before the contract landed) leaves both to this pass (see ensures).
-    _wrapper_checks = hasattr(Pass, "self_check")
 
-    def __init__(self, options: Optional[SetFactorOptions] = None) -> None:
-        self.options = options if options is not None else SetFactorOptions()
+    def requires(self, model: ModelProto) -> None:
+        options = self.options
+        if not options.sites and options.every is None and not options.original:
+            raise UsageError("set_factor needs sites=, every= or original=True (which sites, at which factor)")
 
     def call(self, model: ModelProto) -> SetFactorResult:
         from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values
 
         options = self.options
-        if not self._wrapper_checks:
-            self._model_check = ModelCheck(model)
-            self._input = model
         result = SetFactorResult(model=model)
         timer = Timer(result.timings)
         sites = find_sites(model)
-        plans, result.skipped = plan_sites(model, sites, dict(options.sites), options.every, options.original,
-                                           read_original_values(model))
+        named = {name: _factor(value) for name, value in (options.sites or {}).items()}
+        self._plans, result.skipped = plan_sites(model, sites, named, _factor(options.every), options.original,
+                                                 read_original_values(model))
         timer.lap("plan")
-        if not plans:
+        if not self._plans:
             if result.skipped:
                 detail = "; ".join(f"{s.node or '<unnamed>'}: {s.reason} [{s.code}]" for s in result.skipped[:5])
                 raise RefusedRequestError(f"set_factor can bake none of the requested site(s): {detail}",
                                           tuple(result.skipped))
             return result
-        work = ModelProto()
-        work.CopyFrom(model)  # never the caller's proto: the self-check reads it afterwards
-        timer.lap("copy")
-        result.removed_inputs, result.removed_nodes = bake(work, plans)
-        result.model = work
+        if not self.owned:  # not in place: the caller's proto stays as it was
+            work = ModelProto()
+            work.CopyFrom(model)
+            model = work
+            timer.lap("copy")
+        result.removed_inputs, result.removed_nodes = bake(model, self._plans)
+        result.model = model
         result.rewritten = [BakedSite(p.site.node, p.site.op_type, list(p.site.inputs), dict(p.kinds),
-                                      list(p.factor), list(p.scales), p.source) for p in plans]
-        self._plans = plans
+                                      list(p.factor), list(p.scales), p.source) for p in self._plans]
         timer.lap("rewrite")
         return result
 
-    def ensures(self, model: ModelProto, result: PassResult) -> None:  # type: ignore[override]
-        if self._wrapper_checks:
-            return
-        timer = Timer(result.timings)
-        if result.changed:
-            self._model_check.ensures(model, self.name)
-        else:
-            self._model_check.unchanged()
-        timer.lap("checker")
-        if self.options.check and result.changed:
-            from graphsurgeon_tools.runtime.session import custom_op_scope
-
-            with custom_op_scope(self.options.custom_op_libs):
-                result.check = self.self_check(self._input, result)
-            timer.lap("check")
-
     def self_check(self, reference: Any, result: PassResult) -> Any:
-        """The written model against ``reference`` (the user's input model) fed the baked factors."""
+        """The written model against ``reference`` (the user's input model) fed the baked factors:
+        one ONNX Runtime run of each at the verdict's level (plugin nodes through make_session)."""
         from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
         from graphsurgeon_tools.check.feeds import concrete_input_shapes
 
-        reference = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
+        original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         dims = self.options.check_dims
-        shapes = {k: list(v) for k, v in concrete_input_shapes(result.model, dims).items()}
-        feeds, why_not = check_feeds(reference, self._plans, shapes)
+        shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
+        feeds, why_not = check_feeds(original, self._plans, shapes)
         if why_not:
             return CheckResult(passed=None, skipped=why_not)
-        # The written model is the side the random inputs are drawn for; the input model gets the
-        # same inputs plus the factor feeds. A dynamic input the written model still reads (a site
-        # not selected or refused) is pinned to the same value in both sessions.
-        return compare_models(result.model, reference, feeds, dims=dims, session_factory=_Pinned.factory(feeds))
+        # The factor feeds go to the input model; a dynamic input the written model still reads (a
+        # site not selected, or refused) gets the same value there, since both draw from one feed.
+        return compare_models(reference, result.model, reference_feeds=feeds, dims=dims, session_factory=_session)
 
 
-class _Pinned:
-    """A session (make_session: plugin nodes and the scoped custom-op libraries run) whose ``run``
-    feeds ``pinned`` values to the inputs of those names, whatever the caller drew for them."""
+def _session(blob: bytes, options: Any) -> Any:
+    """make_session: runs plugin nodes (onnxtool's kernel) and the scoped custom-op libraries."""
+    from graphsurgeon_tools.runtime.session import make_session
 
-    def __init__(self, session: Any, pinned: Mapping[str, Any]) -> None:
-        self.session, self.pinned = session, pinned
-
-    @classmethod
-    def factory(cls, pinned: Mapping[str, Any]) -> Any:
-        from graphsurgeon_tools.runtime.session import make_session
-
-        return lambda blob, options: cls(make_session(ModelProto.FromString(blob), sess_options=options), pinned)
-
-    def get_inputs(self) -> Any:
-        return self.session.get_inputs()
-
-    def get_outputs(self) -> Any:
-        return self.session.get_outputs()
-
-    def run(self, names: Any, feed: Mapping[str, Any]) -> Any:
-        return self.session.run(names, {k: self.pinned.get(k, v) for k, v in feed.items()})
+    return make_session(ModelProto.FromString(blob), sess_options=options)
 
 
-def _factor(value: Optional[Factor]) -> Optional[tuple[float, ...]]:
+def _factor(value: Optional[Factor]) -> Optional[tuple[Any, ...]]:
+    """A factor as a tuple, unchecked: plan.parse_factor checks it (positive, finite numbers) and names the site."""
     if value is None:
         return None
-    # checked (positive, finite numbers) by plan.parse_factor, which names the site
     return (value,) if isinstance(value, (int, float, str)) else tuple(value)
 
 
@@ -195,13 +170,14 @@ def set_factor(
     original: bool = False,
     check: bool = True,
     check_dims: Optional[Mapping[str, int]] = None,
-    custom_op_libs: Optional[Sequence[str]] = None,
+    custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
 ) -> SetFactorResult:
     """Bake factors into the dynamic sites of ``model`` (a ModelProto, a path or a gs Graph).
 
     Args:
         sites: name -> factor (a number, one per spatial axis, one per axis of X, or None for the
-            recorded original value); a name is a site's node or output name or a dynamic input's.
+            recorded original value); a name is a site's node or output name or a dynamic input's
+            (exact or an ``fnmatch`` glob).
         every: the factor of every dynamic site not named in ``sites``.
         original: every dynamic site not named in ``sites`` at its recorded original value.
         check: compare the written model with ``model`` fed the factors in ONNX Runtime.
@@ -212,14 +188,5 @@ def set_factor(
     difference). Raises UsageError when nothing is asked for, a name matches nothing or a
     factor is not positive; RefusedRequestError when every requested site is refused.
     """
-    if not sites and every is None and not original:
-        raise UsageError("set_factor needs sites=, every= or original=True (which sites, at which factor)")
-    if every is not None and original:
-        raise UsageError("every= and original=True both set the sites not named; give one of them")
-    options = SetFactorOptions(
-        sites=tuple((name, _factor(value)) for name, value in (sites or {}).items()),
-        every=_factor(every), original=original, check=check,
-        check_dims=dict(check_dims) if check_dims else None,
-        custom_op_libs=tuple(str(p) for p in custom_op_libs) if custom_op_libs else None,
-    )
-    return SetFactor(options)(model)
+    options = SetFactorOptions(**{key: value for key, value in locals().items() if key != "model"})
+    return SetFactor(options)(model)  # type: ignore[return-value]
