@@ -145,7 +145,8 @@ class SetFactor(Pass):
             return CheckResult(passed=None, skipped=why_not)
         # The factor feeds go to the input model; a dynamic input the written model still reads (a
         # site not selected, or refused) gets the same value there, since both draw from one feed.
-        return compare_models(reference, result.model, reference_feeds=feeds, dims=dims, session_factory=_session)
+        return compare_models(reference, result.model, reference_feeds=feeds, dims=dims, session_factory=_session,
+                              optimized_figure=False)
 
 
 def _session(blob: bytes, options: Any) -> Any:
