@@ -25,6 +25,7 @@ __all__ = [
     "check_model_full",
     "check_tensor_data",
     "infer_shapes",
+    "inferred_copy",
     "inferred_output_types",
     "static_shape",
     "tensor_nbytes_from_dims",
@@ -169,6 +170,16 @@ def infer_shapes(model: ModelProto) -> None:
     kept = [v for v in inferred.graph.value_info if v.name not in declared]
     del model.graph.value_info[:]
     model.graph.value_info.extend(kept)
+
+
+def inferred_copy(model: ModelProto) -> Optional[ModelProto]:
+    """ONNX shape inference (``strict_mode=False, data_prop=True``) on a weightless copy of ``model``:
+    the copy with its value_info filled in, or None when inference refuses the model. Run it once
+    and hand the result to each reader of the same unchanged model."""
+    try:
+        return onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+        return None
 
 
 def inferred_output_types(model: ModelProto) -> dict[str, onnx.TypeProto]:

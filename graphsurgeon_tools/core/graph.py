@@ -161,8 +161,10 @@ def consumers(graph: "GraphProto") -> dict[str, list[int]]:
     node reading it)."""
     result: dict[str, list[int]] = defaultdict(list)
     for index, node in enumerate(graph.node):
-        for name in node_reads(node):
-            result[name].append(index)
+        # node_reads only for nodes with attributes (a body may capture): most nodes have none
+        for name in node_reads(node) if len(node.attribute) else set(node.input):
+            if name:
+                result[name].append(index)
     return result
 
 
@@ -261,6 +263,9 @@ def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
     most once per output; nodes are deleted once at the end. Call it once per pass with
     all candidates.
     """
+    pending = [name for name in candidates if name]
+    if not pending:  # nothing was replaced: no scan of the whole graph
+        return []
     outputs = {o.name for o in graph.output}
     inputs = {i.name for i in graph.input}
     counts, prod = _scan(graph)
@@ -268,7 +273,6 @@ def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
     dead_nodes: set[int] = set()
     dead_inits: set[int] = set()
     removed: list[str] = []
-    pending = [name for name in candidates if name]
     while pending:
         name = pending.pop()
         if name in outputs or counts.get(name, 0) > 0:

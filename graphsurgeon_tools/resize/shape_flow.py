@@ -68,6 +68,9 @@ class Tensor:
                                       and bool(np.array_equal(self.value, other.value)))
 
 
+#: The unknown tensor, shared (Tensor is frozen): a default built per lookup costs a third of a visit.
+_UNKNOWN = Tensor()
+
 @dataclass(frozen=True)
 class Clash:
     """A node whose inputs no longer fit together: ``describe()`` says which shapes meet there."""
@@ -190,7 +193,7 @@ class ShapeFlow:
                     raise BudgetSpent()
                 budget[0] -= 1
             node = self.graph.node[index]
-            inputs = [(state[n] if n in state else self.base.get(n, Tensor())) if n else Tensor() for n in node.input]
+            inputs = [(state[n] if n in state else self.base.get(n, _UNKNOWN)) if n else _UNKNOWN for n in node.input]
             if index in overrides:
                 outputs: Any = {node.output[0]: overrides[index](inputs)}
             else:
@@ -199,16 +202,16 @@ class ShapeFlow:
                     return clash, None
                 outputs = self._node(node, inputs)
                 if isinstance(outputs, Clash):
-                    if all(self.base.get(o, Tensor()).shape is not None for o in node.output if o):
+                    if all(self.base.get(o, _UNKNOWN).shape is not None for o in node.output if o):
                         return outputs, None
                     outputs = {}
             for name in node.output:
-                new = outputs.get(name, Tensor()) if name else None
+                new = outputs.get(name, _UNKNOWN) if name else None
                 if new is None:
                     continue
                 if not new.static and not lost:  # a changed input went where shapes are not followed
                     lost.append(f"{node.op_type} {_label(node)}")
-                if new.same_as(self.base.get(name, Tensor())):
+                if new.same_as(self.base.get(name, _UNKNOWN)):
                     continue
                 state[name] = new
                 for nxt in self.consumers.get(name, ()):
@@ -219,7 +222,7 @@ class ShapeFlow:
 
     def _run_base(self) -> None:
         for node in self.graph.node:
-            inputs = [self.base.get(n, Tensor()) if n else Tensor() for n in node.input]
+            inputs = [self.base.get(n, _UNKNOWN) if n else _UNKNOWN for n in node.input]
             clash = _clash(node, inputs, [])
             if clash is not None and self.base_clash is None:
                 self.base_clash = clash
@@ -228,7 +231,7 @@ class ShapeFlow:
                 outputs = {}  # ONNX cannot say: unknown from here (not a clash of ours)
             for name in node.output:
                 if name:
-                    self.base[name] = outputs.get(name, Tensor())
+                    self.base[name] = outputs.get(name, _UNKNOWN)
 
     # -- one node -------------------------------------------------------------------------
     def _schema(self, node: "NodeProto") -> Any:
@@ -359,7 +362,7 @@ def _quick_resize(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
             or not inputs[0].elem or get_attr(node, "axes", None) is not None:
         return None
     scales = inputs[2].value
-    if scales is None or scales.dtype.name != "float32" or scales.ndim != 1 or scales.size != len(inputs[0].shape):
+    if scales is None or scales.dtype.char != "f" or scales.ndim != 1 or scales.size != len(inputs[0].shape):
         return None
     dims = []
     for dim, scale in zip(inputs[0].shape, scales.tolist()):

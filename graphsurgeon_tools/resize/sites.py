@@ -109,18 +109,17 @@ def _value_infos(graphs: list[Any]) -> dict[str, Any]:
     return merged
 
 
-def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bool) -> dict[str, Any]:
+def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bool,
+                          inferred: Optional["ModelProto"] = None) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched).
-    ``nested``: the model has If/Loop/Scan bodies, whose answers are added too.
+    ``nested``: the model has If/Loop/Scan bodies, whose answers are added too. ``inferred``:
+    the caller's inference result for this model (not run again).
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
-    import onnx
-
-    from graphsurgeon_tools.core.checker import weightless_copy
+    from graphsurgeon_tools.core.checker import inferred_copy
     from graphsurgeon_tools.core.graph import scopes
 
-    try:
-        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+    inferred = inferred if inferred is not None else inferred_copy(model)
+    if inferred is None:
         return infos
     merged = {v.name: v for v in inferred.graph.value_info}
     if nested:
@@ -131,7 +130,7 @@ def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bo
 
 
 def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Optional[int] = None,
-                      nested: bool = False) -> list[ResizeSite]:
+                      nested: bool = False, inferred: Optional["ModelProto"] = None) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
     those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
     core.graph.scopes` for the order and the ``scope`` names).
@@ -141,6 +140,8 @@ def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Option
             weights left on disk) or an ``onnx_graphsurgeon.Graph``.
         max_fold_bytes: byte bound of constant folding (None: the tracer's default; 0: none).
         nested: also report sites outside the main graph (``site.scope`` says where).
+        inferred: :func:`graphsurgeon_tools.core.checker.inferred_copy` of this very model, when
+            the caller has it (one shape inference instead of two on a big graph).
 
     Constant scales/sizes are resolved through Constant nodes, Identity chains and small
     constant subgraphs (folded with ONNX's reference evaluator, at most
@@ -156,7 +157,7 @@ def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Option
 
     with naming(model if isinstance(model, (str, os.PathLike)) else None):  # errors name the file
         proto, _ = as_model(model)
-        return _find_resize_sites(proto, max_fold_bytes, nested)
+        return _find_resize_sites(proto, max_fold_bytes, nested, inferred)
 
 
 def _text(value: Any, default: str) -> str:
@@ -164,7 +165,7 @@ def _text(value: Any, default: str) -> str:
 
 
 def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None,
-                       nested: bool = False) -> list[ResizeSite]:
+                       nested: bool = False, inferred: Optional["ModelProto"] = None) -> list[ResizeSite]:
     from graphsurgeon_tools.core.checker import static_shape
     from graphsurgeon_tools.core.graph import scopes
     from graphsurgeon_tools.errors import InvalidModelError
@@ -183,7 +184,7 @@ def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None
     infos = _value_infos(graphs)
     declared = set(infos)
     if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for _, n in nodes):
-        infos = _inferred_value_infos(model, infos, len(graphs) > 1)
+        infos = _inferred_value_infos(model, infos, len(graphs) > 1, inferred)
 
     tracers: dict[str, ConstantTracer] = {}
     sites: list[ResizeSite] = []

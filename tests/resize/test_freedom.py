@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnx.parser
-from onnx import helper, numpy_helper
 import pytest
+from onnx import helper, numpy_helper
 
 import golden
 from graphsurgeon_tools.resize import find_resize_sites

@@ -29,16 +29,13 @@ def plugin_attributes(spec: PluginSpec, values: dict[str, Any], from_inputs: Opt
     return attrs
 
 
-def elem_types_and_shapes(model: ModelProto) -> dict[str, onnx.TypeProto]:
-    """Tensor name -> TypeProto, from declarations plus (weightless) shape inference."""
+def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = None) -> dict[str, onnx.TypeProto]:
+    """Tensor name -> TypeProto, from declarations plus (weightless) shape inference.
+    ``inferred``: :func:`~graphsurgeon_tools.core.checker.inferred_copy` of this model, when the caller has it."""
     types: dict[str, onnx.TypeProto] = {}
-    try:
-        inferred = onnx.shape_inference.infer_shapes(
-            checker.weightless_copy(model), check_type=False, strict_mode=False, data_prop=True
-        )
-        graph = inferred.graph
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
-        graph = model.graph  # shape inference only refines types here; declarations still count
+    inferred = inferred if inferred is not None else checker.inferred_copy(model)
+    # shape inference only refines types here; declarations still count when it refuses the model
+    graph = inferred.graph if inferred is not None else model.graph
     for init in model.graph.initializer:
         types[init.name] = helper.make_tensor_type_proto(init.data_type, list(init.dims))
     for info in list(graph.value_info) + list(graph.input) + list(graph.output):
@@ -85,9 +82,15 @@ class Builder:
 
     def __init__(self, model: ModelProto) -> None:
         self.model = model
-        self.taken = core_graph.all_tensor_names(model.graph)
+        self._taken: Optional[set[str]] = None  # every name of the graph: gathered on the first new name
         self.pending: list[tuple[int, list[NodeProto]]] = []
         self.value_infos: list[tuple[str, int, Optional[int], Optional[tuple], str]] = []
+
+    @property
+    def taken(self) -> set[str]:
+        if self._taken is None:
+            self._taken = core_graph.all_tensor_names(self.model.graph)
+        return self._taken
 
     def name(self, base: str) -> str:
         return core_graph.unique_name(self.taken, base)

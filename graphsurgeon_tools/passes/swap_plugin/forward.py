@@ -36,8 +36,8 @@ from typing import Any, Optional
 import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
+from graphsurgeon_tools.core import checker, opsets
 from graphsurgeon_tools.core import graph as core_graph
-from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, select
@@ -178,14 +178,17 @@ def forward_resize(
     tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
     from graphsurgeon_tools.resize import sites as resize_sites
 
-    found = [s for s in resize_sites.find_resize_sites(model, nested=True) if s.op_type in spec.match.op_types]
+    inferred = checker.inferred_copy(model)  # one shape inference for the sites and the types below
+    found = [s for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
+             if s.op_type in spec.match.op_types]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
     for site in selected:
         if not site.in_main_graph:
             raise_if_nonsense(site, label)
             result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
     selected = [s for s in selected if s.in_main_graph]
-    types = elem_types_and_shapes(model)
+    types = elem_types_and_shapes(model, inferred)
+    del inferred
     ranks = {s.output_name: site_rank(s, types) for s in selected}
     sources = SourceNotes(model)
     integer = {}
