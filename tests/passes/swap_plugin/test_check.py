@@ -16,7 +16,7 @@ from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 
 SIGNATURES = ("scales", "size-tensor", "sizes")
-SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
+SPECS = Path(__file__).resolve().parents[3] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 
 @pytest.mark.parametrize("signature", SIGNATURES)

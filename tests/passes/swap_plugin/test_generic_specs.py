@@ -25,7 +25,7 @@ from graphsurgeon_tools.plugins import (
     parse_spec,
 )
 
-SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
+SPECS = Path(__file__).resolve().parents[3] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 
 def _parse(text: str) -> onnx.ModelProto:
