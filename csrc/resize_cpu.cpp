@@ -8,7 +8,8 @@
 // so a cached build stays valid if the checkout moves to another machine.
 // Work is split by parallel.h's pool over torch's thread count; large
 // outputs reuse freed buffers (output_cache.h). float16/bfloat16 are computed
-// in float32 and rounded once at the end. Non-differentiable (see the end).
+// in float32 and rounded once at the end (as ONNX Runtime does); uint8/int8/int32 with
+// ORT's integer arithmetic (resize_ort.h). Non-differentiable (see the end).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -53,8 +54,13 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
   TORCH_CHECK(bad_attr.empty(), bad_attr);
 
   const auto xt = X.scalar_type();
-  TORCH_CHECK(xt == at::kFloat || xt == at::kDouble || xt == at::kHalf || xt == at::kBFloat16,
-              "X must be float32, float64, float16 or bfloat16, got ", xt);
+  const bool integer = xt == at::kByte || xt == at::kChar || xt == at::kInt;
+  TORCH_CHECK(xt == at::kFloat || xt == at::kDouble || xt == at::kHalf || xt == at::kBFloat16 || integer,
+              "X must be float32, float64, float16, bfloat16, uint8, int8 or int32, got ", xt);
+  // ONNX Runtime cannot run these either, so there is no arithmetic to match.
+  TORCH_CHECK(!(integer && a.mode == Mode::kCubic),
+              "mode 'cubic' is not supported on integer X (", xt, "): ONNX Runtime's Resize cannot run it");
+  TORCH_CHECK(!(integer && a.antialias), "antialias is not supported on integer X (", xt, ")");
   const int64_t rank = X.dim();
   TORCH_CHECK(rank >= 1, "X must have at least one dimension, got a 0-D tensor");
   TORCH_CHECK(at::isFloatingType(scales.scalar_type()),
@@ -94,10 +100,22 @@ at::Tensor resize_cpu(const at::Tensor& X, const at::Tensor& scales, c10::string
   const at::Tensor x = (reduced ? X.to(at::kFloat) : X).contiguous();
   at::Tensor y = empty_output(plan.out_shape, x.scalar_type());
   const TorchExecutor exec;
-  if (xt == at::kDouble) {
-    run_plan<double>(plan, x.const_data_ptr<double>(), y.mutable_data_ptr<double>(), exec);
-  } else {
-    run_plan<float>(plan, x.const_data_ptr<float>(), y.mutable_data_ptr<float>(), exec);
+  switch (x.scalar_type()) {
+    case at::kDouble:
+      run_plan<double>(plan, x.const_data_ptr<double>(), y.mutable_data_ptr<double>(), exec);
+      break;
+    case at::kByte:
+      run_plan<uint8_t>(plan, x.const_data_ptr<uint8_t>(), y.mutable_data_ptr<uint8_t>(), exec);
+      break;
+    case at::kChar:
+      run_plan<int8_t>(plan, x.const_data_ptr<int8_t>(), y.mutable_data_ptr<int8_t>(), exec);
+      break;
+    case at::kInt:
+      run_plan<int32_t>(plan, x.const_data_ptr<int32_t>(), y.mutable_data_ptr<int32_t>(), exec);
+      break;
+    default:
+      // Half types: ORT's float expression, rounded once (exact blend, as ORT computes them).
+      run_plan<float>(plan, x.const_data_ptr<float>(), y.mutable_data_ptr<float>(), exec, reduced);
   }
   return reduced ? y.to(xt) : y;
 }

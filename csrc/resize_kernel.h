@@ -24,7 +24,12 @@
 //                    is a weighted sum of `taps` contiguous input rows, a
 //                    unit-stride loop the compiler vectorises (omp simd).
 //
-// Requires: T is float or double; src holds prod(in_shape) elements, dst
+// Arithmetic: ONNX Runtime's by default (ResizeAttrs::ort, resize_ort.h): float32
+// coordinates, ORT's tie rules and integer output lengths; nearest is ORT's bit for bit,
+// linear too through run_plan's `exact` (and always for integer T). antialias keeps the
+// ONNX reference's double arithmetic.
+//
+// Requires: T is float, double, uint8, int8 or int32; src holds prod(in_shape) elements, dst
 // out_numel; the two do not overlap. Threads come from the caller's Executor
 // (torch's thread count, or ONNX Runtime's intra-op pool), which must run
 // every chunk it is given exactly once. Does NOT allocate the output, convert
@@ -42,6 +47,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "resize_ort.h"
 #include "resize_passes.h"
 #include "resize_plan.h"
 
@@ -115,6 +121,10 @@ struct ResizePlan {
   bool identity = false;           // no axis changes: the output is a copy
   bool all_copies = false;         // nearest, every table a pure gather: one pass
   std::vector<int64_t> order;      // linear/cubic passes; -1 = the last two axes fused
+  // ORT's one-expression bilinear/trilinear (resize_ort.h) over the last blend.size() axes,
+  // when ORT itself would blend this shape that way; empty otherwise.
+  std::vector<AxisTable> blend;
+  int64_t blend_outer = 1;
   ResizeAttrs attrs;
 };
 
@@ -124,7 +134,8 @@ struct ResizePlan {
 // Returns "" or what is wrong with the scales / roi.
 inline std::string make_plan(const std::vector<int64_t>& in_shape, const double* s,
                              const double* roi, bool roi_single, const ResizeAttrs& a,
-                             ResizePlan* plan) {
+                             ResizePlan* plan, const int64_t* sizes = nullptr) {
+  const bool ort = a.ort && !a.antialias;
   const int64_t rank = static_cast<int64_t>(in_shape.size());
   plan->in_shape = in_shape;
   plan->attrs = a;
@@ -155,7 +166,7 @@ inline std::string make_plan(const std::vector<int64_t>& in_shape, const double*
       os << "scales[" << i << "] must be a finite number > 0, got " << s[i];
       return os.str();
     }
-    const double o = std::floor(s[i] * static_cast<double>(in_shape[i]));
+    const double o = sizes ? static_cast<double>(sizes[i]) : std::floor(s[i] * static_cast<double>(in_shape[i]));
     if (o > kMaxOutputElements) {
       std::ostringstream os;
       os << "scales[" << i << "] = " << s[i] << " would make dimension " << i << " of size "
@@ -185,20 +196,41 @@ inline std::string make_plan(const std::vector<int64_t>& in_shape, const double*
   for (int64_t i = 0; i < rank; ++i) {
     const double r0 = roi_v.empty() ? 0.0 : roi_v[i];
     const double r1 = roi_v.empty() ? 1.0 : roi_v[i + rank];
-    const bool identity = std::fabs(s[i] - 1.0) <= 1e-9 && out_shape[i] == in_shape[i] &&
-                          std::fabs(r0) <= 1e-9 && std::fabs(r1 - 1.0) <= 1e-9;
+    // ORT: a float scale of exactly 1 is the identity, whatever the roi.
+    const bool identity = ort ? static_cast<float>(s[i]) == 1.0f && out_shape[i] == in_shape[i]
+                              : std::fabs(s[i] - 1.0) <= 1e-9 && out_shape[i] == in_shape[i] &&
+                                    std::fabs(r0) <= 1e-9 && std::fabs(r1 - 1.0) <= 1e-9;
     if (identity) continue;
-    plan->tables[i] = make_axis_table(in_shape[i], out_shape[i], s[i], AxisRoi{r0, r1, roi_single}, a);
+    plan->tables[i] = ort ? make_ort_axis_table(in_shape[i], out_shape[i], static_cast<float>(s[i]),
+                                                static_cast<float>(r0), static_cast<float>(r1), a)
+                          : make_axis_table(in_shape[i], out_shape[i], s[i], AxisRoi{r0, r1, roi_single}, a);
     plan->resized[i] = true;
     todo.push_back(i);
   }
-  plan->identity = todo.empty();
+  // ORT copies an output of the input's shape, whatever the scales.
+  plan->identity = todo.empty() || (ort && out_shape == in_shape);
   if (plan->identity) return "";
 
   bool all_copies = a.mode == Mode::kNearest;
   for (int64_t d : todo) all_copies = all_copies && plan->tables[d].pure_copy;
   plan->all_copies = all_copies;
   if (all_copies) return "";
+
+  if (ort && a.mode == Mode::kLinear) {
+    // The shapes ORT blends in one expression: bilinear on rank 2 or [1, 1, h, w], trilinear
+    // on rank 3 or [1, 1, d, h, w] (its kernel's own dispatch).
+    const bool lead_one = rank >= 4 && static_cast<float>(s[0]) == 1.0f && static_cast<float>(s[1]) == 1.0f;
+    const int64_t window = rank == 2 || (rank == 4 && lead_one) ? 2 : rank == 3 || (rank == 5 && lead_one) ? 3 : 0;
+    if (window) {
+      for (int64_t d = 0; d < rank - window; ++d) plan->blend_outer *= in_shape[d];
+      for (int64_t d = rank - window; d < rank; ++d) {
+        const double r0 = roi_v.empty() ? 0.0 : roi_v[d];
+        const double r1 = roi_v.empty() ? 1.0 : roi_v[d + rank];
+        plan->blend.push_back(make_ort_axis_table(in_shape[d], out_shape[d], static_cast<float>(s[d]),
+                                                  static_cast<float>(r0), static_cast<float>(r1), a));
+      }
+    }
+  }
 
   // Passes: the last two axes fused when both change (entry -1), any other
   // axis on its own. Order: shrink first, grow last, so the intermediate
@@ -264,15 +296,32 @@ std::vector<T> cast_weights(const AxisTable& t) {
 
 // Fills dst with the resized src. Precondition: make_plan returned "" for
 // this plan; src and dst as in the file comment.
+// `exact`: where the plan has ORT's one-expression blend, use it (bit-exact ORT) instead of
+// the faster separable passes (a few float ulps from it). Integer types always take it
+// where it exists, and elsewhere blend in float32 and truncate, as ORT casts.
 template <typename T>
-void run_plan(const ResizePlan& plan, const T* src, T* dst, const Executor& exec) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double only");
+void run_plan(const ResizePlan& plan, const T* src, T* dst, const Executor& exec, bool exact = false) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, uint8_t> ||
+                    std::is_same_v<T, int8_t> || std::is_same_v<T, int32_t>,
+                "float, double, uint8, int8 or int32");
   if (plan.out_numel == 0) return;
   if (plan.identity) {
     std::memcpy(dst, src, sizeof(T) * static_cast<size_t>(plan.out_numel));
     return;
   }
   if (plan.all_copies) return detail::run_nearest<T>(plan, src, dst, exec);
+  if (!plan.blend.empty() && (exact || !std::is_floating_point_v<T>)) {
+    return detail::blend_ort<T>(src, dst, plan.blend_outer, plan.blend,
+                                static_cast<T>(plan.attrs.extrapolation_value), exec);
+  }
+  if constexpr (!std::is_floating_point_v<T>) {
+    int64_t in_numel = 1;
+    for (int64_t d : plan.in_shape) in_numel *= d;
+    std::vector<float> xf(src, src + in_numel), yf(static_cast<size_t>(plan.out_numel));
+    run_plan<float>(plan, xf.data(), yf.data(), exec);
+    for (int64_t i = 0; i < plan.out_numel; ++i) dst[i] = detail::ort_cast<T>(yf[i]);
+    return;
+  } else {
 
   const int64_t rank = static_cast<int64_t>(plan.in_shape.size());
   const T ev = static_cast<T>(plan.attrs.extrapolation_value);
@@ -312,6 +361,7 @@ void run_plan(const ResizePlan& plan, const T* src, T* dst, const Executor& exec
     }
     held = std::move(next);
     cur = held.get();
+  }
   }
 }
 

@@ -40,6 +40,10 @@ struct ResizeAttrs {
   NearestMode nearest_mode = NearestMode::kRoundPreferFloor;
   double extrapolation_value = 0.0;
   bool antialias = false;
+  // ONNX Runtime's arithmetic (resize_ort.h): float32 coordinates from the float32 scale and
+  // the integer output length. Off: the ONNX reference's double arithmetic, which is also
+  // what antialias always uses (ORT's antialias filter is its own).
+  bool ort = true;
 };
 
 // Output j of one axis = sum_k weight[j*taps+k] * input[index[j*taps+k]],

@@ -7,12 +7,14 @@
 // Signatures (every form swap-plugin writes), told apart by the second input:
 //   (X, scales)       scales: 1-D float, one entry per axis of X. Output size
 //                     floor(float32(in) * scale) and coordinates as ONNX
-//                     Runtime's own Resize computes them (see axis_scales).
+//                     Runtime's own Resize computes them (resize_ort.h).
 //   (X, size_tensor)  MMDeploy's: rank >= 2, any element type; only the shape
 //                     is read: its last two dims are the output H, W.
 //   (X, sizes)        the TensorRT V3 form: 1-D int64 (or int32), the output
 //                     (H, W) or one entry per axis of X, as Resize's `sizes`.
-// X: float32, float64 or float16 (computed in float32, rounded once).
+// X: float32, float64, float16 / bfloat16 (computed in float32, rounded once), uint8,
+// int8, int32 (ORT's integer arithmetic): see graphsurgeon_tools/resize/kernel_dtypes.py.
+// Integer X with mode 'cubic' is refused (ORT's own Resize cannot run it).
 // Attributes: those of ONNX Resize (mode, coordinate_transformation_mode,
 // cubic_coeff_a, exclude_outside, nearest_mode; ONNX defaults when absent)
 // plus MMDeploy's align_corners (int), which stands for
@@ -45,6 +47,8 @@
 namespace {
 
 using onnxtool::ort_op::OrtExecutor;
+using onnxtool::ort_op::bfloat16_to_float;
+using onnxtool::ort_op::float_to_bfloat16;
 using onnxtool::ort_op::float_to_half;
 using onnxtool::ort_op::half_to_float;
 using onnxtool::ResizeAttrs;
@@ -167,28 +171,9 @@ OrtStatus* read_attributes(const OrtKernelInfo* info, Kernel* k) {
 
 // ---- compute -----------------------------------------------------------------
 
-// float64 out / in, nudged up until floor(scale * in) (the kernel's rule) is the size.
-// float64, not float32: scale * in then lands on the integer size itself.
-double scale_for_size(int64_t in, int64_t size) {
-  double s = static_cast<double>(size) / static_cast<double>(in);
-  while (std::floor(s * static_cast<double>(in)) < static_cast<double>(size))
-    s = std::nextafter(s, std::numeric_limits<double>::infinity());
-  return s;
-}
-
-// Per-axis float64 scales that make the kernel (ONNX-reference conventions)
-// reproduce ONNX Runtime's Resize for float32 `scales` and ORT's output sizes.
-// An axis keeps its own scale unless (a) the float64 floor differs from ORT's
-// float32 one, (b) align_corners and in * scale is fractional, or (c)
-// pytorch_half_pixel with an output length of 1 (ORT then maps to 0). Those
-// axes get out / in, exact for (b) and (c), ~1e-7 relative for (a).
-double axis_scale(int64_t in, float s32, int64_t out, const std::string& coord) {
-  const double product = static_cast<double>(in) * static_cast<double>(s32);
-  if (std::floor(product) != static_cast<double>(out) ||
-      (coord == "align_corners" && product != static_cast<double>(out)) ||
-      (coord == "pytorch_half_pixel" && out == 1 && product != 1.0))
-    return scale_for_size(in, out);
-  return static_cast<double>(s32);
+// ORT's float32 scale for an output size: float(out) / float(in) (1 for an empty axis).
+double ort_scale_for_size(int64_t in, int64_t size) {
+  return in == 0 ? 1.0 : static_cast<double>(static_cast<float>(size) / static_cast<float>(in));
 }
 
 std::string shape_str(const std::vector<int64_t>& v) {
@@ -284,7 +269,7 @@ OrtStatus* target(const Kernel& k, const TensorView& x, const TensorView& second
         os << "] give an empty output " << shape_str(*sizes) << " for input " << shape_str(x.shape);
         return error(ORT_INVALID_ARGUMENT, os.str());
       }
-      (*scales)[i] = axis_scale(x.shape[i], s32[i], (*sizes)[i], k.coord);
+      (*scales)[i] = static_cast<double>(s32[i]);  // ORT's coordinates use the float32 scale itself
     }
     return nullptr;
   }
@@ -310,7 +295,7 @@ OrtStatus* target(const Kernel& k, const TensorView& x, const TensorView& second
       return error(ORT_INVALID_ARGUMENT, k.where + ": the second input asks for output " + shape_str(*sizes) +
                                              " from input " + shape_str(x.shape) + "; every size must be in [1, 2^31]");
     }
-    (*scales)[i] = x.shape[i] == 0 ? 1.0 : scale_for_size(x.shape[i], (*sizes)[i]);
+    (*scales)[i] = ort_scale_for_size(x.shape[i], (*sizes)[i]);
   }
   return nullptr;
 }
@@ -323,8 +308,13 @@ OrtStatus* compute(const Kernel& k, OrtKernelContext* context) {
   std::vector<double> scales;
   if (OrtStatus* s = target(k, x, second, &sizes, &scales)) return s;
 
+  const bool integer = x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 || x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 ||
+                       x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+  if (integer && k.attrs.mode == onnxtool::Mode::kCubic)
+    return error(ORT_NOT_IMPLEMENTED,
+                 k.where + ": mode 'cubic' is not supported on integer X: ONNX Runtime's own Resize cannot run it");
   ResizePlan plan;
-  const std::string bad = onnxtool::make_plan(x.shape, scales.data(), nullptr, true, k.attrs, &plan);
+  const std::string bad = onnxtool::make_plan(x.shape, scales.data(), nullptr, true, k.attrs, &plan, sizes.data());
   if (!bad.empty()) return error(ORT_INVALID_ARGUMENT, k.where + ": " + bad);
   for (size_t i = 0; i < sizes.size(); ++i) {
     // x.shape[i] == 0 keeps its 0: ORT's Resize gives an empty output there too.
@@ -346,18 +336,30 @@ OrtStatus* compute(const Kernel& k, OrtKernelContext* context) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
       onnxtool::run_plan<double>(plan, static_cast<const double*>(x.data), static_cast<double*>(y), exec);
       return nullptr;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      onnxtool::run_plan<uint8_t>(plan, static_cast<const uint8_t*>(x.data), static_cast<uint8_t*>(y), exec);
+      return nullptr;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      onnxtool::run_plan<int8_t>(plan, static_cast<const int8_t*>(x.data), static_cast<int8_t*>(y), exec);
+      return nullptr;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      onnxtool::run_plan<int32_t>(plan, static_cast<const int32_t*>(x.data), static_cast<int32_t*>(y), exec);
+      return nullptr;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: {
+      // ORT's float expression (exact blend), rounded once to the half type.
+      const bool bf16 = x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
       const uint16_t* xs = static_cast<const uint16_t*>(x.data);
       std::unique_ptr<float[]> xf(new float[static_cast<size_t>(x.numel)]);
       std::unique_ptr<float[]> yf(new float[static_cast<size_t>(plan.out_numel)]);
-      for (int64_t i = 0; i < x.numel; ++i) xf[i] = half_to_float(xs[i]);
-      onnxtool::run_plan<float>(plan, xf.get(), yf.get(), exec);
+      for (int64_t i = 0; i < x.numel; ++i) xf[i] = bf16 ? bfloat16_to_float(xs[i]) : half_to_float(xs[i]);
+      onnxtool::run_plan<float>(plan, xf.get(), yf.get(), exec, true);
       uint16_t* ys = static_cast<uint16_t*>(y);
-      for (int64_t i = 0; i < plan.out_numel; ++i) ys[i] = float_to_half(yf[i]);
+      for (int64_t i = 0; i < plan.out_numel; ++i) ys[i] = bf16 ? float_to_bfloat16(yf[i]) : float_to_half(yf[i]);
       return nullptr;
     }
     default:
-      return error(ORT_INVALID_ARGUMENT, k.where + ": X must be float32, float64 or float16");
+      return error(ORT_INVALID_ARGUMENT, k.where + ": X must be float32, float64, float16, bfloat16, uint8, int8 or int32");
   }
 }
 
@@ -406,8 +408,11 @@ struct ResizeOp : OrtCustomOp {
 const std::vector<std::unique_ptr<ResizeOp>>& ops() {
   static const auto* all = [] {
     auto* v = new std::vector<std::unique_ptr<ResizeOp>>;
-    const ONNXTensorElementDataType xs[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
-                                            ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16};
+    // The dtypes of graphsurgeon_tools/resize/kernel_dtypes.py (KERNEL_DTYPES).
+    const ONNXTensorElementDataType xs[] = {
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8,
+        ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32};
     const ONNXTensorElementDataType seconds[] = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32};

@@ -1,4 +1,4 @@
-// float16 <-> float32 for the ONNX Runtime op: IEEE 754 binary16, round to
+// float16 / bfloat16 <-> float32 for the ONNX Runtime op: IEEE 754 binary16, round to
 // nearest even (numpy's astype(np.float16)), subnormals, inf and nan kept.
 // The op computes float16 tensors in float32 and rounds once at the end.
 #pragma once
@@ -57,6 +57,23 @@ inline uint16_t float_to_half(float f) {
   const uint32_t rest = abs & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
   return sign | static_cast<uint16_t>(h);
+}
+
+// bfloat16: the high half of a float32; rounding to nearest even (as torch and
+// ml_dtypes do), nan kept quiet.
+inline float bfloat16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
 }
 
 }  // namespace ort_op

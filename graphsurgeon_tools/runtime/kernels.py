@@ -13,7 +13,8 @@ Backends, picked once per process on first use:
 Requires: ``x`` a numeric array; ``second`` scales (1-D float, one per axis of ``x``) or a
 size tensor (rank >= 2, only its shape is read).
 Ensures: the output ONNX Runtime's own Resize would give for scales (see
-:func:`_ort_axis_scales`), ONNX ``sizes`` semantics for a size tensor.
+:func:`_op_scales`) and for sizes (a size tensor); the dtypes of
+:mod:`graphsurgeon_tools.resize.kernel_dtypes`, others refused with the reason.
 Does NOT import torch or ``exporters``, and does not make TensorRT plugins.
 """
 
@@ -22,10 +23,12 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 from graphsurgeon_tools.resize.semantics import PLUGIN_SEMANTICS, RESIZE_DEFAULTS
 
 __all__ = ["KERNEL_OP_TYPES", "RESIZE_ATTR_DEFAULTS", "kernel_backend", "resize_kernel"]
@@ -42,8 +45,8 @@ FastKernel = Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.n
 
 _lock = threading.Lock()
 _fallback_warned = False
-_fast: Optional[FastKernel] = None
-_backend: Optional[str] = None
+_fast: FastKernel | None = None
+_backend: str | None = None
 _fallback_reason = ""
 
 
@@ -111,7 +114,7 @@ def _warn_fallback() -> None:
         )
 
 
-def _reference_resize(x: np.ndarray, *, scales: Optional[np.ndarray], sizes: Optional[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+def _reference_resize(x: np.ndarray, *, scales: np.ndarray | None, sizes: np.ndarray | None, attrs: dict[str, Any]) -> np.ndarray:
     # onnx's reference Resize does the real work; a one-node evaluator per attribute set is cached.
     evaluator = _reference_evaluator(
         "sizes" if sizes is not None else "scales",
@@ -157,10 +160,15 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     (and PyTorch, and MMDeploy's plugin) differ from the ONNX reference: the output size is
     floor(float32(in) * scale), and align_corners / pytorch_half_pixel look at that INTEGER
     output length where the reference uses the fractional in * scale. See
-    :func:`_ort_axis_scales`. Does not validate attribute values beyond what the backend does.
+    :func:`_op_scales`. Refuses (ValueError) the dtypes and dtype x mode pairs the compiled
+    kernels do not take (graphsurgeon_tools.resize.kernel_dtypes). Does not validate
+    attribute values beyond what the backend does.
     """
     params = dict(RESIZE_ATTR_DEFAULTS)
     params.update(attrs)
+    problem = kernel_dtype_problem(np.dtype(x.dtype).name, str(params["mode"]))
+    if problem:
+        raise ValueError(f"DynamicTRTResize: {problem}")
     params["exclude_outside"] = int(params["exclude_outside"])
     params["cubic_coeff_a"] = float(params["cubic_coeff_a"])
     # ORT may hand over non-contiguous or read-only views; the kernels want plain arrays.
@@ -173,7 +181,7 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
         sizes = np.array(list(x.shape[: x.ndim - len(tail)]) + tail, dtype=np.int64)
         if np.any(sizes <= 0):
             raise ValueError(f"DynamicTRTResize: sizes {tail} ask for an empty output")
-        scales = _scales_for_sizes(in_shape, sizes)
+        scales = _op_scales(in_shape, _ort_size_scales(in_shape, sizes), sizes)
         reference_sizes = sizes
     elif second.ndim == 1:
         if second.dtype.kind != "f":
@@ -187,13 +195,13 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
         sizes = np.floor(in_shape.astype(np.float32) * scales32).astype(np.int64)
         if np.any(sizes <= 0):
             raise ValueError(f"DynamicTRTResize: scales {scales32.tolist()} give an empty output for input {x.shape}")
-        scales = _ort_axis_scales(in_shape, scales32, sizes, params["coordinate_transformation_mode"])
+        scales = _op_scales(in_shape, scales32, sizes)
         reference_sizes = sizes if params["coordinate_transformation_mode"] == "align_corners" else None
     elif second.ndim >= 2 and x.ndim >= 2:
         sizes = np.array(x.shape[:-2] + second.shape[-2:], dtype=np.int64)
         if np.any(sizes <= 0):
             raise ValueError(f"DynamicTRTResize: size tensor of shape {second.shape} asks for an empty output")
-        scales = _scales_for_sizes(in_shape, sizes)
+        scales = _op_scales(in_shape, _ort_size_scales(in_shape, sizes), sizes)
         reference_sizes = sizes
     else:
         raise ValueError(
@@ -217,28 +225,32 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
 
 
 
-def _ort_axis_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray, ctm: str) -> np.ndarray:
-    """Per-axis float64 scales for the C++ op (ONNX-reference conventions) that reproduce ORT.
+def _op_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per-axis float64 scales for the C++ op that make it compute what ORT computes.
 
-    The C++ op takes its output size as floor(double(scale) * in) and, for align_corners and
-    pytorch_half_pixel, its output length as scale * in. An axis keeps its own scale unless
-    (a) that double floor differs from ORT's float32 one, (b) align_corners and in * scale
-    is fractional, or (c) pytorch_half_pixel and the output length is 1 (ORT then maps to
-    0). Those axes get out / in instead, which is exact for (b) and (c): there the mapping
-    depends on the lengths only, and costs ~1e-7 relative in the coordinates for (a).
+    The op takes ORT's arithmetic from the float32 rounding of each scale (its coordinates)
+    and its output size as floor(scale * in) in float64 (the integer length it also uses).
+    ORT's size is floor(float32(in) * scale32), which can be one more where the float32
+    product rounds up to an integer: there the scale is nudged up within the float64
+    values that still round to the same float32, so both hold. An axis where no such value
+    exists (never seen in practice) gets out / in, ~1 float32 ulp off in its coordinates.
     """
     scales = scales32.astype(np.float64)
-    target = np.array(sizes, dtype=np.int64)
-    for axis, (n, s, out) in enumerate(zip(in_shape, scales32, sizes)):
-        product = float(n) * float(s)
-        if (
-            np.floor(product) != out
-            or (ctm == "align_corners" and product != out)
-            or (ctm == "pytorch_half_pixel" and out == 1 and product != 1)
-        ):
-            scales[axis] = _scales_for_sizes(in_shape[axis:axis + 1], target[axis:axis + 1])[0]
+    for axis, (n, s32, out) in enumerate(zip(in_shape, scales32, sizes)):
+        value = float(s32)
+        while np.floor(value * float(n)) < out and np.float32(np.nextafter(value, np.inf)) == s32:
+            value = float(np.nextafter(value, np.inf))
+        if np.floor(value * float(n)) != out:
+            value = float(_scales_for_sizes(in_shape[axis:axis + 1], sizes[axis:axis + 1])[0])
+        scales[axis] = value
     return scales
 
+
+def _ort_size_scales(in_shape: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """ORT's float32 scales for output sizes: float32(out) / float32(in) (1 for an empty axis)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = sizes.astype(np.float32) / in_shape.astype(np.float32)
+    return np.where(in_shape == 0, np.float32(1), q).astype(np.float32)
 
 
 def _check_size(out: np.ndarray, sizes: np.ndarray) -> np.ndarray:
