@@ -135,7 +135,9 @@ struct ResizePlan {
 inline std::string make_plan(const std::vector<int64_t>& in_shape, const double* s,
                              const double* roi, bool roi_single, const ResizeAttrs& a,
                              ResizePlan* plan, const int64_t* sizes = nullptr) {
-  const bool ort = a.ort && !a.antialias;
+  // ORT has no arithmetic for antialias here (its own filter) nor for exclude_outside
+  // outside cubic (it refuses the node): those keep the ONNX reference's.
+  const bool ort = a.ort && !a.antialias && !(a.exclude_outside && a.mode != Mode::kCubic);
   const int64_t rank = static_cast<int64_t>(in_shape.size());
   plan->in_shape = in_shape;
   plan->attrs = a;

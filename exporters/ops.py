@@ -79,11 +79,16 @@ def resize(
 ) -> torch.Tensor:
     """ONNX Resize (opset 19) of ``x`` by the runtime tensor ``scales``: ``torch.ops.onnxtool.resize``.
 
-    Preconditions: ``x`` is a CPU float32/float64/float16/bfloat16 tensor of any
-    rank >= 1; ``scales`` is a 1-D floating tensor with one positive finite
-    entry per dimension of ``x``. Output size per axis is
-    ``floor(x.shape[i] * scales[i])`` (the ONNX reference; ``roi`` does not
-    shrink it). Keywords are the ONNX attribute names with their ONNX defaults;
+    Preconditions: ``x`` is a CPU float32/float64/float16/bfloat16/uint8/int8/int32
+    tensor of any rank >= 1 (the dtypes and modes of
+    ``graphsurgeon_tools.resize.kernel_dtypes``: no cubic and no antialias on integers);
+    ``scales`` is a 1-D floating tensor with one positive finite entry per dimension of
+    ``x``. Output size per axis is ``floor(x.shape[i] * scales[i])`` in float64 (``roi``
+    does not shrink it). The arithmetic is ONNX Runtime's: coordinates in float32 from
+    ``float32(scales[i])`` and the integer output length, ORT's nearest tie rule, and for
+    integer and half dtypes ORT's one float32 blend per output, cast as ORT casts
+    (integers truncate); an output of the input's shape is a copy. ``antialias`` keeps the
+    ONNX reference's double arithmetic. Keywords are the ONNX attribute names with their ONNX defaults;
     ``roi`` (2 * rank floats, starts then ends) is read only for
     ``tf_crop_and_resize``. Bad scales, roi or attribute strings raise
     ``RuntimeError`` with a message naming the expected and the received value.

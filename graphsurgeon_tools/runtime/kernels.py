@@ -238,9 +238,12 @@ def _op_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray) ->
     scales = scales32.astype(np.float64)
     for axis, (n, s32, out) in enumerate(zip(in_shape, scales32, sizes)):
         value = float(s32)
-        while np.floor(value * float(n)) < out and np.float32(np.nextafter(value, np.inf)) == s32:
-            value = float(np.nextafter(value, np.inf))
-        if np.floor(value * float(n)) != out:
+        if np.floor(value * float(n)) < out:
+            # the smallest float64 at or above out / n whose product reaches out (a step or two)
+            value = float(out) / float(n)
+            while np.floor(value * float(n)) < out:
+                value = float(np.nextafter(value, np.inf))
+        if np.floor(value * float(n)) != out or np.float32(value) != s32:
             value = float(_scales_for_sizes(in_shape[axis:axis + 1], sizes[axis:axis + 1])[0])
         scales[axis] = value
     return scales
