@@ -21,15 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 import torch
 import torch.nn.functional as F
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
 
-import exporters.ops as ops
+from exporters import ops
 
 ops.load()  # torch.ops.onnxtool.* is called directly below
 
@@ -43,9 +43,9 @@ REPO = Path(__file__).resolve().parents[2]
 def _spec_cases() -> list:
     # Importing these modules runs their export_* functions, which append the
     # generated cases to onnx's module-level list (no data files needed).
-    from onnx.backend.test.case import node as node_cases
     import onnx.backend.test.case.node.resize  # noqa: F401
     import onnx.backend.test.case.node.upsample  # noqa: F401
+    from onnx.backend.test.case import node as node_cases
 
     return [c for c in node_cases._NodeTestCases if c.name.startswith(("test_resize_", "test_upsample_"))]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import exporters.ops as ops
+from exporters import ops
 from graphsurgeon_tools.resize.kernel_dtypes import KERNEL_DTYPES, kernel_dtype_problem
 
 
