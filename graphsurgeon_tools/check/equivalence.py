@@ -88,6 +88,11 @@ class CheckResult:
     figures: dict[str, Any] = field(default_factory=dict)
     # What ran (runtime.provenance): versions, the plugin kernel, each model's sha256 by role.
     evidence: dict[str, Any] = field(default_factory=dict)
+    # The two models compared, by role and sha256 (a pass's check: the user's "input" and the
+    # "written" model), and each intermediate step a pass ran, measured against the user's model
+    # on its own (graphsurgeon_tools.check.steps).
+    models: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def differing_sites(self) -> list[str]:
@@ -113,6 +118,8 @@ class CheckResult:
             "figures": dict(self.figures),
             "seconds": self.seconds,
             "evidence": self.evidence,
+            "models": dict(self.models),
+            "steps": [dict(step) for step in self.steps],
         }
 
     @property

@@ -251,6 +251,34 @@ def naming(model: Path, *also: Optional[Path]) -> Any:
     return errors.naming(model, *also)
 
 
+def check_step_lines(check: Optional[dict[str, Any]]) -> list[str]:
+    """The check's models and intermediate steps in text, when more than two models are involved
+    (a pass that ran onnxsim, inlining or a relayout first): every figure names its two models."""
+    if not check or not check.get("steps"):
+        return []
+    models = check.get("models") or {}
+
+    def name(ref: dict[str, Any]) -> str:
+        return f"{ref.get('role')} (sha256 {str(ref.get('sha256'))[:12]})"
+
+    lines = []
+    if models:
+        lines.append(f"  the figures above: {name(models['candidate'])} against {name(models['reference'])}")
+    for step in check["steps"]:
+        changes = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in step.get("changes", {}).items())
+        if step.get("skipped"):
+            figure = f"not measured: {step['skipped']}"
+        else:
+            figure = f"max |diff| {step['max_abs_diff']:g}" if step.get("max_abs_diff") is not None else "no figure"
+            if step.get("sites_max_abs_diff") is not None:
+                figure += f" (site outputs: {step['sites_max_abs_diff']:g})"
+            if step.get("passed") is False:
+                figure += f" (beyond atol {step['atol']:g}, rtol {step['rtol']:g})"
+        lines.append(f"  step {step['step']}" + (f" ({changes})" if changes else "")
+                     + f": {name(step['candidate'])} against {name(step['reference'])}: {figure}")
+    return lines
+
+
 def note(message: str) -> None:
     """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
     from graphsurgeon_tools.cli.vocabulary import to_flags

@@ -132,13 +132,16 @@ class PassResult:
         from graphsurgeon_tools.passes.responsible import responsible_sites
 
         bad = [o for o in self.check.outputs if not o.passed]
+        sites = {o.name: o for o in getattr(self.check, "sites", ()) if not o.passed}
         if bad:
             worst = max(bad, key=lambda o: o.max_abs_diff)
-            text = (f"the rewritten model differs from the original in ONNX Runtime: output {worst.name!r} "
+            text = (f"the written model differs from your input model in ONNX Runtime: output {worst.name!r} "
                     f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)")
-        else:  # only Resize site outputs differ (the model's outputs happen to match)
-            text = "the rewritten model differs from the original in ONNX Runtime at Resize site outputs"
-        sites = {o.name: o for o in getattr(self.check, "sites", ()) if not o.passed}
+        elif sites:  # only Resize site outputs differ (the model's outputs happen to match)
+            text = "the written model differs from your input model in ONNX Runtime at Resize site outputs"
+        else:  # only an intermediate step is beyond the bound
+            text = "an intermediate step differs from your input model in ONNX Runtime"
+        text += _step_failure(self.check)
         blamed = responsible_sites(self.model, sites) if sites and hasattr(self.model, "graph") else []
         if blamed:
             text += "; the difference starts at " + ", ".join(
@@ -297,6 +300,8 @@ class Pass:
     Options: Any = None
     owned = False
     label = "the model"
+    #: Values for the user's model's own non-data inputs in the check (e.g. recorded scales).
+    reference_feeds: dict[str, Any] = {}
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
@@ -318,6 +323,30 @@ class Pass:
         """The ONNX Runtime check of ``result.model`` against ``reference`` (a CheckResult)."""
         return None
 
+    def record_step(self, step: str, model: ModelProto, **changes: Any) -> None:
+        """Record an intermediate model ``call`` made before its own rewrite (onnxsim, inlining):
+        the check measures it against the user's model on its own (graphsurgeon_tools.check.steps)."""
+        from graphsurgeon_tools.check.steps import Intermediate
+
+        self.intermediates.append(Intermediate(step, model, dict(changes)))
+
+    def _steps_against(self, reference: Any, result: PassResult) -> None:
+        """Name the check's two models; measure every intermediate step against the user's model.
+        A step beyond the check's bound fails the check like any other difference."""
+        from graphsurgeon_tools.check.steps import measure_step, name_models
+
+        check = result.check
+        name_models(check, reference, result.model)
+        if check.passed is None:  # skipped: the steps cannot be run either
+            return
+        options = self.options
+        check.steps = [measure_step(reference, step, reference_feeds=self.reference_feeds or None,
+                                    dims=getattr(options, "check_dims", None), atol=getattr(options, "atol", 0.0),
+                                    rtol=getattr(options, "rtol", 0.0))
+                       for step in self.intermediates]
+        if any(step["passed"] is False for step in check.steps):
+            check.passed = False
+
     def __call__(self, model: Any, *, label: Optional[str] = None) -> PassResult:
         from graphsurgeon_tools.errors import naming
 
@@ -337,6 +366,7 @@ class Pass:
         mutable = self.in_place or self.owned
         # The check's reference is the model as handed in: bytes when the pass may change the proto.
         reference = (proto.SerializeToString() if mutable else proto) if checking else None
+        self.intermediates = []
         result = self.call(proto)
         if not mutable and result.changed and result.model is proto:
             raise PostconditionError(f"{self.name} is declared not in place but changed the caller's model")
@@ -353,12 +383,26 @@ class Pass:
             timer = Timer(result.timings)
             with custom_op_scope(getattr(self.options, "custom_op_libs", None)):
                 result.check = self.self_check(reference, result)
+                if result.check is not None:
+                    self._steps_against(reference, result)
             timer.lap("check")
+        self.intermediates = []  # the models are not kept past the run
         if self.owned and give_back is None:
             result.timings = {"load": loaded, **result.timings}
         if give_back is not None:
             result.model = give_back(result.model)
         return result
+
+
+def _step_failure(check: Any) -> str:
+    bad = [step for step in getattr(check, "steps", ()) if step.get("passed") is False]
+    if not bad:
+        return ""
+    def worst(step: dict[str, Any]) -> float:
+        return max(v for v in (step.get("max_abs_diff"), step.get("sites_max_abs_diff"), 0.0) if v is not None)
+
+    return "; " + "; ".join(f"step {step['step']} alone differs from your input model by max |diff| "
+                            f"{worst(step):g}" for step in bad)
 
 
 def as_model(model: Any) -> tuple[ModelProto, Optional[Callable[[ModelProto], Any]], bool]:

@@ -47,7 +47,7 @@ def test_the_failure_message_says_where_the_difference_starts() -> None:
     check = compare_models(model, rewritten)
     assert check.passed is False
     message = PassResult(model=rewritten, rewritten=[object()], check=check).failure_message()
-    assert message.startswith("the rewritten model differs from the original in ONNX Runtime: output 'y'")
+    assert message.startswith("the written model differs from your input model in ONNX Runtime: output 'y'")
     assert "the difference starts at site 'resize_0' (its output 'up_0': max |diff| " in message
     assert "resize_1" not in message
 
@@ -60,5 +60,5 @@ def test_a_difference_only_at_site_outputs_is_named_without_crashing() -> None:
                             reference_shape=(1, 3, 16, 16), passed=True)
     check = CheckResult(passed=False, outputs=[same], sites=[site])
     message = PassResult(model=model, rewritten=[object()], check=check).failure_message()
-    assert message == ("the rewritten model differs from the original in ONNX Runtime at Resize site outputs; "
+    assert message == ("the written model differs from your input model in ONNX Runtime at Resize site outputs; "
                        "the difference starts at site 'resize' (its output 'resized': max |diff| 0.5)")

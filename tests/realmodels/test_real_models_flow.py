@@ -25,7 +25,7 @@ import onnx
 import pytest
 from realmodels import tensors
 from realmodels.fixtures import CASES, flows, real_models  # noqa: F401 - session fixtures
-from realmodels.flow import Step, new_input_feeds
+from realmodels.flow import SIMPLIFY, Step, new_input_feeds
 from realmodels.inputs import INPUTS
 
 SIGNATURES = ("scales", "size-tensor")
@@ -103,6 +103,19 @@ def test_make_dynamic_scale_check_passes(flows, case: str, record_property) -> N
     report = step.report
     assert report["rewritten"], f"nothing rewritten; skipped: {report['skipped']}"
     assert report["check"]["passed"] is True
+    check = report["check"]
+    assert check["models"]["reference"]["role"] == "input"  # the user's file, not onnxsim's output
+    if any(fnmatch.fnmatch(case, pattern) for pattern in SIMPLIFY):
+        # onnxsim's share, measured on its own against the user's file, and the end-to-end figure
+        (step,) = check["steps"]
+        assert step["step"] == "onnxsim" and step["changes"]["nodes_folded"] > 0
+        assert step["reference"] == check["models"]["reference"]
+        end_to_end = max(o["max_abs_diff"] for o in check["outputs"])
+        record_property("onnxsim_step", {"max_abs_diff": step["max_abs_diff"], "end_to_end": end_to_end})
+        if case == "segformer/torchscript-14":  # onnxsim refolds its float constants: not zero, and said so
+            assert end_to_end > 0 and step["max_abs_diff"] > 0
+    else:
+        assert check["steps"] == []
     record_property("rewritten", len(report["rewritten"]))
     record_property("check", report["check"])
 

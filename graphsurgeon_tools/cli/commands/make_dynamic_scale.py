@@ -12,6 +12,7 @@ import typer
 
 from graphsurgeon_tools.cli._app import (
     CheckDimsOption,
+    check_step_lines,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -70,8 +71,11 @@ def _human(report: dict[str, Any]) -> str:
             worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
             level = f" at {check['level']}" if check.get("level") else ""
             sites = f" and {len(check['sites'])} site output(s)" if check.get("sites") else ""
-            lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} identical in ONNX Runtime "
-                         f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
+            within = "identical" if worst == 0 else f"within atol {check['atol']:g}"
+            lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
+                         f"(the written model against your input model; inputs {check['input_shapes']}, "
+                         f"max |diff| {worst:g})")
+            lines.extend(check_step_lines(check))
             optimized = check.get("optimized")
             if optimized and optimized.get("max_abs_diff") is not None:  # None: nothing compared
                 drift = optimized.get("original_drift")

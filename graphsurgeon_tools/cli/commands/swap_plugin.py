@@ -9,6 +9,7 @@ import typer
 
 from graphsurgeon_tools.cli._app import (
     CheckDimsOption,
+    check_step_lines,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -43,6 +44,7 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
                                                      else f"within atol {check['atol']:g}")
     lines = [f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
              f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"]
+    lines.extend(check_step_lines(check))
     optimized = check.get("optimized") or {}
     if optimized.get("max_abs_diff") is not None:
         drift = optimized.get("original_drift")

@@ -148,7 +148,7 @@ class MakeDynamicScale(Pass):
         super().__init__(options)
         self._pending: list[layouts.PendingSizes] = []
         self._scopes: set[str] = set()
-        self._reference_feeds: dict[str, Any] = {}
+        self.reference_feeds: dict[str, Any] = {}
 
     @property
     def in_place(self) -> bool:
@@ -172,11 +172,17 @@ class MakeDynamicScale(Pass):
             simplified, ok = onnxsim.simplify(model)
             if not ok:
                 raise PreconditionError("onnxsim could not validate its simplified model (simplify=True)")
+            before, after = len(model.graph.node), len(simplified.graph.node)
+            self._step("onnxsim", simplified, nodes_before=before, nodes_after=after, nodes_folded=before - after,
+                       initializers_before=len(model.graph.initializer),
+                       initializers_after=len(simplified.graph.initializer))
             model, inplace = simplified, True
             timer.lap("simplify")
 
         if options.inline_functions and len(model.functions):
+            functions = len(model.functions)
             model, inplace = inline_local_functions(model), True
+            self._step("inline-functions", model, functions_inlined=functions)
             timer.lap("inline")
         # Every site, bodies and functions included: one the pass cannot rewrite is a skip
         # with its reason, never silence.
@@ -194,7 +200,8 @@ class MakeDynamicScale(Pass):
             relaid = relayout.rebake(work, sites, selected)
             if relaid:
                 # the check compares with the model as given: its float inputs get their recorded value
-                self._reference_feeds = relayout.recorded_feeds(given)
+                self.reference_feeds = relayout.recorded_feeds(given)
+                self._step("relayout", work, inputs_rebaked=sorted(self.reference_feeds))
                 model, inplace = work, True
                 sites = resize_sites.find_resize_sites(model, nested=True)
                 selected = select(sites, options.nodes, site_names, what="Resize/Upsample")
@@ -243,6 +250,13 @@ class MakeDynamicScale(Pass):
         result.notes[:0] = relaid
         return result
 
+    def _step(self, step: str, model: ModelProto, **changes: Any) -> None:
+        """An intermediate for the check (a snapshot: the pass goes on changing ``model`` in place)."""
+        if self.options.check:
+            snapshot = ModelProto()
+            snapshot.CopyFrom(model)
+            self.record_step(step, snapshot, **changes)
+
     def self_check(self, reference: Any, result: DynamicScaleResult) -> Any:  # type: ignore[override]
         """The rewritten model against ``reference`` (the user's model) in ONNX Runtime, fed the
         original values; sites in If branches also with seeds that take the other branch."""
@@ -256,7 +270,7 @@ class MakeDynamicScale(Pass):
 
             shapes = concrete_input_shapes(original, check_dims)
             feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
-        result.check = compare_models(reference, result.model, feeds, reference_feeds=self._reference_feeds,
+        result.check = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
                                       dims=check_dims, atol=self.options.atol, rtol=self.options.rtol)
         self._check_other_branches(original, reference, result, feeds)
         return result.check
@@ -273,7 +287,7 @@ class MakeDynamicScale(Pass):
         check_dims = self.options.check_dims
         seeds = branch_seeds(original, self._scopes, check_dims)
         for seed in seeds:
-            other = compare_models(reference, result.model, feeds, reference_feeds=self._reference_feeds,
+            other = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
                                    dims=check_dims, seed=seed, atol=self.options.atol, rtol=self.options.rtol)
             if other.passed is False:
                 result.check = other

@@ -86,7 +86,12 @@ class SwapPlugin(Pass):
         if options.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
             from graphsurgeon_tools.passes.make_dynamic_scale.run import inline_local_functions
 
+            functions = len(model.functions)
             model = inline_local_functions(model)
+            if options.check:  # a snapshot: the swap goes on in place
+                snapshot = ModelProto()
+                snapshot.CopyFrom(model)
+                self.record_step("inline-functions", snapshot, functions_inlined=functions)
         elif not self.owned:  # not in place: the caller's proto stays as it was
             copy = ModelProto()
             copy.CopyFrom(model)

@@ -300,7 +300,7 @@ def test_a_difference_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     result = make_dynamic_scale(golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0), mode="linear"))
     # The library returns a failed result (one failure policy for every pass); raise_if_failed raises.
     assert result.failed and result.check.passed is False and result.changed
-    with pytest.raises(CheckFailedError, match="differs from the original in ONNX Runtime: output 'y'"):
+    with pytest.raises(CheckFailedError, match="differs from your input model in ONNX Runtime: output 'y'"):
         result.raise_if_failed()
 
 
