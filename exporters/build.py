@@ -248,18 +248,21 @@ def build(*, verbose: bool = False) -> Path:
     return library_path()
 
 
-def load_library() -> Path:
+def load_library(*, build: bool = True) -> Path | None:
     """Load the compiled ops into ``torch.ops.onnxtool``, building them only when missing, stale or damaged.
 
     Fast path: when the record beside the ``.so`` matches the current sources, flags, torch and
     compiler, and the file's size and sha256, the library is loaded without invoking the
-    compiler or ninja. Idempotent within a process. Fakes and autograd: ``exporters.ops.load``.
+    compiler or ninja. ``build=False``: only that fast path (None when it does not hold).
+    Idempotent within a process. Fakes and autograd: ``exporters.ops.load``.
     """
     torch = _torch()
     path = library_path()
     if _is_loaded(torch):
         return path
     if check_record(path, _build_key(torch))[0]:
+        if not build:
+            return None
         _build_if_needed(torch, verbose=False)
     if not _is_loaded(torch):
         try:

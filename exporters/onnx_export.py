@@ -208,6 +208,24 @@ def _refuse_impossible(model: torch.nn.Module, exporter: str) -> None:
         )
 
 
+def _run_loading_ops(run, model, args, **options) -> "onnx.ModelProto":
+    """``run`` once; again if the model's forward loaded the C++ ops during the first attempt (their
+    symbolics/translations could not register before)."""
+    import exporters.ops
+
+    loaded_before = exporters.ops.loaded()
+    try:
+        with torch.no_grad(), _quiet():
+            return run(model, args, **options)
+    except (UsageError, CheckFailedError):
+        raise
+    except Exception:
+        if loaded_before or not exporters.ops.loaded():
+            raise
+    with torch.no_grad(), _quiet():
+        return run(model, args, **options)
+
+
 def _run_torchscript(model, args, *, opset, input_names, output_names, axes, domain) -> "onnx.ModelProto":
     import onnx
 
@@ -331,11 +349,13 @@ def export(
     if not destination.parent.is_dir():  # before the export, which can take seconds
         raise UsageError(f"output folder does not exist: {destination.parent}")
     ops_error: Optional[Exception] = None
-    try:
-        import exporters.ops
+    import exporters.ops
 
-        exporters.ops.load()  # the C++ ops, so their symbolics/translations register
-    except Exception as exc:  # noqa: BLE001 - not built, or broken: only models calling the ops need it;
+    try:
+        # The C++ ops where they are built already, so their symbolics/translations register; never a
+        # build here: a model that calls them builds them in its forward, and the export is retried.
+        exporters.ops.load(build=False)
+    except Exception as exc:  # noqa: BLE001 - broken: only models calling the ops need it;
         ops_error = exc  # if the export then fails, the missing op is the reason (not torch's exporter)
 
     names = _input_names(model, len(args), input_names)
@@ -345,8 +365,8 @@ def export(
     run = _run_torchscript if exporter == "torchscript" else _run_dynamo
     label = f"{type(model).__name__} ({exporter} exporter, opset {opset})"
     try:
-        with torch.no_grad(), _quiet():
-            proto = run(model, args, opset=opset, input_names=names, output_names=output_names, axes=axes, domain=domain)
+        proto = _run_loading_ops(run, model, args, opset=opset, input_names=names, output_names=output_names,
+                                 axes=axes, domain=domain)
     except (UsageError, CheckFailedError):
         raise
     except Exception as exc:

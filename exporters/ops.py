@@ -34,6 +34,7 @@ __all__ = [
     "library_path",
     "load",
     "load_library",
+    "loaded",
     "my_add",
     "resize",
 ]
@@ -42,21 +43,30 @@ _loaded: list[Path] = []
 _load_lock = threading.Lock()
 
 
-def load() -> Path:
+def load(*, build: bool = True) -> Path | None:
     """Load the C++ ops (building them on first use) and register their fakes and autograd; idempotent.
 
     Raises :class:`OpsBuildError` (an ImportError and an environment problem, exit 5) with the
     reason and the command that fixes it when the library cannot be built or loaded.
+    ``build=False`` loads only a library already built and verified (None otherwise): for
+    callers that merely prepare for models that might call the ops.
     """
     if _loaded:
         return _loaded[0]
     with _load_lock:
         if not _loaded:
-            path = _load_compiled()
+            path = _load_compiled(build=build)
+            if path is None:
+                return None
             _register_fakes()
             _register_autograd()
             _loaded.append(path)
     return _loaded[0]
+
+
+def loaded() -> bool:
+    """Whether :func:`load` has loaded the ops in this process (never loads anything)."""
+    return bool(_loaded)
 
 
 # The name callers used before the build moved to exporters.build.
