@@ -29,14 +29,14 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	touch $(STAMP)
 
 # Compile the C++ op once (into .build/torch_ext/<torch, ABI, python, compiler>/); later uses load it.
-.build/ops.stamp: $(STAMP) $(wildcard csrc/*.cpp csrc/*.h)
+.build/ops.stamp: $(STAMP) $(wildcard csrc/*.cpp csrc/*.h) exporters/build.py graphsurgeon_tools/runtime/build_cache.py
 	$(PY) -m exporters.build
 	@mkdir -p .build && touch $@
 
 # The ONNX Runtime custom-op library (DynamicTRTResize, csrc/ort/); ONNX Runtime's headers are
 # fetched once into .build/ (Debian's libonnxruntime-dev, private apt state). Where that cannot
 # be done it prints why and builds nothing: plugin models then run through onnxruntime-extensions.
-.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/*.h)
+.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/*.h) graphsurgeon_tools/runtime/ort_library.py graphsurgeon_tools/runtime/build_cache.py
 	$(PY) -m graphsurgeon_tools.runtime.ort_library build
 	@mkdir -p .build && touch $@
 
