@@ -3,7 +3,6 @@ the plugin nodes through make_session; forward (three signatures), reverse, skip
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -114,42 +113,6 @@ def test_custom_op_libs_must_be_files(tmp_path) -> None:
 
 
 # --------------------------------------------------------------------------- CLI
-
-
-def test_cli_reports_the_check_and_no_check_turns_it_off(run_cli, save_model_file) -> None:
-    path = save_model_file(golden.resize_model(13), "net.onnx")
-    run = run_cli("swap-plugin", path)
-    assert run.code == 0, run.err
-    assert "check passed at ORT_ENABLE_EXTENDED: 1 output(s) and 1 site output(s) identical" in run.out
-    run = run_cli("swap-plugin", path, "--no-check", "--json", "-o", path.with_name("b.onnx"))
-    assert run.code == 0, run.err
-    assert json.loads(run.out)["check"] is None
-
-
-def test_cli_states_the_kernel_tolerance_without_flag_spelling(run_cli, save_model_file) -> None:
-    path = save_model_file(golden.resize_model(13, mode="linear"), "lin.onnx")
-    run = run_cli("swap-plugin", path)
-    assert run.code == 0, run.err
-    assert "note: check tolerance: dtype-aware default" in run.out and "--atol" not in run.out
-    assert "within tolerance" in run.out
-
-
-def test_cli_failed_check_exits_1_and_writes_nothing(run_cli, save_model_file, monkeypatch) -> None:
-    monkeypatch.setattr(swap_check, "_forward_feeds", lambda *a, **k: {"scales": np.ones(4, dtype=np.float32)})
-    path = save_model_file(golden.resize_model(13), "net.onnx")
-    run = run_cli("swap-plugin", path)
-    assert run.code == 1
-    assert "differs from your input model" in run.err and "site 'resize'" in run.err
-    assert not path.with_name("net.plugin.onnx").exists()
-
-
-def test_cli_check_options(run_cli, save_model_file, tmp_path) -> None:
-    path = save_model_file(golden.resize_model(13), "net.onnx")
-    run = run_cli("swap-plugin", path, "--check-dims", "bad")
-    assert run.code == 2 and "--check-dims wants NAME=SIZE" in run.err
-    run = run_cli("swap-plugin", path, "--custom-op-lib", tmp_path / "missing.so")
-    assert run.code == 2 and "missing.so" in run.err
-    assert not path.with_name("net.plugin.onnx").exists()
 
 
 def test_the_plugin_model_runs_through_make_session_and_the_original_does_not(monkeypatch) -> None:

@@ -8,7 +8,6 @@ passes ``onnx.checker.check_model(full_check=True)``.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
@@ -355,64 +354,6 @@ def test_domain_and_plugin_name_overrides_round_trip():
         swap_plugin(model, signature="values")
 
 
-# --------------------------------------------------------------------------- CLI
-
-
-def test_cli_writes_default_output_and_json(tmp_path, run_cli, save_model_file):
-    path = save_model_file(golden.resize_model(13, mode="linear"), "net.onnx")
-    before = path.read_bytes()
-    run = run_cli("swap-plugin", path, "--signature", "size-tensor", "--json")
-    assert run.code == 0, run.err
-    report = json.loads(run.out)
-    out = tmp_path / "net.plugin.onnx"
-    assert report["output"] == str(out) and report["signature"] == "size-tensor"
-    assert report["swapped"][0]["op_type_after"] == "DynamicTRTResize"
-    assert report["new_inputs"][0]["value"] == [1.0, 1.0, 2.0, 2.0]
-    assert path.read_bytes() == before
-    onnx.checker.check_model(onnx.load(out), full_check=True)
-
-    run = run_cli("swap-plugin", out, "--reverse")
-    assert run.code == 0, run.err
-    assert "restored" in run.out
-    restored = onnx.load(tmp_path / "net.resize.onnx")  # the reverse suffix replaces .plugin
-    assert "DynamicTRTResize" not in _op_types(restored)
-
-
-@pytest.mark.parametrize(
-    ("args", "code", "message"),
-    [
-        (["--signature", "values"], 2, "unknown signature 'values'"),
-        (["--nodes", "nothing"], 2, "--nodes 'nothing' matches no"),
-        (["--in-place", "-o", "x.onnx"], 2, "exclude each other"),
-        (["--domain", ""], 2, "standard ONNX domain"),
-    ],
-)
-def test_cli_usage_errors(run_cli, save_model_file, args, code, message):
-    path = save_model_file(golden.resize_model(13))
-    run = run_cli("swap-plugin", path, *args)
-    assert run.code == code
-    assert message in run.err and run.err.count("\n") == 1
-
-
-def test_cli_output_same_as_input_and_missing_file(tmp_path, run_cli, save_model_file):
-    path = save_model_file(golden.resize_model(13))
-    run = run_cli("swap-plugin", path, "-o", path)
-    assert run.code == 2 and "--in-place" in run.err
-    run = run_cli("swap-plugin", tmp_path / "missing.onnx")
-    assert run.code == 3 and "missing.onnx" in run.err and run.err.count("\n") == 1
-    garbage = tmp_path / "garbage.onnx"
-    garbage.write_bytes(b"\x00not onnx at all")
-    run = run_cli("swap-plugin", garbage)
-    assert run.code == 3 and "garbage.onnx" in run.err
-
-
-def test_cli_in_place(run_cli, save_model_file):
-    path = save_model_file(golden.resize_model(13, mode="linear"))
-    run = run_cli("swap-plugin", path, "--in-place", "--keep-constant")
-    assert run.code == 0, run.err
-    assert "DynamicTRTResize" in _op_types(onnx.load(path))
-
-
 # --------------------------------------------------------------------------- laws (hypothesis)
 
 
@@ -483,12 +424,3 @@ def test_size_input_makes_the_size_tensor_a_graph_input(opset):
     restored = swap_plugin(result.model, reverse=True)
     assert "DynamicTRTResize" not in _op_types(restored.model)
     np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
-
-
-def test_size_input_needs_the_size_tensor_signature(run_cli, save_model_file):
-    with pytest.raises(UsageError, match='size_input= needs signature="size-tensor"'):
-        swap_plugin(golden.resize_model(13), size_input="s")
-    path = save_model_file(golden.resize_model(13, mode="linear"))
-    run = run_cli("swap-plugin", path, "--signature", "size-tensor", "--size-input", "out_size", "--json")
-    assert run.code == 0, run.err
-    assert json.loads(run.out)["new_inputs"][0]["name"] == "out_size"
