@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional
 
+from graphsurgeon_tools.errors import PreconditionError
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import GraphProto, ModelProto, NodeProto
 
@@ -23,6 +25,7 @@ __all__ = [
     "consumers",
     "downstream_tensors",
     "graphs_within",
+    "inline_local_functions",
     "node_reads",
     "outer_reads",
     "producers",
@@ -318,3 +321,17 @@ def _delete_indices(field: "object", indices: set[int]) -> None:
             low = ordered[position]
             position += 1
         del field[low:high + 1]  # type: ignore[index, attr-defined]
+
+
+def inline_local_functions(model: "ModelProto") -> "ModelProto":
+    """A copy of ``model`` with its model-local functions inlined (``onnx.inliner``); the
+    functions are dropped, their nodes become main-graph (or body) nodes. The one inliner of
+    every pass (``inline_functions=True``); a model onnx cannot inline is the user's
+    (PreconditionError)."""
+    import onnx.inliner
+
+    try:
+        return onnx.inliner.inline_local_functions(model)
+    except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals
+        raise PreconditionError(f"inline_functions=True: onnx could not inline the model's functions: "
+                                f"{' '.join(str(exc).split())[:200]}") from None

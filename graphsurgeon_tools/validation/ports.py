@@ -263,7 +263,7 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     count = 0
     from graphsurgeon_tools.resize import find_resize_sites
 
-    from graphsurgeon_tools.passes.make_dynamic_scale.plan import sizes_to_scales
+    from graphsurgeon_tools.resize.scales import sizes_to_scales
 
     static_shapes: Optional[dict[str, tuple[int, ...]]] = None
     flow: Any = None  # resize.shape_flow, built at the first run-time sizes site
@@ -426,7 +426,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
                 f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
             )
     # The passes' record of each new input's original value (the sweep's `original` point).
-    from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values
+    from graphsurgeon_tools.resize.original_values import read_original_values
 
     return Ports(
         data_inputs=tuple(data_inputs),

@@ -140,9 +140,9 @@ def test_a_mutated_onnxsim_step_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
                                  lambda m: swap_plugin(m, inline_functions=True)], ids=["make-dynamic-scale",
                                                                                          "swap-plugin"])
 def test_a_mutated_inlining_step_is_caught(monkeypatch: pytest.MonkeyPatch, run: Callable[..., Any]) -> None:
-    from graphsurgeon_tools.passes.make_dynamic_scale import run as mds_run
+    from graphsurgeon_tools.core import graph as core_graph
 
-    monkeypatch.setattr(mds_run, "inline_local_functions", _perturbing(mds_run.inline_local_functions))
+    monkeypatch.setattr(core_graph, "inline_local_functions", _perturbing(core_graph.inline_local_functions))
     result = run(nested.function_model())
     assert result.failed and [s["passed"] for s in result.check.steps] == [False]
     assert "step inline-functions alone differs" in result.failure_message()

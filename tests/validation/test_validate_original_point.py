@@ -10,7 +10,7 @@ import onnx
 
 import golden
 from graphsurgeon_tools import make_dynamic_scale, swap_plugin, validate
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import ORIGINAL_VALUES_KEY
+from graphsurgeon_tools.resize.original_values import ORIGINAL_VALUES_KEY
 
 
 def _recorded(model: onnx.ModelProto) -> dict:

@@ -46,6 +46,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.options import LAYOUTS
+from graphsurgeon_tools.resize.scales import ort_output_length
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 from graphsurgeon_tools.refusal import Fix, Refusal
@@ -59,11 +60,6 @@ _INT64_MAX = 2**63 - 1
 
 def _whole(value: float) -> bool:
     return math.isfinite(value) and float(value).is_integer()
-
-
-def _ort_output(dim: int, scale: float) -> int:
-    """ONNX Runtime's output length for scales: floor(float32(dim) * float32(scale))."""
-    return int(math.floor(float(np.float32(dim) * np.float32(scale))))
 
 
 def axis_names(count: int) -> str:
@@ -139,7 +135,7 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
             shape = plan.site.input_shape
             dims = shape[start:] if shape is not None and len(shape) == len(plan.value) else (None,)
             # symbolic dims: the output size to feed depends on the input size (see sizes_feeds)
-            plan.fed = tuple(float(_ort_output(d, s)) for d, s in zip(dims, plan.value[start:])) \
+            plan.fed = tuple(float(ort_output_length(d, s)) for d, s in zip(dims, plan.value[start:])) \
                 if all(isinstance(d, int) for d in dims) else ()
         kept.append(plan)
     return kept, skipped
@@ -396,5 +392,5 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
         dims = static_shape(infos.get(x)) or ()
         if len(dims) < count or not all(isinstance(d, int) for d in dims[-count:]):
             continue
-        feeds[name] = np.array([_ort_output(d, s) for d, s in zip(dims[-count:], scales)], dtype=np.int64)
+        feeds[name] = np.array([ort_output_length(d, s) for d, s in zip(dims[-count:], scales)], dtype=np.int64)
     return feeds

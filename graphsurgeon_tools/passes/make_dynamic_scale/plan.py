@@ -20,11 +20,9 @@ ends up either in a plan or in the skip list with its reason. Does NOT change th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import numpy as np
 import onnx
 from onnx import ModelProto
 
@@ -33,15 +31,12 @@ from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes
+from graphsurgeon_tools.resize.sanity import KNOWN_SOURCES
+from graphsurgeon_tools.resize.scales import sizes_to_scales
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource, in_function
 
-CONSTANT_SOURCES = (
-    ValueSource.INITIALIZER,
-    ValueSource.CONSTANT,
-    ValueSource.IDENTITY,
-    ValueSource.FOLDED,
-    ValueSource.ATTRIBUTE,
-)
+#: Sources whose value is known before running the model (the one list: resize.sanity).
+CONSTANT_SOURCES = KNOWN_SOURCES
 # Ops whose schema changes between opset 7/8 and 9 only by accepting more types or
 # optional extras: raising the opset to 9 leaves their meaning alone.
 _SAFE_AT_OPSET_9 = frozenset(
@@ -115,34 +110,6 @@ def spatial_suffix(site: ResizeSite, length: int) -> Optional[int]:
     if not spatial or spatial != list(range(spatial[0], length)):
         return None
     return spatial[0]
-
-
-def sizes_to_scales(site: ResizeSite) -> tuple[Optional[tuple[float, ...]], str]:
-    """Exact scales for a sizes-driven site, or (None, reason)."""
-    if site.sizes is None or site.sizes_source not in CONSTANT_SOURCES:
-        return None, f"sizes are {site.sizes_source.value}, not constant"
-    if site.keep_aspect_ratio_policy != "stretch":
-        return None, f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy} makes sizes a bound, not a target"
-    if site.coordinate_transformation_mode == "tf_crop_and_resize":
-        return None, "tf_crop_and_resize scales depend on roi"
-    if site.input_shape is None:
-        return None, "the input shape is unknown"
-    rank = len(site.input_shape)
-    axes = [a % rank for a in site.axes] if site.axes is not None else list(range(rank))
-    if len(axes) != len(site.sizes):
-        return None, f"sizes {list(site.sizes)} do not match the resized axes {axes}"
-    scales = []
-    for axis, size in zip(axes, site.sizes):
-        dim = site.input_shape[axis]
-        if not isinstance(dim, int) or dim <= 0:
-            return None, f"input dim {axis} is {dim!r}, not static, so no scale reproduces sizes {list(site.sizes)}"
-        # ORT turns sizes into float32 size/dim for the coordinate mapping, and gets the
-        # output size back as floor(dim * scale): both must give the same numbers.
-        scale = np.float32(size) / np.float32(dim)
-        if math.floor(float(np.float32(dim) * scale)) != size or math.floor(float(dim) * float(scale)) != size:
-            return None, f"sizes {list(site.sizes)} are not reproduced exactly by a float32 scale on dim {axis}"
-        scales.append(float(scale))
-    return tuple(scales), ""
 
 
 def opset9_blockers(model: ModelProto, old: int) -> list[str]:

@@ -26,7 +26,7 @@ from onnx import ModelProto, numpy_helper
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core import graph as core_graph
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values, record_original_values
+from graphsurgeon_tools.resize.original_values import read_original_values, record_original_values
 from graphsurgeon_tools.resize.sites import ResizeSite
 
 __all__ = ["rebake", "recorded_float_inputs"]

@@ -20,16 +20,15 @@ Linear in nodes + sites: node lookups by output name are built once; new nodes a
 spliced in with one rebuild of the node list. Does NOT check anything and does NOT
 refresh shapes (:mod:`.shapes`).
 
-:func:`record_original_values` writes each new input's original value into the model's
-``metadata_props`` (key :data:`ORIGINAL_VALUES_KEY`), so ``validate`` can run a rewritten
+:func:`graphsurgeon_tools.resize.original_values.record_original_values` writes each new input's
+original value into the model's ``metadata_props``, so ``validate`` can run a rewritten
 model at its own original factors without the original at hand.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Iterable, Mapping, Optional
+from typing import Optional
 
 import numpy as np
 import onnx
@@ -42,45 +41,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 
-__all__ = ["ORIGINAL_VALUES_KEY", "check_input_name", "read_original_values", "record_original_values", "rewrite"]
-
-#: metadata_props key: JSON ``{input_name: [values]}`` (what to feed the input to reproduce the
-#: original model), or ``{input_name: {"shape": [dims]}}`` for a size tensor (only its shape is read).
-ORIGINAL_VALUES_KEY = "onnxtool.original_values"
-
-
-def read_original_values(model: ModelProto) -> dict[str, Any]:
-    """The record :func:`record_original_values` wrote; {} when absent or unreadable (never trusted then)."""
-    for prop in model.metadata_props:
-        if prop.key == ORIGINAL_VALUES_KEY:
-            try:
-                recorded = json.loads(prop.value)
-            except ValueError:
-                return {}
-            return recorded if isinstance(recorded, dict) else {}
-    return {}
-
-
-def record_original_values(model: ModelProto, new_inputs: Iterable[Any]) -> None:
-    """Merge each new input's original value (a NewInput or a new-input dict) into ``model``'s metadata.
-
-    Entries for names that are no longer graph inputs are dropped (a later pass may consume them).
-    """
-    entries = [i if isinstance(i, Mapping) else vars(i) for i in new_inputs]
-    recorded = read_original_values(model)  # an unreadable record is replaced
-    props = [p for p in model.metadata_props if p.key == ORIGINAL_VALUES_KEY]
-    for entry in entries:
-        if entry.get("value"):
-            recorded[entry["name"]] = np.asarray(entry["value"]).ravel().tolist()  # plain JSON numbers
-        elif entry.get("shape_at_original_factor"):
-            recorded[entry["name"]] = {"shape": [int(d) for d in entry["shape_at_original_factor"]]}
-    inputs = {i.name for i in model.graph.input}
-    recorded = {name: value for name, value in recorded.items() if name in inputs}
-    for prop in props:
-        model.metadata_props.remove(prop)
-    if recorded:
-        model.metadata_props.add(key=ORIGINAL_VALUES_KEY, value=json.dumps(recorded, sort_keys=True))
-
+__all__ = ["check_input_name", "rewrite"]
 
 #: Names this rewrite generates (``unique_name`` may append ``__N``): a final input name that
 #: could be one of them goes through a placeholder, so every name comes out as it would then.

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from onnx import ModelProto
 
+from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import (InvalidScalesError, PreconditionError, RefusedRequestError,
                                        UnsupportedModelError)
@@ -27,12 +28,13 @@ from graphsurgeon_tools.passes.make_dynamic_scale import relayout
 from graphsurgeon_tools.passes.make_dynamic_scale.options import DynamicScaleOptions
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, record_original_values, rewrite
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, rewrite
 from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (body_levels, factor_hints, forget_body_shapes,
                                                                   refresh_shapes)
+from graphsurgeon_tools.resize.original_values import record_original_values
 from graphsurgeon_tools.resize.sites import ResizeSite
 
-__all__ = ["MakeDynamicScale", "dynamize_sites", "inline_local_functions", "nonsense_gate", "raise_layout_refused"]
+__all__ = ["MakeDynamicScale", "dynamize_sites", "nonsense_gate", "raise_layout_refused"]
 
 
 def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
@@ -41,18 +43,6 @@ def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
         if site.problems:
             where = f"{label}: " if label else ""
             raise InvalidScalesError(f"{where}node {planning.label(site)!r}: {site.problems[0]}")
-
-
-def inline_local_functions(model: ModelProto) -> ModelProto:
-    """A copy of ``model`` with its model-local functions inlined (``onnx.inliner``); the
-    functions are dropped, their sites become main-graph (or body) sites."""
-    import onnx.inliner
-
-    try:
-        return onnx.inliner.inline_local_functions(model)
-    except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals
-        raise PreconditionError(f"inline_functions=True: onnx could not inline the model's functions: "
-                                f"{' '.join(str(exc).split())[:200]}") from None
 
 
 def raise_layout_refused(layout: str, refused: list) -> None:
@@ -181,7 +171,7 @@ class MakeDynamicScale(Pass):
 
         if options.inline_functions and len(model.functions):
             functions = len(model.functions)
-            model, inplace = inline_local_functions(model), True
+            model, inplace = core_graph.inline_local_functions(model), True
             self._step("inline-functions", model, functions_inlined=functions)
             timer.lap("inline")
         # Every site, bodies and functions included: one the pass cannot rewrite is a skip

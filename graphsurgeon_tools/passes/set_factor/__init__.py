@@ -103,7 +103,7 @@ class SetFactor(Pass):
             raise UsageError("set_factor needs sites=, every= or original=True (which sites, at which factor)")
 
     def call(self, model: ModelProto) -> SetFactorResult:
-        from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import read_original_values
+        from graphsurgeon_tools.resize.original_values import read_original_values
 
         options = self.options
         result = SetFactorResult(model=model)

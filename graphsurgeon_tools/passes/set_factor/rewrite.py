@@ -39,7 +39,7 @@ _SHAPE_INPUT_ATTRIBUTE = "tensorrt_plugin_shape_input_indices"
 def bake(model: ModelProto, plans: list[Plan]) -> tuple[list[str], list[str]]:
     """Write each plan's constant scales into its site (in place); returns (the graph inputs removed,
     the tensors whose producers or initializers went with them)."""
-    from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import record_original_values
+    from graphsurgeon_tools.resize.original_values import record_original_values
 
     graph = model.graph
     taken = core_graph.all_tensor_names(graph)

@@ -84,10 +84,10 @@ class SwapPlugin(Pass):
 
         options = self.options
         if options.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
-            from graphsurgeon_tools.passes.make_dynamic_scale.run import inline_local_functions
+            from graphsurgeon_tools.core import graph as core_graph
 
             functions = len(model.functions)
-            model = inline_local_functions(model)
+            model = core_graph.inline_local_functions(model)
             if options.check:  # a snapshot: the swap goes on in place
                 snapshot = ModelProto()
                 snapshot.CopyFrom(model)

@@ -61,7 +61,7 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
 from graphsurgeon_tools.check.tolerance import UlpTolerance
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import (
+from graphsurgeon_tools.resize.original_values import (
     ORIGINAL_VALUES_KEY,
     read_original_values,
 )
@@ -174,7 +174,8 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     import onnx
 
     from graphsurgeon_tools.check.feeds import random_feeds
-    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes, _ort_output
+    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
+    from graphsurgeon_tools.resize.scales import ort_output_length
     from graphsurgeon_tools.runtime.session import make_session, ort_errors
 
     pending = [PendingSizes(*entry) for entry in pending]
@@ -201,7 +202,7 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
             continue
         dims = np.shape(values[x]) if x in values else ()
         if len(dims) >= len(scales):  # one scale per spatial axis: (l), (h, w), (d, h, w)
-            feeds[name] = np.array([_ort_output(d, f) for d, f in zip(dims[-len(scales):], scales)],
+            feeds[name] = np.array([ort_output_length(d, f) for d, f in zip(dims[-len(scales):], scales)],
                                    dtype=np.int64)
     return feeds
 

@@ -254,7 +254,7 @@ def forward_resize(
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
         result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
-        from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import record_original_values
+        from graphsurgeon_tools.resize.original_values import record_original_values
 
         record_original_values(model, result.new_inputs)  # size tensors too: validate's "original" point
 
