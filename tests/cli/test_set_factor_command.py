@@ -89,3 +89,29 @@ def test_refused_request_exit_3_names_the_code_and_flags(run_cli, models: dict[s
     result = run_cli("set-factor", models["sizes"], "--all", "1.5")
     assert result.code == 3 and "[factor-not-whole]" in result.err
     assert not models["sizes"].with_name("m.static.onnx").exists()
+
+
+def test_a_wrong_bake_fails_the_check_exit_1_and_writes_nothing(run_cli, models: dict[str, Path],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in check is what stands between a rewrite bug and the user's disk: a bake that
+    writes other scales than it planned must end in exit 1 with nothing written."""
+    import graphsurgeon_tools.passes.set_factor as package
+
+    real = package.bake
+
+    def off_by_one(model, plans):  # noqa: ANN001, ANN202 - the pass's own signature
+        removed = real(model, plans)
+        model.graph.initializer[-1].CopyFrom(onnx.numpy_helper.from_array(
+            np.array([1, 1, 3, 3], np.float32), model.graph.initializer[-1].name))
+        return removed
+
+    monkeypatch.setattr(package, "bake", off_by_one)
+    result = run_cli("set-factor", models["scales"], "--site", "scales=2")
+    assert result.code == 1 and "differs" in result.err and result.err.count("\n") == 1
+    assert not models["scales"].with_name("m.static.onnx").exists()
+
+
+def test_in_place_rewrites_the_model_itself(run_cli, models: dict[str, Path]) -> None:
+    result = run_cli("set-factor", models["scales"], "--all", "2", "--in-place")
+    assert result.code == 0 and f"wrote {models['scales']}" in result.out
+    assert [i.name for i in onnx.load(models["scales"]).graph.input] == ["X"]
