@@ -15,7 +15,7 @@ import onnx
 import pytest
 
 torch = pytest.importorskip("torch")
-ops = pytest.importorskip("exporters.ops")
+from exporters import ops  # noqa: E402 - after the torch check: exporters imports torch
 ops.load()  # the C++ library (built by `make setup`, else now): the symbolics cover the loaded ops
 
 from exporters import ExportFailedError, export  # noqa: E402
@@ -163,7 +163,8 @@ def test_registration_is_idempotent_and_covers_every_loaded_op() -> None:
 
 def test_plugin_node_agrees_with_the_builtin_swap_plugin_spec() -> None:
     """The exported plugin node and swap-plugin's must be the same plugin to TensorRT and to onnxtool."""
-    plugins = pytest.importorskip("graphsurgeon_tools.plugins")
+    from graphsurgeon_tools import plugins
+
     spec = plugins.builtin_spec("DynamicTRTResize")
     assert (spec.op_type, spec.domain, spec.plugin_version, spec.plugin_namespace) == (
         PLUGIN_OP_TYPE, PLUGIN_DOMAIN, PLUGIN_VERSION, "")
