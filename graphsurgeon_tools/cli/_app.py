@@ -168,14 +168,17 @@ def _printable(value: Any) -> Any:
     (:func:`graphsurgeon_tools.io.names.printable`), so no strict JSON parser or stream chokes."""
     from graphsurgeon_tools.io.names import printable
 
-    if isinstance(value, str):
-        return value if value.isascii() else printable(value)  # ASCII is valid UTF-8: most of a big report
-    if isinstance(value, dict):
-        return {(k if k.isascii() else printable(k)) if isinstance(k, str) else k: _printable(v)
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_printable(item) for item in value]
-    return value
+    def walk(item: Any) -> Any:  # one import for the whole report: a big one has ~100,000 values
+        if isinstance(item, str):
+            return item if item.isascii() else printable(item)  # ASCII is valid UTF-8: most strings
+        if isinstance(item, dict):
+            return {(k if k.isascii() else printable(k)) if isinstance(k, str) else k: walk(v)
+                    for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(i) for i in item]
+        return item
+
+    return walk(value)
 
 
 def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
