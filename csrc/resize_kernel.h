@@ -209,8 +209,10 @@ inline std::string make_plan(const std::vector<int64_t>& in_shape, const double*
     plan->resized[i] = true;
     todo.push_back(i);
   }
-  // ORT copies an output of the input's shape, whatever the scales.
-  plan->identity = todo.empty() || (ort && out_shape == in_shape);
+  // ORT copies an output of the input's shape, whatever the scales: callers that state ORT's
+  // sizes (the ORT library) get that; without sizes (the torch op, which torch's interpolate
+  // routing relies on) every axis keeps its own scale's mapping.
+  plan->identity = todo.empty() || (ort && sizes != nullptr && out_shape == in_shape);
   if (plan->identity) return "";
 
   bool all_copies = a.mode == Mode::kNearest;

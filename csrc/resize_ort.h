@@ -9,7 +9,8 @@
 //   cubic   : Keys coefficients of x - floor(x) in float, neighbours floor(x) - 1 .. + 2
 // and an axis whose float scale is exactly 1 is the identity (no coordinate transform, even
 // with tf_crop_and_resize); an output of the input's shape is a copy of the input, whatever
-// the scales (ORT 1.32: scale 1.1 on a length of 6 alone copies, beside a resized axis not). Computing these in double instead (as the ONNX reference
+// the scales (ORT 1.32: scale 1.1 on a length of 6 alone copies, beside a resized axis not;
+// make_plan applies this where the caller states ORT's sizes). Computing these in double instead (as the ONNX reference
 // does) moves exact ties: 20 -> 6 with half_pixel + round_prefer_ceil has x = 4.5f in
 // float but 4.4999998 in double, so the double path picks pixel 4 where ORT picks 5.
 //

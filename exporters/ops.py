@@ -97,7 +97,8 @@ def resize(
     does not shrink it). The arithmetic is ONNX Runtime's: coordinates in float32 from
     ``float32(scales[i])`` and the integer output length, ORT's nearest tie rule, and for
     integer and half dtypes ORT's one float32 blend per output, cast as ORT casts
-    (integers truncate); an output of the input's shape is a copy. ``antialias`` keeps the
+    (integers truncate). Unlike ORT, an output of the input's shape is not a copy where a
+    scale is not 1 (each axis keeps its scale's mapping, as ``interpolate``). ``antialias`` keeps the
     ONNX reference's double arithmetic. Keywords are the ONNX attribute names with their ONNX defaults;
     ``roi`` (2 * rank floats, starts then ends) is read only for
     ``tf_crop_and_resize``. Bad scales, roi or attribute strings raise

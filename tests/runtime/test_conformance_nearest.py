@@ -82,3 +82,13 @@ def test_the_plugin_refuses_tf_crop_and_resize_with_the_reason() -> None:
     with pytest.raises(ort_state.RuntimeException, match="tf_crop_and_resize' needs roi"):
         run_plugin("float32", {"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize"},
                    sample((1, 1, 4, 4), "float32", seed=0), (1, 1, 2, 2))
+
+
+def test_an_output_of_the_input_shape_is_a_copy_in_the_library_as_in_onnxruntime() -> None:
+    # ORT copies X when floor(in * scale) keeps every length (6 * 1.1 -> 6), whatever the scale;
+    # the library does too. The torch op maps each axis by its scale (as interpolate does).
+    x = sample((1, 1, 6, 6), "float32", seed=3)
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor"}
+    np.testing.assert_array_equal(run_ort("float32", attrs, x, (1, 1, 1.1, 1.1)), x)
+    np.testing.assert_array_equal(run_plugin("float32", attrs, x, (1, 1, 1.1, 1.1)), x)
+    assert not np.array_equal(run_op("float32", attrs, x, (1, 1, 1.1, 1.1)), x)
