@@ -363,10 +363,16 @@ def test_onnx_spec_cases_through_the_library(library, op, method, signature, mon
 
 
 def test_spec_cases_through_the_library_are_not_mostly_skips():
+    from graphsurgeon_tools.errors import RefusedRequestError
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 
-    swapped = {sig: sum(bool(swap_plugin(_spec_case(op, m)[0], signature=sig).swapped) for op, m in SPEC_CASES)
-               for sig in ("scales", "size-tensor")}
+    def swaps(model, signature: str) -> bool:
+        try:
+            return bool(swap_plugin(model, signature=signature).swapped)
+        except RefusedRequestError:  # the signature refuses every site of this case
+            return False
+
+    swapped = {sig: sum(swaps(_spec_case(op, m)[0], sig) for op, m in SPEC_CASES) for sig in ("scales", "size-tensor")}
     assert swapped["scales"] >= 15 and swapped["size-tensor"] >= 20, swapped
 
 
