@@ -53,9 +53,15 @@ def flatten_outputs(result: Any) -> list[Any]:
     return [leaf for leaf in _pytree.tree_leaves(result) if isinstance(leaf, torch.Tensor)]
 
 
-def site_values(value: np.ndarray, spatial: int) -> Optional[Any]:
-    """What one scales/sizes feed gives a site: spatial factors, an :class:`OutputSize`, or None (unusable)."""
+def site_values(value: np.ndarray, spatial: int, whole_factors: bool = False) -> Optional[Any]:
+    """What one scales/sizes feed gives a site: spatial factors, an :class:`OutputSize`, or None (unusable).
+
+    ``whole_factors``: an integer feed holds factors, not sizes (make_dynamic_scale layout="factor":
+    sizes = Shape(X)[-k:] * factor in the graph)."""
     value = np.asarray(value)
+    if whole_factors and value.ndim <= 1 and np.issubdtype(value.dtype, np.integer) and value.size in (1, spatial):
+        flat = [float(v) for v in value.reshape(-1)]
+        return tuple(flat) if len(flat) == spatial else (flat[0],) * spatial
     if value.ndim == 0 and np.issubdtype(value.dtype, np.floating):
         return (float(value),) * spatial
     if value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
@@ -135,8 +141,11 @@ class RoutedModuleReference(Reference):
         mapping = self.prepare(arrays)
         sites = self.site_factors(candidate_feeds)
         if factor is not None and not sites:
-            baked = {p.call.original_factors for p in mapping.pairs}
-            if not mapping.pairs or baked != {(float(factor),) * len(next(iter(baked)) or ())}:
+            # the factors the code runs at: the paired calls', else (no Resize paired: a run-time-sizes
+            # export, calls the exporter decomposed) those of the calls left to PyTorch
+            calls = [p.call for p in mapping.pairs] or list(mapping.unpaired_calls)
+            baked = {c.original_factors for c in calls}
+            if not calls or baked != {(float(factor),) * len(next(iter(baked)) or ())}:
                 raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
                                 f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
         self._last = (arrays, sites)
@@ -221,13 +230,22 @@ class RoutedModuleReference(Reference):
     def site_factors(self, candidate_feeds: Mapping[str, np.ndarray]) -> dict[int, Any]:
         """Site number -> what the candidate's feeds give it (factors or OutputSize); free sites only."""
         assert self.mapping is not None, "prepare() first"
+        if not hasattr(self, "_factor_inputs"):  # integer inputs that hold factors (validate's own ports)
+            import onnx
+
+            from graphsurgeon_tools.validation.ports import model_ports
+
+            model = self.candidate if isinstance(self.candidate, onnx.ModelProto) \
+                else onnx.load(str(self.candidate), load_external_data=False)
+            self._factor_inputs = {s.name for s in model_ports(model, "the candidate").scale_inputs
+                                   if s.layout not in ("sizes", "size-tensor")}
         sites: dict[int, Any] = {}
         for pair in self.mapping.pairs:
             name = pair.site.scales_input
             if not name or name not in candidate_feeds:
                 continue
             spatial = len(pair.call.original_factors or ()) or 2
-            value = site_values(candidate_feeds[name], spatial)
+            value = site_values(candidate_feeds[name], spatial, name in self._factor_inputs)
             if value is None:
                 raise RunFailed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
                                 f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")

@@ -177,8 +177,8 @@ def candidate_sites(candidate: Union[Any, str]) -> list[CandidateSite]:
             sites.append(_plugin_site(node, index, drivers.get(node.name, ""), producers, ranks))
             continue
         site = found.get(index)
-        if site is None or site.scales_source == ValueSource.ABSENT:
-            continue  # not a resize, or driven by sizes: follows the data
+        if site is None or (site.scales_source == ValueSource.ABSENT and node.name not in drivers):
+            continue  # not a resize, or driven by sizes that follow the data (a factor input's sizes count)
         factors = None
         if site.has_constant_scales and site.scales is not None:
             scales = tuple(float(v) for v in site.scales)

@@ -12,7 +12,7 @@ Models built by their projects' own code with random weights, tiny so the run st
 
 Every model goes through ``inspect``, ``make-dynamic-scale --layout`` scales/factor/sizes,
 ``swap-plugin --signature`` scales/size-tensor/sizes, ``validate`` of each written model against
-the original, ``lint --target tensorrt`` (and lint's own fix applied to the file it names) and
+the original and against the unmodified torch module (``python:ndim_nets.py:NAME``), ``lint --target tensorrt`` (and lint's own fix applied to the file it names) and
 ``swap-plugin --reverse``. Each command either does its work (exit 0, something rewritten, the
 check passed) or fails with the reason and a code (exit 3): never exit 4, never "nothing to
 rewrite" with exit 0 while a site was refused.
@@ -42,32 +42,15 @@ REFUSED = {  # (case pattern prefix, command) -> the code of the up-front refusa
 }
 
 
+NETS = Path(__file__).with_name("ndim_nets.py")
+
+
 def _build(name: str):
-    torch.manual_seed(0)
-    if name == "segresnet3d":
-        from monai.networks.nets import SegResNet
+    from realmodels import ndim_nets
 
-        net = SegResNet(spatial_dims=3, init_filters=4, in_channels=1, out_channels=2, blocks_down=(1, 1),
-                        blocks_up=(1,), upsample_mode="nontrainable", norm=("GROUP", {"num_groups": 2}))
-        return net.eval(), torch.randn(1, 1, 16, 16, 16), {}
-    if name == "basicunet1d":
-        from monai.networks.nets import BasicUNet
-
-        net = BasicUNet(spatial_dims=1, in_channels=1, out_channels=2, features=(4, 4, 4, 4, 4, 4),
-                        upsample="nontrainable")
-        return net.eval(), torch.randn(1, 1, 32), {}
-    import torch.nn.functional as F
-
-    class Recompute(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-
-        def forward(self, x):
-            return F.interpolate(self.conv(x), scale_factor=2.0, mode="bilinear", align_corners=False,
-                                 recompute_scale_factor=True)
-
-    return Recompute().eval(), torch.randn(1, 3, 12, 10), {2: "h", 3: "w"}
+    shape, dynamic = ndim_nets.EXAMPLES[name]
+    torch.manual_seed(1)
+    return getattr(ndim_nets, name)(), torch.randn(*shape), dynamic
 
 
 @pytest.fixture(scope="module")
@@ -147,11 +130,18 @@ def test_every_command_does_its_work_or_fails_with_the_reason(exported, case: st
         written[f"plugin {signature}"] = out
         outcomes[f"swap-plugin --signature {signature}"] = f"0 ({len(report['rewritten'])} swapped, check passed)"
 
+    name = case.split("/")[0]
+    code, report, err = _run("validate", original, "-r", f"python:{NETS}:{name}", "--json")
+    assert code == 0, f"validate the export against its module: exit {code}: {err} {report.get('factors')}"
+    outcomes["validate original vs module"] = f"0 ({report['counts']['compared']} compared)"
     for what, path in written.items():
         code, report, err = _run("validate", path, "-r", original, "--json")
         assert code == 0, f"validate {what}: exit {code}: {err} {report.get('factors')}"
         assert report["counts"]["compared"] >= 1
         outcomes[f"validate {what}"] = f"0 ({report['counts']['compared']} compared)"
+        code, report, err = _run("validate", path, "-r", f"python:{NETS}:{name}", "--json")
+        assert code == 0, f"validate {what} against the module: exit {code}: {err} {report.get('factors')}"
+        outcomes[f"validate {what} vs module"] = f"0 ({report['counts']['compared']} compared)"
         code, report, err = _run("lint", path, "--target", "tensorrt", "--json")
         float_input = what == "layout scales"  # TensorRT refuses a float shape input: the rule says so
         assert code == (1 if float_input else 0), f"lint {what}: exit {code}: {err}"

@@ -346,13 +346,14 @@ def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[Pending
     return list(seen.values())
 
 
-def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
-                input_shapes: dict[str, list[int]]) -> dict[str, np.ndarray]:
+def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes: dict[str, list[int]],
+                input_values: Optional[dict[str, np.ndarray]] = None) -> dict[str, np.ndarray]:
     """The original output size at each pending site for concrete input shapes (ORT's floor rule).
 
     The site's input dims come from ONNX shape inference on the original model with the graph
     inputs fixed to ``input_shapes``; a site whose dims stay unknown is left out (the check
-    then reports the missing feed).
+    then reports the missing feed). ``input_values``: values of small graph inputs of ``original``
+    that run-time sizes read (a float factor input laid out again: its recorded value).
     """
     import onnx
 
@@ -380,7 +381,7 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes],
     if runtime:  # the original's own arithmetic at these shapes (resize.shape_flow computes small values)
         from graphsurgeon_tools.resize.shape_flow import ShapeFlow
 
-        flow = ShapeFlow(original, input_shapes=input_shapes, probe_dims=None)
+        flow = ShapeFlow(original, input_shapes=input_shapes, input_values=input_values, probe_dims=None)
         for entry in runtime:
             known = flow.base.get(entry.sizes)
             if known is not None and known.value is not None:

@@ -187,10 +187,11 @@ class MakeDynamicScale(Pass):
             work = model if inplace else ModelProto()
             if not inplace:
                 work.CopyFrom(model)
+            recorded = relayout.recorded_feeds(given)  # before rebake: in place, ``given`` IS ``work``
             relaid = relayout.rebake(work, sites, selected)
             if relaid:
                 # the check compares with the model as given: its float inputs get their recorded value
-                self.reference_feeds = relayout.recorded_feeds(given)
+                self.reference_feeds = recorded
                 self._step("relayout", work, inputs_rebaked=sorted(self.reference_feeds))
                 model, inplace = work, True
                 sites = resize_sites.find_resize_sites(model, nested=True)
@@ -259,7 +260,8 @@ class MakeDynamicScale(Pass):
             from graphsurgeon_tools.check.feeds import concrete_input_shapes
 
             shapes = concrete_input_shapes(original, check_dims)
-            feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()}))
+            feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()},
+                                             self.reference_feeds))
         result.check = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
                                       dims=check_dims, atol=self.options.atol, rtol=self.options.rtol)
         self._check_other_branches(original, reference, result, feeds)
