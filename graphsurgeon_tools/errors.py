@@ -69,6 +69,13 @@ class ResourceLimitError(InvalidModelError):
     """A requested run would exceed a configured limit (output size, memory)."""
 
 
+class InvalidInputError(OnnxToolError):
+    """A user-given input other than the model that cannot be used: an input array (missing file,
+    not .npy, wrong shape or dtype, NaN), or a Python reference that fails when it is built."""
+
+    exit_code = ExitCode.INVALID_INPUT
+
+
 class CheckFailedError(OnnxToolError):
     """A built-in check or a validation found outputs that differ."""
 

@@ -47,7 +47,7 @@ import functools
 import threading
 from typing import Any, Callable, Optional
 
-from graphsurgeon_tools.errors import EnvironmentProblemError, OnnxToolError
+from graphsurgeon_tools.errors import EnvironmentProblemError, OnnxToolError, UsageError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -182,7 +182,7 @@ def reference_factory(name: str) -> Callable[[], Any]:
         return factory
     if not _references:
         raise _missing(name)
-    raise OnnxToolError(f"unknown reference {name!r}: registered references are {', '.join(sorted(_references))}")
+    raise UsageError(f"unknown reference {name!r}: registered references are {', '.join(sorted(_references))}")
 
 
 def kernel_loaders() -> dict[str, Callable[[], Any]]:

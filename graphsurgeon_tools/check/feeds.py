@@ -33,7 +33,7 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check.limits import check_output_size, resized_shape
 from graphsurgeon_tools.core.dtypes import np_dtype
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidInputError, InvalidModelError, InvalidScalesError, OnnxToolError
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -168,16 +168,16 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
             _refuse_declared_size(name, path, handle)
             array = np.load(handle, allow_pickle=False)
     except FileNotFoundError:
-        raise OnnxToolError(f"input {name!r}: file not found: {path}") from None
+        raise InvalidInputError(f"input {name!r}: file not found: {path}") from None
     except ValueError as exc:
         if "allow_pickle" in str(exc):  # an object array: loading it would unpickle, i.e. run code
-            raise OnnxToolError(f"input {name!r}: {path} holds pickled Python objects, which onnxtool never "
+            raise InvalidInputError(f"input {name!r}: {path} holds pickled Python objects, which onnxtool never "
                                 "loads; save a numeric array") from None
-        raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})") from None
+        raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})") from None
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:  # unreadable, truncated, junk
-        raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array ({type(exc).__name__})") from None
+        raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array ({type(exc).__name__})") from None
     if not isinstance(array, np.ndarray):
-        raise OnnxToolError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
+        raise InvalidInputError(f"input {name!r}: {path} holds several arrays (.npz); give one .npy per input")
     return array, str(path)
 
 
@@ -204,7 +204,7 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
             shape, _fortran, dtype = reader(handle)
         except (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError) as exc:
             # numpy parses the header with a tokenizer: a cut or garbled one fails in many ways
-            raise OnnxToolError(f"input {name!r}: {path} is not a readable .npy array (its header: "
+            raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array (its header: "
                                 f"{type(exc).__name__})") from None
     finally:
         data_start = handle.tell()
@@ -215,7 +215,7 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
     available = os.fstat(handle.fileno()).st_size - data_start
     needed = math.prod(shape) * dtype.itemsize
     if needed > available:
-        raise OnnxToolError(f"input {name!r}: {path} declares shape {list(shape)} ({needed} bytes of {dtype}) "
+        raise InvalidInputError(f"input {name!r}: {path} declares shape {list(shape)} ({needed} bytes of {dtype}) "
                             f"but holds {available} bytes: truncated or not a .npy array")
 
 
@@ -291,13 +291,13 @@ def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.
                   notes: list[str]) -> np.ndarray:
     """Check a user array against the graph input; cast floats to the input's float type."""
     if shape and len(array.shape) != len(shape):
-        raise OnnxToolError(
+        raise InvalidInputError(
             f"input {name!r} from {source}: rank {array.ndim} (shape {list(array.shape)}), "
             f"the model expects rank {len(shape)} ({list(shape)})"
         )
     for axis, (got, want) in enumerate(zip(array.shape, shape)):
         if isinstance(want, int) and got != want:
-            raise OnnxToolError(
+            raise InvalidInputError(
                 f"input {name!r} from {source}: shape {list(array.shape)} does not fit the model's "
                 f"{list(shape)} (axis {axis}: {got} != {want})"
             )
@@ -308,17 +308,17 @@ def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.
                 cast = array.astype(dtype)
             overflow = np.isinf(cast) & np.isfinite(array)
             if overflow.any():
-                raise OnnxToolError(f"input {name!r} from {source}: {array[overflow].flat[0]:g} does not fit "
+                raise InvalidInputError(f"input {name!r} from {source}: {array[overflow].flat[0]:g} does not fit "
                                     f"{dtype} (the model's input type)")
             array = cast
         elif np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
             if array.size and (array.min() < info.min or array.max() > info.max):
-                raise OnnxToolError(f"input {name!r} from {source}: values outside {dtype}'s range "
+                raise InvalidInputError(f"input {name!r} from {source}: values outside {dtype}'s range "
                                     f"[{info.min}, {info.max}]")
             array = array.astype(dtype)
         else:
-            raise OnnxToolError(f"input {name!r} from {source}: dtype {array.dtype}, the model expects {dtype}")
+            raise InvalidInputError(f"input {name!r} from {source}: dtype {array.dtype}, the model expects {dtype}")
     return np.ascontiguousarray(array)
 
 

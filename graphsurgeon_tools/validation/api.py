@@ -79,7 +79,7 @@ def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], see
     known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs}
     unknown = sorted(set(given) - known)
     if unknown:
-        raise OnnxToolError(
+        raise UsageError(
             f"inputs={unknown[0]}: the candidate has no such input (it has {', '.join(sorted(known))})"
         )
     rng = np.random.default_rng(seed)

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.errors import InvalidInputError, OnnxToolError
 
 __all__ = ["refuse_nan_input", "vacuous_reason"]
 
@@ -52,11 +52,11 @@ def vacuous_reason(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> Op
 
 
 def refuse_nan_input(name: str, array: np.ndarray, source: str) -> None:
-    """OnnxToolError (exit 3) for a user-given data input holding NaN: every output it reaches
+    """InvalidInputError (exit 3) for a user-given data input holding NaN: every output it reaches
     would be NaN on both sides, and NaN-vs-NaN agreement is not evidence."""
     if array.dtype.kind not in "fc" or not array.size:
         return
     count = int(np.isnan(array).sum())
     if count:
-        raise OnnxToolError(f"input {name!r} from {source}: {count} of {array.size} values are NaN; "
+        raise InvalidInputError(f"input {name!r} from {source}: {count} of {array.size} values are NaN; "
                             "outputs computed from NaN compare nothing (give finite data)")

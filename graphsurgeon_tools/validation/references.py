@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,8 +47,18 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError
-from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_DEFAULTS, normalize_mode
+from graphsurgeon_tools.errors import (
+    EnvironmentProblemError,
+    InvalidInputError,
+    InvalidModelError,
+    OnnxToolError,
+    UsageError,
+)
+from graphsurgeon_tools.resize.semantics import (
+    PLUGIN_OP_TYPE,
+    RESIZE_DEFAULTS,
+    normalize_mode,
+)
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
 from graphsurgeon_tools.validation.sweep import Factor
 
@@ -127,7 +138,7 @@ class OnnxModelReference(Reference):
         elif len(ours) == len(data):
             mapped = {d.name: value for d, (_, value) in zip(ours, data)}
         else:
-            raise OnnxToolError(
+            raise InvalidInputError(
                 f"reference {self.label} has data inputs {[d.name for d in ours]}, "
                 f"the candidate {[n for n, _ in data]}: they match neither by name nor by count"
             )
@@ -313,15 +324,15 @@ def _load_python_callable(spec: str) -> Any:
     prefix, _, body = spec.partition(":")
     module_name, sep, attr = body.rpartition(":")
     if not sep or not module_name or not attr:
-        raise OnnxToolError(f"reference {spec!r} must look like {prefix}:MODULE:CALLABLE")
+        raise UsageError(f"reference {spec!r} must look like {prefix}:MODULE:CALLABLE")
     try:
         if module_name.endswith(".py"):
             path = Path(module_name)
             if not path.is_file():
-                raise OnnxToolError(f"reference {spec!r}: file {path} does not exist")
+                raise UsageError(f"reference {spec!r}: file {path} does not exist")
             mod_spec = importlib.util.spec_from_file_location(path.stem, path)
             if mod_spec is None or mod_spec.loader is None:
-                raise OnnxToolError(f"reference {spec!r}: cannot import {path}")
+                raise UsageError(f"reference {spec!r}: cannot import {path}")
             module = importlib.util.module_from_spec(mod_spec)
             # A model file imports the modules beside it, as when run as a script.
             with _importable(str(path.resolve().parent)):
@@ -335,17 +346,17 @@ def _load_python_callable(spec: str) -> Any:
         raise
     except Exception as exc:  # the user's module ran on import: whatever it raises is theirs, by type
         _raise_environment_problem(exc)
-        raise OnnxToolError(
+        raise InvalidInputError(
             f"reference {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from exc
     factory = getattr(module, attr, None)
     if not callable(factory):
-        raise OnnxToolError(f"reference {spec!r}: {module_name} has no callable {attr!r}")
+        raise UsageError(f"reference {spec!r}: {module_name} has no callable {attr!r}")
     try:
         return factory()
     except Exception as exc:  # the user's factory: whatever it raises is theirs, by type
         _raise_environment_problem(exc)
-        raise OnnxToolError(f"reference {spec!r}: {attr}() raised {type(exc).__name__}: {exc}") from exc
+        raise InvalidInputError(f"reference {spec!r}: {attr}() raised {type(exc).__name__}: {exc}") from exc
 
 
 
@@ -384,7 +395,7 @@ def _routed_reference(module: Any, label: str, candidate: onnx.ModelProto) -> Re
     runner = module_runner()  # one line naming what to install without the PyTorch side
     build = getattr(runner, "reference", None)
     if build is None:
-        raise OnnxToolError(f"reference {label}: the installed PyTorch side cannot route resizes; "
+        raise EnvironmentProblemError(f"reference {label}: the installed PyTorch side cannot route resizes; "
                             "reinstall onnxtool, or use python-scales: for a module that takes scales")
     return build(module, label, candidate)
 
@@ -421,7 +432,7 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
     if isinstance(reference, onnx.ModelProto):
         return OnnxModelReference(reference, "<ModelProto>")
     if isinstance(reference, str) and not reference.strip():
-        raise OnnxToolError(f"empty reference: give {_SPECS}")
+        raise UsageError(f"empty reference: give {_SPECS}")
     if isinstance(reference, str) and reference == "onnx-reference":
         return EvaluatorReference(candidate)
     if isinstance(reference, str) and reference.startswith("python-scales:"):
@@ -435,11 +446,15 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
     if isinstance(reference, (str, Path)):
         path = Path(reference)
         if not path.exists():
-            raise OnnxToolError(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
+            # a path that is not there is a missing input file (exit 3, like a missing model);
+            # a bare word that names nothing is a usage mistake (exit 2)
+            error = InvalidInputError if (isinstance(reference, Path) or os.sep in reference
+                                          or reference.endswith(".onnx")) else UsageError
+            raise error(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
         return OnnxModelReference(load_onnx(path, "reference"), str(path))
     if callable(reference):
         label = getattr(type(reference), "__name__", "callable")
         if scales_argument:
             return TorchReference(reference, label)
         return _routed_reference(reference, label, candidate)
-    raise OnnxToolError(f"cannot use a {type(reference).__name__} as a reference")
+    raise UsageError(f"cannot use a {type(reference).__name__} as a reference")

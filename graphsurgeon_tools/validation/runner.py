@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, naming
+from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, UsageError, naming
 from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor
@@ -153,7 +153,7 @@ class OnnxRunner:
                     (reference_baked[n] for n in scale.nodes if reference_baked and n in reference_baked), None
                 )
                 if baked is None:
-                    raise OnnxToolError(
+                    raise UsageError(
                         f"{self.where}: no baked scales to feed input {scale.name!r} "
                         f"(nodes {', '.join(scale.nodes)}); pass factors="
                     )

@@ -409,7 +409,6 @@ def test_cli_mismatch_exit_1_json_and_junit(files: dict[str, Path], tmp_path: Pa
     [
         (["--input", "x={x_bad}"], "does not fit the model's"),
         (["--input", "x={missing}"], "file not found"),
-        (["--reference", "no-such-reference"], "unknown reference"),
         (["--reference", "{junk}"], "not an ONNX model"),
         (["--factors", "two"], "not a number"),
     ],
@@ -423,6 +422,20 @@ def test_cli_bad_input_exit_3(files: dict[str, Path], tmp_path: Path, capsys: py
     code = main(["validate", str(files["dynamic"]), *args])
     err = capsys.readouterr().err
     assert code == 3
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--reference", "no-such-reference"], "unknown reference"),
+    (["--reference", "python:no_module"], "must look like python:MODULE:CALLABLE"),
+    (["--reference", "onnx-reference", "--input", "nope={x}"], "the candidate has no such input"),
+])
+def test_cli_usage_mistakes_exit_2(files: dict[str, Path], capsys: pytest.CaptureFixture, args: list[str],
+                                   message: str) -> None:
+    args = [a.format(x=files["x"]) for a in args]
+    code = main(["validate", str(files["dynamic"]), *args])
+    err = capsys.readouterr().err
+    assert code == 2, err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
