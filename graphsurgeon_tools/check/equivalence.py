@@ -51,6 +51,7 @@ from graphsurgeon_tools.check.compare import OutputComparison, abs_diff, compare
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, guard_output_sizes, random_feeds
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.resize.original_values import original_feeds
 
 __all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "concrete_input_shapes",
            "random_feeds"]
@@ -304,7 +305,10 @@ def compare_models(
             )
     shapes = concrete_input_shapes(original_proto, dims)
     guard_output_sizes(original_proto, shapes, max_output_bytes)
-    feeds = {**random_feeds(original_proto, shapes, seed), **dict(reference_feeds or {})}
+    # Inputs an earlier rewrite added (a dynamic scales/sizes input) get the value they held in the
+    # model that rewrite started from: random values would be nonsense scales ORT refuses.
+    feeds = {**random_feeds(original_proto, shapes, seed), **original_feeds(original_proto),
+             **dict(reference_feeds or {})}
     factory = session_factory or _default_session
     # ORT's own exception types, a failed plugin kernel, a model the plugin bridge refuses.
     run_errors = (*ort_errors(), OnnxToolError)

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 from onnx import ModelProto
 
-__all__ = ["ORIGINAL_VALUES_KEY", "read_original_values", "record_original_values"]
+__all__ = ["ORIGINAL_VALUES_KEY", "original_feeds", "read_original_values", "record_original_values"]
 
 
 #: metadata_props key: JSON ``{input_name: [values]}`` (what to feed the input to reproduce the
@@ -34,6 +34,38 @@ def read_original_values(model: ModelProto) -> dict[str, Any]:
                 return {}
             return recorded if isinstance(recorded, dict) else {}
     return {}
+
+
+def original_feeds(model: ModelProto) -> dict[str, np.ndarray]:
+    """Arrays that reproduce the original model, for the graph inputs the record names.
+
+    A value entry becomes an array of the input's element type (shaped as declared when the
+    declared shape holds exactly that many values); a ``{"shape": dims}`` entry (a size tensor,
+    whose values are never read) becomes zeros of that shape. Entries that do not fit their
+    input (a record written for another model) are left out, so the caller's own feed stands.
+    """
+    from onnx import helper
+
+    recorded = read_original_values(model)
+    feeds: dict[str, np.ndarray] = {}
+    for graph_input in model.graph.input:
+        entry = recorded.get(graph_input.name)
+        tensor_type = graph_input.type.tensor_type
+        if entry is None or not tensor_type.elem_type:
+            continue
+        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+        if isinstance(entry, Mapping):
+            shape = entry.get("shape")
+            if isinstance(shape, list) and len(shape) == len(dims):
+                feeds[graph_input.name] = np.zeros([int(d) for d in shape], dtype=dtype)
+            continue
+        values = np.asarray(entry, dtype=dtype)
+        if len(dims) == 1 and dims[0] in (None, values.size):
+            feeds[graph_input.name] = values.reshape(-1)
+        elif not dims and values.size == 1:
+            feeds[graph_input.name] = values.reshape(())
+    return feeds
 
 
 def record_original_values(model: ModelProto, new_inputs: Iterable[Any]) -> None:
