@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto
 
@@ -187,7 +189,7 @@ class _Walker:
         if index is None:
             return None
         node = self.graph.node[index]
-        if node.domain not in ("", "ai.onnx"):
+        if node.domain not in DEFAULT_DOMAINS:
             return None
         op = node.op_type
         if op == "Shape":

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
+
 __all__ = [
     "ATTRIBUTE_TYPES",
     "COORDINATE_TRANSFORMATION_MODES",
@@ -70,7 +72,6 @@ RESIZE_DEFAULTS: dict[str, Any] = {
     "extrapolation_value": 0.0,
     "keep_aspect_ratio_policy": "stretch",
 }
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 #: Attribute -> the AttributeProto type name it must have (Resize/Upsample schemas; the plugin's
 #: own fields as forward writes them and TensorRT's plugin field lookup reads them).
 ATTRIBUTE_TYPES: dict[str, str] = {
@@ -154,7 +155,7 @@ def normalize_mode(mode: str) -> str:
 
 def is_resize_node(node: Any) -> bool:
     """A Resize or Upsample node of the default domain."""
-    return node.op_type in RESIZE_OPS and node.domain in _DEFAULT_DOMAINS
+    return node.op_type in RESIZE_OPS and node.domain in DEFAULT_DOMAINS
 
 
 def attribute_problems(node: Any, version: int = 0, rename: Optional[dict[str, str]] = None) -> list[str]:

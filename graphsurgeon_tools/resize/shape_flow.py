@@ -31,6 +31,7 @@ from onnx import helper
 
 from graphsurgeon_tools.core.attributes import get_attr
 from graphsurgeon_tools.core.dtypes import elem_type
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.resize.shape_values import MAX_VALUE_ELEMENTS, compute_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,7 +305,7 @@ _COMPARISONS = frozenset({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrE
 
 def _quick(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     """The output of the commonest ops without a call into ONNX (most of a cone's visits)."""
-    if node.domain not in ("", "ai.onnx") or len(node.output) != 1 or not inputs:
+    if node.domain not in DEFAULT_DOMAINS or len(node.output) != 1 or not inputs:
         return None
     op = node.op_type
     if op in _SAME_SHAPE and inputs[0].static and inputs[0].elem:
@@ -388,7 +389,7 @@ def _from_type(type_proto: Any) -> Tensor:
 
 def _clash(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optional[Clash]:
     """The clash rules on static shapes (the changed input named first when there is one)."""
-    if node.op_type not in _CLASH_OPS or node.domain not in ("", "ai.onnx"):
+    if node.op_type not in _CLASH_OPS or node.domain not in DEFAULT_DOMAINS:
         return None
     try:
         return _clash_rules(node, inputs, touched)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.resize.shape_flow import ShapeFlow, Tensor, format_shape
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +90,7 @@ def shape_source(model: "ModelProto", tensor: str, *, flow: Optional[ShapeFlow] 
                 return None  # reads a graph input's VALUES: data, not a shape
             continue
         node = graph.node[index]
-        if node.op_type in ("Shape", "Size") and node.domain in ("", "ai.onnx"):
+        if node.op_type in ("Shape", "Size") and node.domain in DEFAULT_DOMAINS:
             shapes_read[node.input[0]] = min(index, shapes_read.get(node.input[0], index))
             continue
         stack.extend(node.input)

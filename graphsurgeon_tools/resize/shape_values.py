@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto
@@ -35,7 +36,7 @@ VALUE_OPS = frozenset({"Constant", "Shape", "Size", "Identity", "Cast", "Gather"
 
 def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> Optional["np.ndarray"]:
     op = node.op_type
-    if op not in VALUE_OPS or node.domain not in ("", "ai.onnx") or len(node.output) != 1:
+    if op not in VALUE_OPS or node.domain not in DEFAULT_DOMAINS or len(node.output) != 1:
         return None
     if op == "Constant":
         from graphsurgeon_tools.core.constants import constant_node_value

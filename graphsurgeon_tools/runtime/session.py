@@ -42,6 +42,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 
 __all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "plugin_nodes", "scoped_custom_op_libs"]
@@ -146,7 +147,7 @@ def plugin_nodes(model: Any) -> list[Any]:
     """The nodes of ``model``'s main graph that this module runs (op_type in KERNEL_OP_TYPES, any non-default domain)."""
     return [
         node for node in model.graph.node
-        if node.op_type in KERNEL_OP_TYPES and node.domain not in ("", "ai.onnx")
+        if node.op_type in KERNEL_OP_TYPES and node.domain not in DEFAULT_DOMAINS
     ]
 
 
@@ -182,7 +183,7 @@ def _private_copy(model: Any) -> Any:
     types = _elem_types(copy)
     used_domains = set()
     for node in copy.graph.node:
-        if node.op_type not in KERNEL_OP_TYPES or node.domain in ("", "ai.onnx"):
+        if node.op_type not in KERNEL_OP_TYPES or node.domain in DEFAULT_DOMAINS:
             used_domains.add(node.domain)
             continue
         if len(node.input) != 2 or len(node.output) != 1:
@@ -208,7 +209,7 @@ def _private_copy(model: Any) -> Any:
         node.op_type = _kernel_op_name(x_type, s_type)
         node.domain = CONTRIB_DOMAIN
     # Drop opset imports nothing uses any more: the plugin's domain means nothing to ORT.
-    keep = [op for op in copy.opset_import if op.domain in used_domains or op.domain in ("", "ai.onnx")]
+    keep = [op for op in copy.opset_import if op.domain in used_domains or op.domain in DEFAULT_DOMAINS]
     del copy.opset_import[:]
     copy.opset_import.extend(keep)
     copy.opset_import.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))

@@ -47,6 +47,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.errors import (
     EnvironmentProblemError,
     InvalidInputError,
@@ -248,7 +249,7 @@ def _needs_inference_batch_norm(model: onnx.ModelProto) -> bool:
     from graphsurgeon_tools.validation.ports import model_opset
 
     return 9 <= model_opset(model) < 14 and any(
-        node.op_type == "BatchNormalization" and node.domain in ("", "ai.onnx") and len(node.output) == 1
+        node.op_type == "BatchNormalization" and node.domain in DEFAULT_DOMAINS and len(node.output) == 1
         for node in model.graph.node)
 
 
