@@ -26,7 +26,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, naming
+from graphsurgeon_tools.errors import InvalidModelError, naming
+from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 
 if TYPE_CHECKING:
     from onnx import ModelProto
@@ -111,9 +112,7 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
         raise InvalidModelError(f"fails the ONNX checker: {' '.join(str(exc).split())[:300]}") from None
     sites = find_resize_sites(proto, nested=True)
     for site in sites:
-        if site.problems:
-            where = "" if site.in_main_graph else f" (inside {site.scope})"
-            raise InvalidScalesError(f"node {site.node_name or site.output_name!r}{where}: {site.problems[0]}")
+        raise_if_nonsense(site)
     if nodes:
         sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
                                          fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]

@@ -79,13 +79,16 @@ def scales_problems(
     return found
 
 
-def raise_if_nonsense(site: Any, where: str) -> None:
-    """Raise InvalidScalesError (exit 3) naming ``where`` and the site's first problem, if any.
+def raise_if_nonsense(site: Any, where: Optional[str] = None) -> None:
+    """Raise InvalidScalesError (exit 3) naming ``where``, the site and its first problem, if any.
 
-    ``site`` is a :class:`~graphsurgeon_tools.resize.sites.ResizeSite`; ``where`` says which
-    model and pass ("model.onnx: make_dynamic_scale")."""
+    The one raise for nonsense scales (every pass, inspect, validate). ``site`` is a
+    :class:`~graphsurgeon_tools.resize.sites.ResizeSite`; ``where`` says which model and pass
+    ("model.onnx: make_dynamic_scale"), or None when the caller names the file itself."""
     if site.problems:
         from graphsurgeon_tools.errors import InvalidScalesError
 
         label = site.node_name or site.output_name
-        raise InvalidScalesError(f"{where}: node {label!r}: {site.problems[0]}")
+        scope = "" if getattr(site, "in_main_graph", True) else f" (inside {site.scope})"
+        prefix = f"{where}: " if where else ""
+        raise InvalidScalesError(f"{prefix}node {label!r}{scope}: {site.problems[0]}")

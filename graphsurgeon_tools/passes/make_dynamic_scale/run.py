@@ -18,20 +18,32 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
-from graphsurgeon_tools.errors import (InvalidScalesError, PreconditionError, RefusedRequestError,
-                                       UnsupportedModelError)
+from graphsurgeon_tools.errors import (
+    PreconditionError,
+    RefusedRequestError,
+    UnsupportedModelError,
+)
 from graphsurgeon_tools.passes.base import Pass, Timer, select
-from graphsurgeon_tools.passes.make_dynamic_scale import free
-from graphsurgeon_tools.passes.make_dynamic_scale import layouts
+from graphsurgeon_tools.passes.make_dynamic_scale import free, layouts, relayout
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
-from graphsurgeon_tools.passes.make_dynamic_scale import relayout
 from graphsurgeon_tools.passes.make_dynamic_scale.options import DynamicScaleOptions
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
-from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResult, RewrittenSite
-from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import check_input_name, rewrite
-from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (body_levels, factor_hints, forget_body_shapes,
-                                                                  refresh_shapes)
+from graphsurgeon_tools.passes.make_dynamic_scale.result import (
+    DynamicScaleResult,
+    RewrittenSite,
+)
+from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import (
+    check_input_name,
+    rewrite,
+)
+from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (
+    body_levels,
+    factor_hints,
+    forget_body_shapes,
+    refresh_shapes,
+)
 from graphsurgeon_tools.resize.original_values import record_original_values
+from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.sites import ResizeSite
 
 __all__ = ["MakeDynamicScale", "dynamize_sites", "nonsense_gate", "raise_layout_refused"]
@@ -40,9 +52,7 @@ __all__ = ["MakeDynamicScale", "dynamize_sites", "nonsense_gate", "raise_layout_
 def nonsense_gate(sites: list[ResizeSite], label: Optional[str] = None) -> None:
     """Any site, selected or not: a model with nonsense scales is invalid input as a whole."""
     for site in sites:
-        if site.problems:
-            where = f"{label}: " if label else ""
-            raise InvalidScalesError(f"{where}node {planning.label(site)!r}: {site.problems[0]}")
+        raise_if_nonsense(site, label)
 
 
 def raise_layout_refused(layout: str, refused: list) -> None:
