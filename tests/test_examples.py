@@ -107,6 +107,7 @@ def shown_commands(page: Path) -> list[str]:
     """Every ``onnxtool ...`` line in the page's fenced blocks (a ``$ `` prompt stripped)."""
     found = []
     for block in ANY_FENCE.findall(page.read_text(encoding="utf-8")):
+        block = re.sub(r"\\\n\s*", " ", block)  # a shell line continued with a backslash is one command
         for line in block.splitlines():
             line = line.strip().removeprefix("$ ")
             if line.startswith("onnxtool "):
