@@ -2,8 +2,8 @@
 
     Resize(X: float32)                       nothing to say
     Resize(X: float16 | bfloat16 | float64)  info: the plugin must declare that type
-    Resize(X: int8 | uint8 | int32)          info: the plugin must declare it; swap-plugin refuses it
-                                             while the ORT kernel here has no such path
+    Resize(X: int8 | uint8 | int32)          info: the plugin must declare it (integer cubic: swap-plugin
+                                             refuses it, the kernel here has no such path)
     DQ -> Resize -> Q (quantized)            info: the plugin inside the pair runs float32
     DynamicTRTResize(X: not float32)         warning: builds only with a plugin declaring that type
 
@@ -13,7 +13,7 @@ gets a type no combination accepts. The plugin of this name that the MMDeploy tu
 (and the one :data:`~graphsurgeon_tools.resize.plugin_dtypes.TENSORRT_PLUGIN_DTYPES` describes)
 takes float32 linear tensors only; TensorRT's own Resize layer takes float16 and int8 as well,
 so an unswapped site of those types builds. What the compiled ONNX Runtime kernel here takes
-comes from the one table, :mod:`graphsurgeon_tools.resize.plugin_dtypes`.
+comes from the one table, :mod:`graphsurgeon_tools.resize.kernel_dtypes` (per dtype and mode).
 
 Subjects: every Resize/Upsample site and every plugin node. Does NOT: know which plugin a
 deployment registers (severity info/warning, never error), or infer types the model does not state
@@ -28,7 +28,7 @@ from onnx import TensorProto
 
 from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
-from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, TENSORRT_PLUGIN_DTYPES, kernel_dtypes, names_of
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, TENSORRT_PLUGIN_DTYPES, dtype_refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import NodeProto
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from graphsurgeon_tools.resize import ResizeSite
 
 _SOURCE = ("TensorRT IPluginV2DynamicExt/IPluginV3OneBuild::supportsFormatCombination; "
-           "onnxtool resize.plugin_dtypes (the ORT kernel's types)")
+           "onnxtool resize.kernel_dtypes (the ORT kernel's types per mode)")
 #: TensorRT's name for each ONNX element type a plugin may declare.
 _TRT_TYPES = {TensorProto.FLOAT: "kFLOAT", TensorProto.FLOAT16: "kHALF", TensorProto.BFLOAT16: "kBF16",
               TensorProto.INT8: "kINT8", TensorProto.UINT8: "kUINT8", TensorProto.INT32: "kINT32",
@@ -68,10 +68,9 @@ def check_site_dtype(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     elem = _x_type(ctx, site.input_name)
     if not elem or elem in TENSORRT_PLUGIN_DTYPES:
         return None
-    ort = kernel_dtypes()
-    runs = ("the ONNX Runtime kernel here takes it" if elem in ort else
-            f"the ONNX Runtime kernel here takes {', '.join(names_of(ort))} only, so swap-plugin refuses this site "
-            f"({DTYPE_CODE})")
+    refused = dtype_refusal(elem, mode=site.mode)
+    runs = ("the ONNX Runtime kernel here takes it" if refused is None else
+            f"swap-plugin refuses this site ({DTYPE_CODE}: {refused.text})")
     return Reason(f"X is {_name(elem)}: a DynamicTRTResize plugin for this site must declare "
                   f"{_TRT_TYPES.get(elem, _name(elem))} in supportsFormatCombination (the MMDeploy tutorial's plugin "
                   f"declares kFLOAT only); {runs}. Unswapped, TensorRT's own Resize layer runs it",

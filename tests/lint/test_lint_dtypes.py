@@ -10,11 +10,11 @@ from graphsurgeon_tools.lint import lint_model
 from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE
 
 
-def _resize(dtype: str) -> onnx.ModelProto:
+def _resize(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
     return onnx.parser.parse_model(f"""
     <ir_version: 8, opset_import: ["" : 17]>
     g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
-        y = Resize<mode = "nearest">(x, , s)
+        y = Resize<mode = "{mode}">(x, , s)
     }}""")
 
 
@@ -22,14 +22,25 @@ def _findings(model: onnx.ModelProto, rule: str) -> list:
     return [f for f in lint_model(model, "tensorrt").findings if f.rule == rule]
 
 
-@pytest.mark.parametrize(("dtype", "trt", "kernel"), [
-    ("uint8", "kUINT8", DTYPE_CODE), ("int8", "kINT8", DTYPE_CODE), ("int32", "kINT32", DTYPE_CODE),
-    ("float16", "kHALF", "kernel here takes it"),
+@pytest.mark.parametrize(("dtype", "mode", "trt", "kernel"), [
+    ("uint8", "nearest", "kUINT8", "kernel here takes it"), ("int8", "linear", "kINT8", "kernel here takes it"),
+    ("int32", "nearest", "kINT32", "kernel here takes it"), ("float16", "nearest", "kHALF", "kernel here takes it"),
+    ("uint8", "cubic", "kUINT8", DTYPE_CODE), ("int32", "cubic", "kINT32", DTYPE_CODE),
 ])
-def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str, trt: str, kernel: str) -> None:
-    (finding,) = _findings(_resize(dtype), "trt-resize-dtype")
+def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str, mode: str, trt: str,
+                                                                      kernel: str) -> None:
+    (finding,) = _findings(_resize(dtype, mode), "trt-resize-dtype")
     assert finding.severity == "info" and f"X is {dtype}" in finding.reason
     assert trt in finding.reason and kernel in finding.reason
+    if kernel == DTYPE_CODE:  # the reason is the one table's (resize.kernel_dtypes)
+        assert "mode 'cubic'" in finding.reason
+
+
+def test_an_integer_plugin_node_warns_that_it_needs_an_integer_plugin() -> None:
+    plugin = swap_plugin(_resize("int8", "linear"), check=False).model
+    assert [n.op_type for n in plugin.graph.node] == ["DynamicTRTResize"]
+    (finding,) = _findings(plugin, "trt-plugin-dtype")
+    assert finding.severity == "warning" and "kINT8" in finding.reason
 
 
 def test_a_float32_site_has_nothing_to_say() -> None:
@@ -64,4 +75,4 @@ def test_a_bfloat16_site_behind_a_cast_is_judged_by_the_cast_type() -> None:
         y = Cast<to = 1>(r)
     }""")
     (finding,) = _findings(model, "trt-resize-dtype")
-    assert "X is bfloat16" in finding.reason and "kBF16" in finding.reason and DTYPE_CODE in finding.reason
+    assert "X is bfloat16" in finding.reason and "kBF16" in finding.reason and "kernel here takes it" in finding.reason

@@ -204,8 +204,8 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
         _resize(13, 'y = Resize <mode = "linear"> (x, , s)', extra=", float[4] s"), signature="sizes", check=False)),
     ("plugin-dtype-unsupported", "swap", lambda: swap_plugin(_parse(
         '<ir_version: 8, opset_import: ["" : 13]>\ng (uint8[1,3,8,8] x) => (uint8[1,3,16,16] y) '
-        '<float[4] s = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}> { y = Resize <mode = "nearest"> (x, roi, s) }'),
-        check=False)),
+        '<float[4] s = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}> { y = Resize <mode = "cubic"> (x, roi, s) }'),
+        check=False)),  # integer cubic: no kernel (resize.kernel_dtypes); integer nearest/linear are swapped
     # swap-plugin: the generic spec engine
     ("spec-attributes-differ", "generic", lambda: _generic(_grid_sample(
         lambda t: t.replace('mode = ["bilinear", "linear", "nearest", "bicubic", "cubic"]', 'mode = "bilinear"')))),

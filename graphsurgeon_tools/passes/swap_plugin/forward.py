@@ -84,7 +84,7 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
         refusal = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
                    or refusals.dtype_refusal(site, types, op_type)
-                   or (qdq_forms.integer_refusal(integer[site.output_name], types, op_type)
+                   or (qdq_forms.integer_refusal(integer[site.output_name], types, op_type, site.mode)
                        if integer and site.output_name in integer else None)
                    or refusals.rank_refusal(site, rank, signature)
                    or refusals.resize_refusal(view, signature)

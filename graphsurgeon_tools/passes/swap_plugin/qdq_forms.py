@@ -8,8 +8,9 @@
                                        (one plugin node on the quantized tensor; DQ and Q gone)
 
 The integer form needs a kernel that takes the quantized type (int8/uint8: the one table,
-:mod:`graphsurgeon_tools.resize.plugin_dtypes`) and equal scale and zero point on both sides
-(then nearest is exact, and linear/cubic round as an integer Resize does); otherwise the site is
+:mod:`graphsurgeon_tools.resize.kernel_dtypes`, per mode), equal scale and zero point on both
+sides, and mode nearest (then the integer node is exact; a linear blend on integers truncates as
+ORT's integer Resize does where the pair rounds, so linear/cubic are refused); otherwise the site is
 refused up front (:func:`integer_refusal`), never folded into a model the kernel cannot load.
 Sites that are not a full DQ -> Resize -> Q pair are swapped in the float form either way.
 
@@ -25,28 +26,38 @@ from typing import Any, Optional
 from onnx import ModelProto
 
 from graphsurgeon_tools.refusal import Refusal
-from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, kernel_dtypes, kernel_takes, names_of
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, dtype_refusal
 from graphsurgeon_tools.resize.qdq import QdqSite
 
 __all__ = ["QDQ_FORMS", "fold_integer", "integer_refusal"]
 
 QDQ_FORMS = ("inside", "integer")
 PARAMETERS_CODE = "qdq-parameters-differ"
+ROUNDING_CODE = "qdq-integer-rounding"
 #: Refusals of the requested integer form (a request refused at every site fails: RefusedRequestError).
-FORM_CODES = frozenset({DTYPE_CODE, PARAMETERS_CODE})
+FORM_CODES = frozenset({DTYPE_CODE, PARAMETERS_CODE, ROUNDING_CODE})
 
 
-def integer_refusal(site: QdqSite, types: dict[str, Any], op_type: str) -> Optional[Refusal]:
-    """Why ``qdq_form="integer"`` cannot fold this quantized site, or None when it can."""
+def integer_refusal(site: QdqSite, types: dict[str, Any], op_type: str, mode: str = "nearest") -> Optional[Refusal]:
+    """Why ``qdq_form="integer"`` cannot fold this quantized site (whose Resize has ``mode``), or None when it can."""
     info = types.get(site.quantized_input)
     elem = info.tensor_type.elem_type if info is not None and info.HasField("tensor_type") else 0
-    if not elem or not kernel_takes(elem, op_type):
-        from graphsurgeon_tools.core.dtypes import dtype_name, is_known
-
-        name = dtype_name(elem) if elem and is_known(elem) else "of unknown type"
-        return Refusal(DTYPE_CODE, f'qdq_form="integer": the quantized tensor is {name}, and the {op_type} kernel here '
-                                   f"takes {', '.join(names_of(kernel_dtypes(op_type)))} only; qdq_form=\"inside\" "
-                                   "puts a float plugin between the DequantizeLinear and the QuantizeLinear")
+    if not elem:
+        return Refusal(DTYPE_CODE, 'qdq_form="integer": the quantized tensor is of unknown type, so no integer '
+                                   f'{op_type} node can be typed; qdq_form="inside" puts a float plugin between the '
+                                   "DequantizeLinear and the QuantizeLinear")
+    refused = dtype_refusal(elem, op_type, mode=mode, what="the quantized tensor")
+    if refused is not None:
+        return Refusal(DTYPE_CODE, f'qdq_form="integer": {refused.text}; qdq_form="inside" puts a float plugin '
+                                   "between the DequantizeLinear and the QuantizeLinear")
+    if mode != "nearest":
+        # The integer kernel blends as ONNX Runtime's integer Resize does (float32 blend, truncated);
+        # DequantizeLinear -> Resize -> QuantizeLinear rounds the same blend to nearest even, so the two
+        # differ by one quantization step on a large share of the elements: refused, not left to the check.
+        return Refusal(ROUNDING_CODE, f'qdq_form="integer": mode \'{mode}\' on the quantized tensor truncates '
+                                      "its blend (ONNX Runtime's integer Resize arithmetic) where the DequantizeLinear -> Resize "
+                                      "-> QuantizeLinear pair rounds it, so one integer node differs from the pair by "
+                                      'one quantization step; qdq_form="inside" keeps the float plugin between them')
     if site.same_parameters is not True:
         what = "differ" if site.same_parameters is False else "are not constants"
         return Refusal(PARAMETERS_CODE, f'qdq_form="integer": the DequantizeLinear and QuantizeLinear scale/zero point '

@@ -101,18 +101,16 @@ def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
 
 
 def dtype_refusal(site: Any, types: dict[str, Any], op_type: str) -> Optional[Refusal]:
-    """A site whose X element type the plugin's compiled kernel does not take (resize.plugin_dtypes,
-    the one table): refused here, before anything changes, so no run (checked or not) writes a
-    plugin node that ONNX Runtime cannot load. An op_type with no kernel here is the user's plugin:
-    not judged. X of unknown type is taken as float32 (what the exporters write)."""
-    from graphsurgeon_tools.resize.plugin_dtypes import KERNEL_DTYPES
+    """A site whose X element type x mode (x antialias) the plugin's compiled kernel does not run
+    (resize.kernel_dtypes, the one table): refused here, before anything changes, so no run (checked
+    or not) writes a plugin node that ONNX Runtime cannot load or run. An op_type with no kernel here
+    is the user's plugin: not judged. X of unknown type is taken as float32 (what the exporters write).
+    Antialias on a type the kernel runs is left to resize_refusal (code ``antialias``)."""
     from graphsurgeon_tools.resize.plugin_dtypes import dtype_refusal as refusal_of
 
-    if op_type not in KERNEL_DTYPES:
-        return None
     x_type = types.get(site.input_name)
     elem = x_type.tensor_type.elem_type if x_type is not None and x_type.HasField("tensor_type") else 0
-    return refusal_of(elem, op_type)
+    return refusal_of(elem, op_type, mode=site.mode)
 
 
 def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[Refusal]:

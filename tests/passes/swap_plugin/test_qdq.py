@@ -16,6 +16,7 @@ import pytest
 
 from graphsurgeon_tools import swap_plugin
 from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, KERNEL_DTYPES, kernel_takes
+from graphsurgeon_tools.resize.original_values import original_feeds
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
 from graphsurgeon_tools.runtime import make_session
 
@@ -168,40 +169,63 @@ def _integer_resize(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
-@pytest.mark.parametrize("check", [True, False], ids=["check", "no-check"])
-def test_an_integer_resize_is_refused_up_front_when_the_kernel_has_no_integer_path(dtype: str, check: bool) -> None:
-    from onnx import helper
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_an_integer_resize_is_swapped_and_runs_in_the_library_as_ort_does(dtype: str, mode: str) -> None:
+    """The one table (resize.kernel_dtypes) says the library runs integer nearest/linear: swapped, loaded
+    in make_session with the compiled library, and equal to ORT's own integer Resize bit for bit."""
+    model = _integer_resize(dtype, mode)
+    result = swap_plugin(model, check=False)
+    assert not result.skipped and [n.op_type for n in result.model.graph.node] == ["DynamicTRTResize"]
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(7).integers(max(info.min, -1000), min(info.max, 1000) + 1, (1, 2, 4, 4)).astype(dtype)
+    plugin = make_session(result.model)
+    got = plugin.run(None, {**original_feeds(result.model), "x": x})[0]
+    want = make_session(model).run(None, {"x": x})[0]
+    assert got.dtype == want.dtype == np.dtype(dtype) and len(np.unique(want)) > 4
+    np.testing.assert_array_equal(got, want)
+    checked = swap_plugin(model)  # the built-in check agrees
+    assert checked.check.passed is True, checked.check.summary
 
-    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    if kernel_takes(elem):  # the kernel learnt this type: swapped, and the model loads
-        result = swap_plugin(_integer_resize(dtype), check=check)
-        assert result.rewritten and make_session(result.model) is not None
-        return
-    model = _integer_resize(dtype)
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+@pytest.mark.parametrize("check", [True, False], ids=["check", "no-check"])
+def test_an_integer_cubic_resize_is_refused_up_front(dtype: str, check: bool) -> None:
+    from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
+
+    model = _integer_resize(dtype, "cubic")
     result = swap_plugin(model, check=check)
     assert not result.rewritten and not result.new_inputs and result.check is None
     (skip,) = result.skipped
-    assert skip.code == DTYPE_CODE and f"X is {dtype}" in skip.reason and "float32" in skip.reason
-    assert result.model.graph.node[0].op_type == "Resize"  # nothing written that make_session cannot load
-    make_session(result.model)
+    assert skip.code == DTYPE_CODE and f"X is {dtype}" in skip.reason
+    assert kernel_dtype_problem(dtype, "cubic") in skip.reason  # the reason is the one table's
+    assert result.model.graph.node[0].op_type == "Resize"  # nothing written that make_session cannot run
 
 
-def test_the_cli_refuses_an_integer_resize_with_the_code(run_cli, save_model_file) -> None:
+def test_the_cli_refuses_an_integer_cubic_resize_with_the_code(run_cli, save_model_file) -> None:
     import json
 
-    path = save_model_file(_integer_resize("uint8"), "u8.onnx")
+    path = save_model_file(_integer_resize("uint8", "cubic"), "u8.onnx")
     run = run_cli("swap-plugin", path, "--no-check", "--json")
     assert run.code in (0, 1, 3), run.err  # refusing is not a bug
     report = json.loads(run.out)
     assert report["skipped"][0]["code"] == DTYPE_CODE and not report["swapped"]
 
 
-def test_the_kernel_table_names_the_float_types_the_library_runs() -> None:
-    """The one table (resize.plugin_dtypes) against the compiled library: every listed type runs."""
+def test_the_plugin_table_is_the_kernel_table() -> None:
+    """plugin_dtypes derives from resize.kernel_dtypes (one home): the same types, per mode."""
+    from graphsurgeon_tools.resize import kernel_dtypes
+
+    assert KERNEL_DTYPES["DynamicTRTResize"] == {e.onnx_elem for e in kernel_dtypes.KERNEL_DTYPES.values()}
+    for entry in kernel_dtypes.KERNEL_DTYPES.values():
+        for mode in ("nearest", "linear", "cubic"):
+            assert kernel_takes(entry.onnx_elem, mode=mode) is (mode in entry.modes)
+
+
+def test_the_kernel_table_names_the_types_the_library_runs() -> None:
+    """The one table against the compiled library: every listed type runs."""
     from onnx import TensorProto, helper
 
     for elem in sorted(KERNEL_DTYPES["DynamicTRTResize"]):
-        dtype = helper.tensor_dtype_to_np_dtype(elem)
         x = helper.make_tensor_value_info("x", elem, [1, 1, 2, 2])
         s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])
         y = helper.make_tensor_value_info("y", elem, None)
@@ -209,37 +233,41 @@ def test_the_kernel_table_names_the_float_types_the_library_runs() -> None:
                                 plugin_version="1", plugin_namespace="")
         model = helper.make_model(helper.make_graph([node], "g", [x, s], [y]),
                                   opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)])
-        out = make_session(model).run(None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2),
-                                              "s": np.array([1, 1, 2, 2], np.float32)})[0]
+        session = make_session(model)
+        if elem == TensorProto.BFLOAT16:  # numpy has no bfloat16: the session loading it is what is asked here
+            assert session.get_inputs()[0].type == "tensor(bfloat16)"
+            continue
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        out = session.run(None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2),
+                                 "s": np.array([1, 1, 2, 2], np.float32)})[0]
         assert out.shape == (1, 1, 4, 4) and out.dtype == dtype
+        np.testing.assert_array_equal(out[0, 0, ::2, ::2], np.arange(4, dtype=dtype).reshape(2, 2))
 
 
-def test_the_integer_form_is_refused_up_front_while_the_kernel_has_no_int8_path() -> None:
-    from onnx import TensorProto
+def test_the_integer_form_swaps_one_int8_plugin_node_and_checks() -> None:
+    result = swap_plugin(_qdq_model(mode="nearest"), qdq_form="integer")
+    assert result.check.passed is True, result.check.summary
+    ops = [n.op_type for n in result.model.graph.node]
+    assert ops == ["QuantizeLinear", "DynamicTRTResize", "DequantizeLinear"]
+    make_session(result.model)
 
-    model = _qdq_model(mode="nearest")
-    if kernel_takes(TensorProto.INT8):  # the kernel learnt int8: the integer form swaps and checks
-        result = swap_plugin(model, qdq_form="integer")
-        assert result.check.passed is True, result.check.summary
-        return
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+def test_the_integer_form_refuses_linear_up_front_because_the_pair_rounds(per_channel: bool) -> None:
+    """An integer linear node truncates its blend (ORT's integer Resize); the pair rounds it: one step apart.
+    Refused in the pass with the reason, never through the check; the inside form passes it."""
     from graphsurgeon_tools.errors import RefusedRequestError
 
-    for check in (True, False):  # the requested form refuses every site: a failure (exit 3), nothing written
+    for check in (True, False):
         with pytest.raises(RefusedRequestError, match="qdq_form='integer'") as refused:
-            swap_plugin(model, qdq_form="integer", check=check)
+            swap_plugin(_qdq_model(mode="linear", per_channel=per_channel), qdq_form="integer", check=check)
         (skip,) = refused.value.skipped
-        assert skip.code == DTYPE_CODE and 'qdq_form="integer"' in skip.reason and "int8" in skip.reason
+        assert skip.code == "qdq-integer-rounding" and "truncates" in skip.reason and 'qdq_form="inside"' in skip.reason
+    inside = swap_plugin(_qdq_model(mode="linear", per_channel=per_channel))
+    assert inside.check.passed is True, inside.check.summary
 
 
-def test_the_integer_form_folds_dq_and_q_into_one_plugin_node(monkeypatch) -> None:
-    """The rewrite itself, for a kernel that takes int8 (the table patched: nothing is run)."""
-    from onnx import TensorProto
-
-    from graphsurgeon_tools.resize import plugin_dtypes
-
-    patched = dict(plugin_dtypes.KERNEL_DTYPES)
-    patched["DynamicTRTResize"] = patched["DynamicTRTResize"] | {TensorProto.INT8}
-    monkeypatch.setattr(plugin_dtypes, "KERNEL_DTYPES", patched)
+def test_the_integer_form_folds_dq_and_q_into_one_plugin_node() -> None:
     result = swap_plugin(_qdq_model(mode="nearest"), qdq_form="integer", check=False)
     ops = [n.op_type for n in result.model.graph.node]
     assert ops == ["QuantizeLinear", "DynamicTRTResize", "DequantizeLinear"]
@@ -247,12 +275,61 @@ def test_the_integer_form_folds_dq_and_q_into_one_plugin_node(monkeypatch) -> No
     assert plugin.input[0] == "xq" and plugin.output[0] == "yq"  # consumes and produces the quantized tensors
     assert any('qdq_form="integer"' in note for note in result.rewritten[0].notes)
     onnx.checker.check_model(result.model, full_check=True)
-    # parameters that differ cannot be one integer node
+    # parameters that differ cannot be one integer node; integer cubic has no kernel
     from graphsurgeon_tools.errors import RefusedRequestError
 
     with pytest.raises(RefusedRequestError) as refused:
         swap_plugin(_qdq_model(mode="nearest", same=False), qdq_form="integer", check=False)
     assert [s.code for s in refused.value.skipped] == ["qdq-parameters-differ"]
+    with pytest.raises(RefusedRequestError, match="qdq_form='integer'") as refused:
+        swap_plugin(_qdq_model(mode="cubic"), qdq_form="integer", check=False)
+    (skip,) = refused.value.skipped  # the one table's reason first: no integer cubic kernel at all
+    assert skip.code == DTYPE_CODE and 'qdq_form="integer"' in skip.reason and "mode 'cubic' on int8" in skip.reason
+
+
+def test_the_integer_form_on_a_model_quantized_by_quantize_static(tmp_path) -> None:
+    """Conv -> Resize -> Conv quantized per-tensor by onnxruntime.quantization: the quantizer writes
+    DQ -> Resize -> Q with equal parameters; the integer form folds it, loads, and checks."""
+    mode = "nearest"
+    from onnx import TensorProto, helper, numpy_helper
+
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    rng = np.random.default_rng(3)
+    weights = [numpy_helper.from_array(rng.standard_normal((4, c, 3, 3)).astype(np.float32) * 0.3, f"w{i}")
+               for i, c in enumerate((3, 4))]
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "k")
+    nodes = [helper.make_node("Conv", ["input", "w0"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("Resize", ["b", "", "k"], ["r"], mode=mode),
+             helper.make_node("Conv", ["r", "w1"], ["output"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "net", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 16, 16])],
+                              weights + [scales])
+    source, target = tmp_path / "float.onnx", tmp_path / "int8.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
+
+    class Calibration(quantization.CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"input": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)} for _ in range(2)])
+
+        def get_next(self):  # noqa: ANN201 - ORT's protocol
+            return next(self.batches, None)
+
+    quantization.quantize_static(str(source), str(target), Calibration(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=False, activation_type=quantization.QuantType.QInt8,
+                                 weight_type=quantization.QuantType.QInt8)
+    quantized = onnx.load(target)
+    (site,) = [s for s in qdq_sites(quantized).values() if s.full]
+    assert site.same_parameters is True and not site.per_channel
+    result = swap_plugin(quantized, qdq_form="integer")
+    assert result.check.passed is True, result.check.summary
+    ops = [n.op_type for n in result.model.graph.node]
+    assert "Resize" not in ops and ops.count("DynamicTRTResize") == 1
+    plugin = next(n for n in result.model.graph.node if n.op_type == "DynamicTRTResize")
+    assert plugin.input[0] == site.quantized_input and plugin.output[0] in site.quantized_outputs
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    out = make_session(result.model).run(None, {**original_feeds(result.model), "input": x})[0]
+    assert out.shape == (1, 4, 16, 16) and np.ptp(out) > 0
 
 
 def test_an_unknown_qdq_form_is_a_usage_error() -> None:
