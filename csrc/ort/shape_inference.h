@@ -1,6 +1,7 @@
 // Output type and shape of DynamicTRTResize for ONNX Runtime's graph
 // resolution: X's element type and rank; the leading dims of X where they pass
-// through (size tensor, sizes); the size tensor's last two dims. Values (scales,
+// through (size tensor, (H, W) sizes; sizes with one entry per axis keep none);
+// the size tensor's last two dims. Values (scales,
 // sizes) are not visible to shape inference, so those dims get fresh names.
 #pragma once
 
@@ -46,10 +47,14 @@ inline OrtStatus* infer_output_shape(const OrtApi* api, OrtShapeInferContext* ct
   std::vector<int64_t> out(rank, -1);
   std::vector<std::string> out_names(rank);
   const bool size_tensor = srank >= 2 && rank >= 2;
-  const bool sizes_or_size_tensor = size_tensor || stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ||
-                                    stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+  const bool integer_sizes = !size_tensor && (stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ||
+                                               stype == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32);
+  // Sizes with one entry per axis of X may resize any axis (D of N, C, D, H, W): their values are not
+  // visible here, so no dim of X is kept. Only (H, W) sizes (or a size tensor) keep the leading dims.
+  const bool full_sizes = integer_sizes && srank == 1 && sdims[0] == static_cast<int64_t>(rank);
+  const bool keep_leading = size_tensor || (integer_sizes && !full_sizes);
   for (size_t i = 0; i < rank; ++i) {
-    if (sizes_or_size_tensor && i + 2 < rank) {  // kept: the leading dims pass through
+    if (keep_leading && i + 2 < rank) {  // kept: the leading dims pass through
       out[i] = dims[i];
       out_names[i] = names[i];
     } else if (size_tensor && i + 2 >= rank) {

@@ -111,7 +111,6 @@ REASON_HINTS: dict[str, str] = {
     "size-tensor-leading-axis": _SCALES_SIGNATURE,
     "size-tensor-inexact": _SCALES_SIGNATURE,
     "sizes-not-hw": "make-dynamic-scale --layout sizes first, then swap-plugin --signature sizes",
-    "sizes-form-leading-axis": _SCALES_SIGNATURE,
 }
 
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""

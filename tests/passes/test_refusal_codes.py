@@ -198,8 +198,6 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
                                                              signature="size-tensor", check=False)),
     ("size-tensor-inexact", "swap", lambda: swap_plugin(_scales(scales="1.0, 1.0, 1.5, 1.5", x="float[1,3,5,5] x"),
                                                         signature="size-tensor", check=False)),
-    ("sizes-form-leading-axis", "swap", lambda: swap_plugin(
-        _scales(scales="1.0, 1.0, 2.0, 2.0, 2.0", x="float[1,3,4,8,8] x"), signature="sizes", check=False)),
     ("sizes-not-hw", "swap", lambda: swap_plugin(
         _resize(13, 'y = Resize <mode = "linear"> (x, , s)', extra=", float[4] s"), signature="sizes", check=False)),
     ("plugin-dtype-unsupported", "swap", lambda: swap_plugin(_parse(

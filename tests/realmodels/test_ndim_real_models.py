@@ -36,7 +36,6 @@ CASES = ("segresnet3d/torchscript-17", "segresnet3d/dynamo-18", "basicunet1d/tor
          "recompute/torchscript-17", "recompute/dynamo-18")
 REFUSED = {  # (case pattern prefix, command) -> the code of the up-front refusal
     ("segresnet3d", "swap-plugin:size-tensor"): "size-tensor-rank",  # MMDeploy's plugin is 4-D only
-    ("segresnet3d", "swap-plugin:sizes"): "sizes-form-leading-axis",  # the op's shape inference keeps D
     ("basicunet1d", "swap-plugin:size-tensor"): "size-tensor-rank",
     ("recompute", "swap-plugin:scales"): "sizes-driven",  # out/in, not the scale: the size-tensor/sizes forms
 }

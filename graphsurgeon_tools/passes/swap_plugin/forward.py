@@ -56,7 +56,7 @@ __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
 #: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
 #: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
 FORM_CODES = frozenset({
-    "sizes-driven", "static-shape-source", "sizes-not-exact", "sizes-not-hw", "sizes-form-leading-axis",
+    "sizes-driven", "static-shape-source", "sizes-not-exact", "sizes-not-hw",
     "unknown-rank", "runtime-sizes",
     "size-tensor-opset", "size-tensor-rank", "size-tensor-leading-axis", "size-tensor-inexact",
     "layout-needs-resize-11", "layout-axes", "layout-tf-crop-and-resize", "layout-no-spatial-axes",
@@ -88,7 +88,6 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
                        if integer and site.output_name in integer else None)
                    or refusals.rank_refusal(site, rank, signature)
                    or refusals.resize_refusal(view, signature)
-                   or (shape_input.op_refusal(view, rank) if signature == shape_input.SIGNATURE else None)
                    or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
                                                        sources.of_site(site).get("sizes")))
         if refusal:

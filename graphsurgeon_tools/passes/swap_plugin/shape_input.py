@@ -42,7 +42,7 @@ _SIZES_LAYOUT_FIRST = Fix("make_dynamic_scale", (("layout", "sizes"),),
 SHAPE_INPUT_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = (TensorProto.INT32, TensorProto.INT64)
 
-__all__ = ["SHAPE_INPUT_INDICES", "SIGNATURE", "hw_behind_sizes", "integer_vector", "op_refusal", "sizes_from_hw",
+__all__ = ["SHAPE_INPUT_INDICES", "SIGNATURE", "hw_behind_sizes", "integer_vector", "sizes_from_hw",
            "vector_length",
            "with_hw"]
 
@@ -56,32 +56,6 @@ def hw_behind_sizes(model: ModelProto, sizes: str, producers: dict[str, int]) ->
     if node.op_type != "Concat" or len(node.input) != 2:
         return None
     return node.input[1] or None
-
-
-def op_refusal(view: ResizeSite, rank: Optional[int]) -> Optional[Refusal]:
-    """Why the compiled op cannot run this site in the V3 form (None: it can). ``view``: the site's
-    full-rank view (site_facts.full_rank_view), before any rewrite.
-
-    The compiled op's ONNX Runtime shape inference (csrc/ort/shape_inference.h) passes every dim of
-    X before the last two through to the output for integer sizes, so a V3 node that resizes an
-    earlier axis (D of (N, C, D, H, W)) would declare a wrong output shape and the model would not
-    load. Decided up front, so a refused site leaves no trace."""
-    if rank is None or rank <= 4:
-        return None
-    if view.scales is not None:
-        changed = any(float(s) != 1.0 for s in view.scales[:rank - 2])
-    elif view.sizes is not None and view.input_shape is not None and len(view.sizes) == len(view.input_shape):
-        changed = any(size != dim for size, dim in zip(view.sizes[:rank - 2], view.input_shape[:rank - 2]))
-    else:
-        changed = True  # run-time values: nothing here says the leading axes keep their size
-    if not changed:
-        return None
-    return Refusal("sizes-form-leading-axis", (
-        f"rank-{rank} input resized before its last two axes: the compiled DynamicTRTResize op's ONNX Runtime "
-        "shape inference keeps those dims for integer sizes (csrc/ort/shape_inference.h), so the plugin node "
-        'would declare a wrong output shape; signature="scales" swaps N-D sites, and make_dynamic_scale('
-        'layout="sizes") writes the integer form TensorRT imports as a Resize'),
-        fix=Fix("swap_plugin", (("signature", "scales"),)))
 
 
 def vector_length(type_proto) -> Optional[int]:  # noqa: ANN001 - an onnx.TypeProto or None

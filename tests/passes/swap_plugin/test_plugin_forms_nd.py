@@ -2,9 +2,8 @@
 
 * scales: DynamicTRTResize(X, scales[r]) swaps any rank; the built-in check passes;
 * sizes (TensorRT V3): a 1-D site hands the plugin the full-rank sizes (the op reads 2 entries as
-  (h, w), rank(X) entries as every axis); a 3-D site that resizes D is refused up front with a code
-  (the op's ONNX Runtime shape inference keeps the dims before the last two), and a request that
-  refuses every site exits 3;
+  (h, w), rank(X) entries as every axis); a 3-D site that resizes D is swapped too (the op's ONNX
+  Runtime shape inference keeps no dim of X for rank(X) sizes);
 * size-tensor (MMDeploy's plugin is 4-D only): refused up front, never through the check;
 * ``--reverse`` of every written form gives back the original outputs exactly.
 """
@@ -76,10 +75,30 @@ def test_the_v3_form_on_a_1d_site_reads_the_full_rank_sizes(mode: str) -> None:
     np.testing.assert_array_equal(_ort(back.model, {"X": x, "sizes": np.array([14], dtype=np.int64)}), want)
 
 
-def test_the_v3_form_refuses_a_3d_site_up_front_and_the_request_fails() -> None:
-    with pytest.raises(UnsupportedModelError, match=r"\[sizes-form-leading-axis\]") as raised:
-        swap_plugin(_model(3), signature="sizes")
-    assert raised.value.exit_code == 3
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_the_v3_form_swaps_a_3d_site_that_resizes_d(mode: str) -> None:
+    """The op's ONNX Runtime shape inference keeps no dim of X for rank(X) sizes (csrc/ort/shape_inference.h),
+    so a plugin node that resizes D declares the right output shape, loads, and matches ORT's Resize."""
+    original = _model(3, mode)
+    result = swap_plugin(original, signature="sizes")
+    assert result.check.passed is True and result.new_inputs[0]["value"] == [6, 10, 14]
+    x = _x(3)
+    sizes = np.array([6, 10, 14], dtype=np.int64)
+    (got,) = make_session(result.model).run(None, {"X": x, "sizes": sizes})
+    want = _ort(original, {"X": x})
+    assert got.shape == want.shape == (1, 2, 6, 10, 14)
+    np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
+    # a consumer whose shape must agree with the resized D: loads only if the op's inferred shape is not X's D
+    bias = np.linspace(-1, 1, 6 * 10 * 14, dtype=np.float32).reshape(1, 1, 6, 10, 14)
+    model = onnx.ModelProto()
+    model.CopyFrom(result.model)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(bias, "bias"))
+    model.graph.node.append(onnx.helper.make_node("Add", ["Y", "bias"], ["Z"]))
+    model.graph.output.append(onnx.helper.make_tensor_value_info("Z", onnx.TensorProto.FLOAT, None))
+    (_, z) = make_session(model).run(None, {"X": x, "sizes": sizes})
+    np.testing.assert_allclose(z, want + bias, atol=1e-5, rtol=1e-5)
+    back = swap_plugin(result.model, reverse=True)
+    np.testing.assert_array_equal(_ort(back.model, {"X": x, "sizes": sizes}), want)
 
 
 def test_the_v3_form_takes_a_5d_site_that_resizes_only_h_and_w() -> None:
