@@ -204,6 +204,10 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
         '<ir_version: 8, opset_import: ["" : 13]>\ng (uint8[1,3,8,8] x) => (uint8[1,3,16,16] y) '
         '<float[4] s = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}> { y = Resize <mode = "cubic"> (x, roi, s) }'),
         check=False)),  # integer cubic: no kernel (resize.kernel_dtypes); integer nearest/linear are swapped
+    ("qdq-integer-rounding", "swap", lambda: swap_plugin(_parse(
+        '<ir_version: 8, opset_import: ["" : 17]>\ng (int8[1,2,4,4] xq) => (int8[1,2,8,8] yq) '
+        '<float s = {0.1}, int8 z = {0}, float[4] k = {1.0, 1.0, 2.0, 2.0}> { x = DequantizeLinear (xq, s, z) '
+        'y = Resize <mode = "linear"> (x, , k) yq = QuantizeLinear (y, s, z) }'), qdq_form="integer", check=False)),
     # swap-plugin: the generic spec engine
     ("spec-attributes-differ", "generic", lambda: _generic(_grid_sample(
         lambda t: t.replace('mode = ["bilinear", "linear", "nearest", "bicubic", "cubic"]', 'mode = "bilinear"')))),
