@@ -48,6 +48,7 @@ _fallback_warned = False
 _fast: FastKernel | None = None
 _backend: str | None = None
 _fallback_reason = ""
+_backend_facts: dict[str, Any] = {}  # what the evidence record says about the backend chosen
 
 
 def kernel_backend() -> str:
@@ -57,11 +58,21 @@ def kernel_backend() -> str:
     return _backend
 
 
+#: The settings the backend choice depends on: a choice made under other values is made again
+#: (a long-lived process, or a test, that sets ONNXTOOL_RUNTIME_FALLBACK or moves the build folder
+#: must not keep a fallback, or a fast kernel, chosen before).
+_BACKEND_SETTINGS = ("ONNXTOOL_RUNTIME_FALLBACK", "ONNXTOOL_BUILD_DIR", "CXX")
+_backend_key: tuple[str, ...] = ()
+
+
 def _load_backend() -> None:
-    global _backend, _fast, _fallback_reason
+    global _backend, _fast, _fallback_reason, _backend_key
     with _lock:
-        if _backend is not None:
+        key = tuple(os.environ.get(name, "") for name in _BACKEND_SETTINGS)
+        if _backend is not None and key == _backend_key:
             return
+        _backend, _fast, _fallback_reason, _backend_key = None, None, "", key
+        _backend_facts.clear()
         if os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0"):
             _backend = "reference"  # forced, e.g. to test the fallback on a machine with the op
             return
@@ -81,7 +92,6 @@ def _load_backend() -> None:
             _fallback_reason = f"{type(exc).__name__}: {exc}"
 
 
-_backend_facts: dict[str, Any] = {}
 
 
 def _note_backend() -> None:
