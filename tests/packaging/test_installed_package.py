@@ -413,6 +413,10 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ("docs/certify.md", "from graphsurgeon_tools import certify, verify_certificate, validate"):
         "it verifies cert.json, a file it never writes (`onnxtool certify --out` does); and certifying the "
         "16..512 profile at 4 factors is a run of its own, not a snippet check",
+    ("docs/adding-a-pass.md", "@dataclass(frozen=True)"):
+        "an excerpt of passes/set_factor/__init__.py with elisions (...), shown to name the pieces of a pass",
+    ("docs/adding-a-pass.md", '@app.command("set-factor")'):
+        "an excerpt of cli/commands/set_factor.py with elisions (...), shown to name the pieces of a command",
 }
 
 # Names the snippets take as given (a model, an input), defined the way their prose describes them.
