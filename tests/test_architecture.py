@@ -116,3 +116,25 @@ def test_every_user_error_class_is_importable_from_the_package_top() -> None:
     assert len(found) >= 10, sorted(cls.__name__ for cls in found)  # the walk really saw the error tree
     missing = sorted(cls.__name__ for cls in found if getattr(graphsurgeon_tools, cls.__name__, None) is not cls)
     assert not missing, f"user error classes not exported from graphsurgeon_tools: {missing}"
+
+
+# ------------------------------------------------------------------ style: ruff
+
+STYLED = ["graphsurgeon_tools", "exporters", "tests", "benchmarks", "examples", "setup.py"]
+
+
+def _ruff(*args: str) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("ruff")
+    if not script.exists():
+        pytest.fail("ruff is missing: install the [dev] extra")
+    return subprocess.run([str(script), *args, *STYLED], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_the_code_is_ruff_formatted() -> None:
+    done = _ruff("format", "--check")
+    assert done.returncode == 0, f"run `ruff format` (pyproject.toml [tool.ruff]):\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
+
+
+def test_the_code_is_ruff_clean() -> None:
+    done = _ruff("check", "--output-format", "concise")
+    assert done.returncode == 0, f"ruff check finds:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
