@@ -84,13 +84,14 @@ def main(argv: list[str]) -> int:
             print(f"{label:34s} {b * 1000:9.1f}ms {o * 1000:9.1f}ms {o / b:6.2f}x")
 
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-        from graphsurgeon_tools.cli import main as cli_main
-        from hostile.corpus import CASES
-        from hostile.harness import prepare
-
         import contextlib
         import io
         import os
+
+        from hostile.corpus import CASES
+        from hostile.harness import prepare
+
+        from graphsurgeon_tools.cli import main as cli_main
 
         os.environ.pop("ONNXTOOL_MAX_OUTPUT_BYTES", None)
         usable = [c for c in CASES if not c.subprocess_only and c.expected_code("inspect") is not None]

@@ -70,8 +70,8 @@ class _PlainAt:
     """The bare PyTorch run at factor ``f``: torch's own interpolate kernel, ``scale_factor`` replaced (no C++ op)."""
 
     def __init__(self, factor: float) -> None:
-        from torch.overrides import TorchFunctionMode
         import torch.nn.functional as F
+        from torch.overrides import TorchFunctionMode
 
         outer = self
 

@@ -37,10 +37,9 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from graphsurgeon_tools.validation.references import Reference, RunFailed
-
 from exporters.routing import FlooredSize, OutputSize, ResizeCall, ResizeRouter
 from exporters.site_mapping import SiteMapping, map_sites
+from graphsurgeon_tools.validation.references import Reference, RunFailed
 
 __all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "module_dtype", "site_values"]
 

@@ -50,9 +50,8 @@ def torch_op_status() -> Any:
 
 def torch_srcnn() -> Any:
     """The built-in SRCNN (``variant="cxx-op"``, shipped weights), its C++ op loaded now."""
-    from graphsurgeon_tools.errors import EnvironmentProblemError
-
     from exporters.models import srcnn  # ImportError without torch: the registry says what to install
+    from graphsurgeon_tools.errors import EnvironmentProblemError
 
     try:
         from exporters.ops import load_library

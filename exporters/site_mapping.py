@@ -40,9 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from graphsurgeon_tools.errors import CheckFailedError
-
 from exporters.routing import ResizeCall
+from graphsurgeon_tools.errors import CheckFailedError
 
 __all__ = ["CandidateSite", "SiteMapping", "SiteMappingError", "candidate_sites", "map_sites"]
 

@@ -98,12 +98,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from graphsurgeon_tools.certify import Certificate, certify, verify_certificate
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult, make_dynamic_scale
-    from graphsurgeon_tools.passes.swap_plugin import SwapPluginResult, swap_plugin
     from graphsurgeon_tools.passes.set_factor import SetFactorResult, set_factor
+    from graphsurgeon_tools.passes.swap_plugin import SwapPluginResult, swap_plugin
     from graphsurgeon_tools.plugins import InvalidSpecError, PluginSpec
     from graphsurgeon_tools.resize import ResizeSite, find_resize_sites
     from graphsurgeon_tools.runtime import make_session
     from graphsurgeon_tools.validation import ValidationReport, validate
-    from graphsurgeon_tools.certify import Certificate, certify, verify_certificate

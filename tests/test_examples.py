@@ -36,8 +36,8 @@ def blocks(readme: Path) -> list[str]:
 
 def check_model(path: Path) -> str:
     """Checker + one ORT run; returns what was checked (for failure messages)."""
-    from graphsurgeon_tools.validation.ports import model_ports
     from graphsurgeon_tools.runtime import make_session
+    from graphsurgeon_tools.validation.ports import model_ports
 
     onnx.checker.check_model(str(path), full_check=True)
     model = onnx.load(str(path))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import golden
 import pytest
 
-import golden
 from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
 from graphsurgeon_tools.inspection import InspectionReport, inspect_model
 

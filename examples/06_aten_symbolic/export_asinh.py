@@ -10,7 +10,6 @@ import warnings
 import numpy as np
 import onnxruntime as ort
 import torch
-
 from asinh_model import make
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # the TorchScript exporter is deprecated

@@ -187,9 +187,9 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
     np.load allocates what the header declares before it reads: a 100-byte file claiming
     1x3x100000x100000 would be a 112 GiB MemoryError (exit 4). Not a .npy (an .npz, junk):
     left to np.load's own errors. The handle is rewound either way."""
-    from numpy.lib import format as npy_format
-
     import tokenize
+
+    from numpy.lib import format as npy_format
 
     start = handle.tell()
     try:

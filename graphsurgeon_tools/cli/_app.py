@@ -285,7 +285,6 @@ def check_step_lines(check: Optional[dict[str, Any]]) -> list[str]:
 def note(message: str) -> None:
     """A one-line remark for humans (warnings, hints); goes to stderr so --json stays clean."""
     from graphsurgeon_tools.cli.vocabulary import to_flags
-
     from graphsurgeon_tools.io.names import printable
 
     sys.stderr.write(f"onnxtool: {printable(to_flags(message))}\n")

@@ -26,7 +26,8 @@ from onnx import TensorProto
 
 from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 from graphsurgeon_tools.refusal import Refusal
-from graphsurgeon_tools.resize.kernel_dtypes import KERNEL_DTYPES as _KERNEL, kernel_dtype_problem
+from graphsurgeon_tools.resize.kernel_dtypes import KERNEL_DTYPES as _KERNEL
+from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 
 __all__ = ["DTYPE_CODE", "KERNEL_DTYPES", "TENSORRT_PLUGIN_DTYPES", "dtype_refusal", "kernel_dtypes",
            "kernel_takes", "names_of"]

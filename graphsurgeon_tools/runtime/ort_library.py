@@ -433,8 +433,9 @@ def register(sess_options: Any, path: Union[str, Path]) -> None:
     Raises UsageError naming the library when ONNX Runtime cannot load it (not a shared
     library, no ``RegisterCustomOps``, built for an incompatible ONNX Runtime).
     """
-    from graphsurgeon_tools.errors import UsageError
     from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    from graphsurgeon_tools.errors import UsageError
 
     key = str(Path(path).resolve())
     with _registered_lock:

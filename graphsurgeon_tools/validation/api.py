@@ -45,12 +45,12 @@ import onnx
 from graphsurgeon_tools.check.compare import compare_arrays
 from graphsurgeon_tools.check.feeds import InputLike, conform_array, conform_scale_input, load_user_array, random_input
 from graphsurgeon_tools.check.tolerance import UlpTolerance
-from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
+from graphsurgeon_tools.errors import CheckFailedError, UsageError
+from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
 from graphsurgeon_tools.validation.ports import Ports
 from graphsurgeon_tools.validation.quantized import QuantizedPlan
 from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
-from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
 from graphsurgeon_tools.validation.sites import ClashFinder, localise, not_free_points, originals_of
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep

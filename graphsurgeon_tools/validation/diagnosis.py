@@ -20,8 +20,8 @@ import numpy as np
 import onnx
 
 from graphsurgeon_tools.check.compare import abs_diff, compare_arrays
-from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.resize.semantics import (
     MODES,
     PLUGIN_CTMS,

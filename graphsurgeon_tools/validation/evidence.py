@@ -23,7 +23,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from graphsurgeon_tools.errors import InvalidInputError, OnnxToolError
+from graphsurgeon_tools.errors import InvalidInputError
 
 __all__ = ["refuse_nan_input", "vacuous_reason"]
 

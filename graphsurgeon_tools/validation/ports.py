@@ -262,7 +262,6 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     unknown: list[str] = []
     count = 0
     from graphsurgeon_tools.resize import find_resize_sites
-
     from graphsurgeon_tools.resize.scales import sizes_to_scales
 
     static_shapes: Optional[dict[str, tuple[int, ...]]] = None

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.errors import InvalidModelError, OnnxToolError, UsageError, naming
+from graphsurgeon_tools.errors import InvalidModelError, UsageError, naming
 from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor

@@ -3,10 +3,10 @@ it occurs (cross-checked by running the engines there directly), as a counterexa
 
 from __future__ import annotations
 
+import certify_models as cm
 import numpy as np
 import pytest
 
-import certify_models as cm
 from graphsurgeon_tools.certify import certify
 
 

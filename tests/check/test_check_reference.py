@@ -17,11 +17,11 @@ import numpy as np
 import onnx
 import onnx.parser
 import pytest
+from hostile import nested
 from onnx import helper, numpy_helper
 
 from graphsurgeon_tools import make_dynamic_scale, swap_plugin
 from graphsurgeon_tools.check import equivalence
-from hostile import nested
 
 
 def _weighted() -> onnx.ModelProto:

@@ -7,11 +7,11 @@ other kernels for constant scales. Dims written as dim_value -1 are symbolic.
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-import golden
 from graphsurgeon_tools import make_dynamic_scale
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, compare_models
 

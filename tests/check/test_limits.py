@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from graphsurgeon_tools.errors import ExitCode, InvalidScalesError, ResourceLimitError, UsageError
 from graphsurgeon_tools.check.limits import (
     DEFAULT_MAX_OUTPUT_BYTES,
     ENV_VAR,
@@ -18,6 +17,7 @@ from graphsurgeon_tools.check.limits import (
     resized_shape,
     tensor_nbytes,
 )
+from graphsurgeon_tools.errors import ExitCode, InvalidScalesError, ResourceLimitError, UsageError
 
 
 @pytest.fixture(autouse=True)

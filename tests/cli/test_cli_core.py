@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import golden
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 
-import golden
 from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleResult
 
 

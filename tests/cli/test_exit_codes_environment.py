@@ -18,10 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools import make_dynamic_scale
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

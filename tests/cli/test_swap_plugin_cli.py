@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
+import golden
 import numpy as np
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin

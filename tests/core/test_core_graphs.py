@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools.core.graphs import as_model, is_gs_graph
 from graphsurgeon_tools.resize import find_resize_sites
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from hostile import nested
 from onnx import TensorProto, helper
 
 from graphsurgeon_tools.core.graph import all_tensor_names, consumers, outer_reads, remove_unused, scopes
-from hostile import nested
 
 
 def _deep(levels: int):

@@ -3,9 +3,9 @@ stderr empty (onnx-graphsurgeon's logger prints its warnings and errors on stdou
 
 from __future__ import annotations
 
+import golden
 import pytest
 
-import golden
 from graphsurgeon_tools import find_resize_sites, make_dynamic_scale, swap_plugin
 
 gs = pytest.importorskip("onnx_graphsurgeon")

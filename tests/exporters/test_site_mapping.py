@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import warnings
-from pathlib import Path
 
 import onnx
 import pytest

@@ -16,6 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from exporters import ops  # noqa: E402 - after the torch check: exporters imports torch
+
 ops.load()  # the C++ library (built by `make setup`, else now): the symbolics cover the loaded ops
 
 from exporters import ExportFailedError, export  # noqa: E402

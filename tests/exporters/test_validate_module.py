@@ -16,9 +16,6 @@ torch = pytest.importorskip("torch")
 
 from graphsurgeon_tools import make_dynamic_scale, validate  # noqa: E402
 
-
-
-
 # A user's model file: it imports a module beside it, resizes at two sites written in its
 # code, and returns nested outputs (a tuple holding a dict), as real projects do.
 HELPER = """

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from test_fuzz import _SETTINGS, _count, _doc_feeds, _feeds, _run_ort, models_with_feeds
 
 from graphsurgeon_tools.errors import OnnxToolError
-from test_fuzz import _SETTINGS, _count, _doc_feeds, _feeds, _run_ort, models_with_feeds
 
 CONTAINERS = ("if", "loop", "function")
 REFUSALS: Counter = Counter()  # why the pass refused (shown when the law fails)

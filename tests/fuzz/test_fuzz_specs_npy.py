@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hostile import models
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphsurgeon_tools.errors import OnnxToolError, PostconditionError
 from graphsurgeon_tools.plugins import InvalidSpecError, parse_spec
-from hostile import models
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow])

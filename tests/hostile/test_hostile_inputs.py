@@ -14,8 +14,17 @@ import pytest
 
 from graphsurgeon_tools.cli import main
 from hostile.corpus import CASES, Case
-from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, \
-    run_subprocess, snapshot
+from hostile.harness import (
+    BY_ID,
+    COMMANDS,
+    Command,
+    Outcome,
+    check_failure,
+    prepare,
+    registered_commands,
+    run_subprocess,
+    snapshot,
+)
 
 _ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
 

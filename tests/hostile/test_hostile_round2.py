@@ -23,8 +23,17 @@ from onnx import TensorProto, helper
 from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus_round2 import CASES, SUCCESS_CASES, SuccessCase
-from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, \
-    run_subprocess, snapshot
+from hostile.harness import (
+    BY_ID,
+    COMMANDS,
+    Command,
+    Outcome,
+    check_failure,
+    prepare,
+    registered_commands,
+    run_subprocess,
+    snapshot,
+)
 
 _ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
 PAIRS = [

@@ -17,8 +17,17 @@ import pytest
 from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus_sites import CASES, CLAIMS, Claim
-from hostile.harness import BY_ID, COMMANDS, Command, Outcome, check_failure, prepare, registered_commands, \
-    run_subprocess, snapshot
+from hostile.harness import (
+    BY_ID,
+    COMMANDS,
+    Command,
+    Outcome,
+    check_failure,
+    prepare,
+    registered_commands,
+    run_subprocess,
+    snapshot,
+)
 
 PAIRS = [
     pytest.param(case, command, id=f"{case.name}-{command.id}")

@@ -6,11 +6,11 @@ reference evaluator (and PyTorch where it is installed) on the same seeded input
 
 from __future__ import annotations
 
+import lint_models as m
 import numpy as np
 import onnx
 import pytest
 
-import lint_models as m
 from graphsurgeon_tools.lint import lint_model
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+import lint_models as m
 import pytest
 
-import lint_models as m
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.profiles import tensorrt_profile
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import lint_models as m
 import pytest
 
-import lint_models as m
 from graphsurgeon_tools.lint import lint_model
 
 INT_SIZES_FROM_FACTOR = (

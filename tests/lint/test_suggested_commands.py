@@ -21,10 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lint_models as m
 import onnx
 import pytest
 
-import lint_models as m
 from graphsurgeon_tools.io.names import printable, shell_quote
 from graphsurgeon_tools.lint import lint_model
 

@@ -8,10 +8,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hostile import nested
 
 from graphsurgeon_tools import make_dynamic_scale, swap_plugin
 from graphsurgeon_tools.resize import find_resize_sites
-from hostile import nested
 
 BUILDERS = {
     "if_outer_initializer": nested.if_model,
@@ -166,8 +166,9 @@ def test_main_graph_sites_outside_a_specs_names_are_not_reported_as_nested() -> 
     """A spec's [match] name patterns leave other main-graph sites alone (not "nested" skips)."""
     import dataclasses
 
-    from graphsurgeon_tools.plugins import builtin_spec
     from hostile import models
+
+    from graphsurgeon_tools.plugins import builtin_spec
 
     spec = builtin_spec("DynamicTRTResize")
     spec = dataclasses.replace(spec, match=dataclasses.replace(spec.match, name_patterns=("nothing*",)))

@@ -3,12 +3,12 @@ and the cost rule of issue 9: one full checker run and one site discovery per pa
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.numpy_helper
 import pytest
 
-import golden
 from graphsurgeon_tools.errors import CheckFailedError, UsageError
 from graphsurgeon_tools.passes.base import PassResult, Skip, select
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale

@@ -3,10 +3,10 @@ whose input does not depend on another differing site."""
 
 from __future__ import annotations
 
+import golden
 import onnx
 import onnx.parser
 
-import golden
 from graphsurgeon_tools.check.compare import OutputComparison
 from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
 from graphsurgeon_tools.passes.base import PassResult

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
 import pytest
 from onnx import AttributeProto, TensorProto, helper
 
-import golden
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphsurgeon_tools.plugins import InvalidSpecError, parse_spec
-from graphsurgeon_tools.plugins import schema
+from graphsurgeon_tools.plugins import InvalidSpecError, parse_spec, schema
 
 HEAD = '[plugin]\nop_type = "P"\n[match]\nop_type = "Resize"\n'
 

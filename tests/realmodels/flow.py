@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-
 # The TorchScript exporter computes these models' interpolate sizes from Shape of static tensors
 # (a subgraph ending in Shape -> Gather -> Concat): the sites are "sizes: runtime" until onnxsim
 # folds them, so a user runs make-dynamic-scale with simplify (the issue asks the tool to say so).

@@ -18,13 +18,13 @@ Tests that fail today carry ``xfail(strict=True)`` with the issue item that expl
 
 from __future__ import annotations
 
-import re
-
 import fnmatch
+import re
 
 import numpy as np
 import onnx
 import pytest
+
 from realmodels import tensors
 from realmodels.fixtures import CASES, flows, real_models  # noqa: F401 - session fixtures
 from realmodels.flow import SIMPLIFY, Step, new_input_feeds

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
 import pytest
 from onnx import helper, numpy_helper
 
-import golden
 from graphsurgeon_tools.resize import find_resize_sites
 from graphsurgeon_tools.resize.freedom import (
     factor_clash,

@@ -4,12 +4,12 @@ each with where it lives; the tracer follows a body's reads into the enclosing s
 from __future__ import annotations
 
 import pytest
+from hostile import nested
 
 from graphsurgeon_tools.core.graph import MAIN_GRAPH, scopes
 from graphsurgeon_tools.inspection import inspect_model
 from graphsurgeon_tools.resize import ValueSource, find_resize_sites
 from graphsurgeon_tools.resize.sites import in_function
-from hostile import nested
 
 
 def _by_name(model, **kwargs):

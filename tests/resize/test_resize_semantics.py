@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import golden
 import onnx
 import pytest
 from onnx import helper
 
-import golden
 from graphsurgeon_tools.errors import InvalidScalesError
-from graphsurgeon_tools.resize import MAIN_GRAPH, ValueSource, find_resize_sites, scales_problems
-from graphsurgeon_tools.resize import semantics
+from graphsurgeon_tools.resize import MAIN_GRAPH, ValueSource, find_resize_sites, scales_problems, semantics
 from graphsurgeon_tools.resize.plugin_node import decode_plugin_semantics, resize_attributes
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools.resize import ValueSource, find_resize_sites, trace_value
 
 OP_VERSION = {10: 10, 11: 11, 13: 13, 18: 18, 19: 19}

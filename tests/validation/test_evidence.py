@@ -17,10 +17,10 @@ import xml.etree.ElementTree as ET
 from importlib import metadata
 from pathlib import Path
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools import make_dynamic_scale, save_model, swap_plugin, validate
 from graphsurgeon_tools.runtime import ort_library
 

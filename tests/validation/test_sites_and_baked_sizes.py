@@ -3,11 +3,11 @@ site outputs are compared; a sweep point with only vacuous comparisons is not a 
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-import golden
 from graphsurgeon_tools import make_dynamic_scale, validate
 from graphsurgeon_tools.validation.junit import junit_xml
 

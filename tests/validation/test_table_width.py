@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import golden
 import onnx
 import pytest
 
-import golden
 from graphsurgeon_tools import swap_plugin
 from graphsurgeon_tools.validation import render_report, validate
 from graphsurgeon_tools.validation.render import _fmt

@@ -23,8 +23,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.cli import main
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, OnnxToolError
-from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation import compare_arrays, junit_xml, render_report, validate
+from graphsurgeon_tools.validation.ports import model_ports
 
 
 def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubic",
@@ -453,7 +453,6 @@ def test_cli_unreadable_candidate_exit_3(files: dict[str, Path], capsys: pytest.
 def srcnn_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pytest.importorskip("torch")
     from exporters import export, srcnn
-
     from graphsurgeon_tools import make_dynamic_scale, save_model
 
     folder = tmp_path_factory.mktemp("srcnn")

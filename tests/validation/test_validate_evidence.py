@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from hostile import models
 from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.validation import validate
 from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
-from hostile import models
 
 
 def _model(nodes, out_shape, inits=()) -> onnx.ModelProto:

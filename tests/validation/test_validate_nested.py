@@ -5,11 +5,11 @@ per-node baked scales."""
 from __future__ import annotations
 
 import pytest
+from hostile import models, nested
 
 from graphsurgeon_tools import make_dynamic_scale
 from graphsurgeon_tools.validation import validate
 from graphsurgeon_tools.validation.ports import model_ports
-from hostile import models, nested
 
 
 @pytest.mark.parametrize("builder", [nested.if_model, nested.loop_model, nested.nested_if_in_loop_model])

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+import golden
 import numpy as np
 import onnx
 
-import golden
 from graphsurgeon_tools import make_dynamic_scale, swap_plugin, validate
 from graphsurgeon_tools.resize.original_values import ORIGINAL_VALUES_KEY
 

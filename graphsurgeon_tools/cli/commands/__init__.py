@@ -5,14 +5,14 @@ Each module imports only typer and the standard library at module level, so
 """
 
 from graphsurgeon_tools.cli.commands import (  # noqa: F401
-    inspect,
-    make_dynamic_scale,
-    validate,
-    demo,
-    swap_plugin,
-    export,
-    lint,
     certify,
+    demo,
     doctor,
+    export,
+    inspect,
+    lint,
+    make_dynamic_scale,
     set_factor,
+    swap_plugin,
+    validate,
 )

@@ -12,7 +12,6 @@ import typer
 
 from graphsurgeon_tools.cli._app import (
     CheckDimsOption,
-    check_step_lines,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -21,6 +20,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
+    check_step_lines,
     note,
     profile_lines,
     split_csv,

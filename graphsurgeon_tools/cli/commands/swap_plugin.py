@@ -9,7 +9,6 @@ import typer
 
 from graphsurgeon_tools.cli._app import (
     CheckDimsOption,
-    check_step_lines,
     CustomOpLibOption,
     InPlaceOption,
     JsonOption,
@@ -17,6 +16,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
+    check_step_lines,
     emit,
     note,
     profile_lines,

@@ -86,7 +86,8 @@ def validate(
     (or when nothing could be compared), 3 for unreadable models, .npy files
     that do not fit, or an unknown reference.
     """
-    from graphsurgeon_tools.validation import check_junit_path, render_report, validate as run_validate, write_junit
+    from graphsurgeon_tools.validation import check_junit_path, render_report, write_junit
+    from graphsurgeon_tools.validation import validate as run_validate
 
     if junit is not None:
         check_junit_path(junit, inputs=[candidate, Path(reference)])  # a "torch:..." reference is no file

@@ -44,12 +44,12 @@ from onnx import ModelProto, NodeProto, TensorProto, helper
 
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.base import Skip
-from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.options import LAYOUTS
-from graphsurgeon_tools.resize.scales import ort_output_length
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
 from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
 from graphsurgeon_tools.refusal import Fix, Refusal
+from graphsurgeon_tools.resize.scales import ort_output_length
 
 __all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
            "pending_sizes", "rewrite_integer", "sizes_feeds", "spatial_count"]

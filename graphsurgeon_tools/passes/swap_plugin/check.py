@@ -61,12 +61,12 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.passes.swap_plugin import requantized
+from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 from graphsurgeon_tools.resize.original_values import (
     ORIGINAL_VALUES_KEY,
     read_original_values,
 )
-from graphsurgeon_tools.passes.swap_plugin import requantized
-from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 
 __all__ = ["KERNEL_ULPS", "no_kernel_reason", "run_check"]
 

@@ -44,7 +44,13 @@ from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
-from graphsurgeon_tools.passes.swap_plugin.site_facts import SourceNotes, expand_axes, freedom_of, full_rank_view, site_rank
+from graphsurgeon_tools.passes.swap_plugin.site_facts import (
+    SourceNotes,
+    expand_axes,
+    freedom_of,
+    full_rank_view,
+    site_rank,
+)
 from graphsurgeon_tools.plugins import PluginSpec
 from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense

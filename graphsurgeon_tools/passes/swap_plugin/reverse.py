@@ -33,9 +33,8 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip, select
-from graphsurgeon_tools.passes.swap_plugin import refusals
+from graphsurgeon_tools.passes.swap_plugin import refusals, shape_input
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes
-from graphsurgeon_tools.passes.swap_plugin import shape_input
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.size_tensor import trace_size_tensor
 from graphsurgeon_tools.plugins import PluginSpec

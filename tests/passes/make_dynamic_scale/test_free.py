@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import golden
 import onnx.parser
 from typer.testing import CliRunner
 
-import golden
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
 

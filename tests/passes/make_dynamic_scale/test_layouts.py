@@ -95,7 +95,6 @@ def test_srcnn_integer_layouts_match_pytorch_at_other_whole_factors(srcnn_export
                                                                     tmp_path) -> None:
     torch = pytest.importorskip("torch")
     from exporters.models import StaticSRCNN
-
     from graphsurgeon_tools.io import save_model
 
     result = make_dynamic_scale(srcnn_exports[label], layout=layout)

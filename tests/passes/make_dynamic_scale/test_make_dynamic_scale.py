@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import golden
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -16,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import golden
 from graphsurgeon_tools.check import equivalence as checks
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, UsageError
 from graphsurgeon_tools.io import load_model, save_model

@@ -15,8 +15,8 @@ import onnx.parser
 import pytest
 
 from graphsurgeon_tools import swap_plugin
-from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, KERNEL_DTYPES, kernel_takes
 from graphsurgeon_tools.resize.original_values import original_feeds
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, KERNEL_DTYPES, kernel_takes
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
 from graphsurgeon_tools.runtime import make_session
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 
+import golden
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hostile import nested
 
-import golden
 from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
-from hostile import nested
 
 SIGNATURES = ("scales", "size-tensor", "sizes")
 RTOL, ATOL = 1e-4, 1e-5

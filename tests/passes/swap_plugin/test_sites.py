@@ -3,13 +3,13 @@ sizes from static shapes, Resize-18 ``axes`` sites, and each site's factor freed
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
 import onnxruntime as ort
 import pytest
 
-import golden
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session

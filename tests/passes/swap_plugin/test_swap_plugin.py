@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import golden
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -18,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import golden
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
