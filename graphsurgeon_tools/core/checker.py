@@ -12,7 +12,7 @@ big raw_data (its size is left for ONNX Runtime to refuse).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Mapping, Optional, Sequence
 
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
@@ -172,12 +172,21 @@ def infer_shapes(model: ModelProto) -> None:
     model.graph.value_info.extend(kept)
 
 
-def inferred_copy(model: ModelProto) -> Optional[ModelProto]:
+def inferred_copy(model: ModelProto, input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Optional[ModelProto]:
     """ONNX shape inference (``strict_mode=False, data_prop=True``) on a weightless copy of ``model``:
     the copy with its value_info filled in, or None when inference refuses the model. Run it once
-    and hand the result to each reader of the same unchanged model."""
+    and hand the result to each reader of the same unchanged model. ``input_shapes`` fixes the
+    named graph inputs' dims first (shapes at one concrete run)."""
+    work = weightless_copy(model)
+    for info in work.graph.input:
+        shape = (input_shapes or {}).get(info.name)
+        if shape is None:
+            continue
+        for dim, value in zip(info.type.tensor_type.shape.dim, shape):
+            dim.ClearField("dim_param")
+            dim.dim_value = int(value)
     try:
-        return onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
         return None
 

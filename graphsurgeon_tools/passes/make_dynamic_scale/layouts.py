@@ -355,27 +355,16 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes:
     then reports the missing feed). ``input_values``: values of small graph inputs of ``original``
     that run-time sizes read (a float factor input laid out again: its recorded value).
     """
-    import onnx
 
-    from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
+    from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 
     if not pending:
         return {}
     pending = [PendingSizes(*entry) for entry in pending]  # plain (name, x, scales) tuples too
-    work = weightless_copy(original)
-    for info in work.graph.input:
-        shape = input_shapes.get(info.name)
-        if shape is None:
-            continue
-        for dim, value in zip(info.type.tensor_type.shape.dim, shape):
-            dim.ClearField("dim_param")
-            dim.dim_value = int(value)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+    inferred = inferred_copy(original, input_shapes)
+    if inferred is None:
         return {}
     infos = value_info_map(inferred.graph)
-    infos.update({i.name: i for i in inferred.graph.input})
     feeds: dict[str, np.ndarray] = {}
     runtime = [p for p in pending if p.sizes]
     if runtime:  # the original's own arithmetic at these shapes (resize.shape_flow computes small values)

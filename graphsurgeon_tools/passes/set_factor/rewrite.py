@@ -27,7 +27,7 @@ import onnx
 from onnx import ModelProto, numpy_helper
 
 from graphsurgeon_tools.core import graph as core_graph
-from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.passes.set_factor.plan import PLUGIN_OP, Plan
 
 __all__ = ["bake", "check_feeds"]
@@ -112,16 +112,7 @@ def check_feeds(model: ModelProto, plans: list[Plan],
 
 def _shapes_at(model: ModelProto, input_shapes: dict[str, list[int]]) -> dict[str, Any]:
     """Tensor shapes by ONNX shape inference with the graph inputs fixed to ``input_shapes``."""
-    work = weightless_copy(model)
-    for info in work.graph.input:
-        shape = input_shapes.get(info.name)
-        if shape is None:
-            continue
-        for dim, value in zip(info.type.tensor_type.shape.dim, shape):
-            dim.ClearField("dim_param")
-            dim.dim_value = int(value)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+    inferred = inferred_copy(model, input_shapes)
+    if inferred is None:
         return {}
     return {name: static_shape(info) for name, info in value_info_map(inferred.graph).items()}
