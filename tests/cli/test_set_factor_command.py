@@ -47,6 +47,7 @@ def test_bakes_a_named_site_and_writes_the_static_model(run_cli, models: dict[st
     written = models["scales"].with_name("m.static.onnx")
     assert "baked <unnamed> (Resize): factor [3, 3] -> scales [1, 1, 3, 3]" in result.out
     assert "removed input scales" in result.out and "check passed" in result.out
+    assert "evidence: onnxtool" in result.out and "models: candidate" in result.out  # what ran, as in every check
     assert f"wrote {written}" in result.out
     x = np.random.default_rng(0).random((1, 3, 5, 7), dtype=np.float32)
     assert _run(written, x).shape == (1, 3, 15, 21)
