@@ -254,6 +254,23 @@ def naming(model: Path, *also: Optional[Path]) -> Any:
     return errors.naming(model, *also)
 
 
+def check_detail_lines(check: dict[str, Any]) -> list[str]:
+    """What every rewrite command prints under its check's headline (the headline says what was
+    compared, in each command's words): the models and steps, the optimized-level figure, figures
+    measured beside the verdict, and the evidence of what ran."""
+    from graphsurgeon_tools.runtime.provenance import evidence_lines
+
+    lines = check_step_lines(check)
+    optimized = check.get("optimized") or {}
+    if optimized.get("max_abs_diff") is not None:  # None: nothing compared
+        drift = optimized.get("original_drift")
+        lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
+                     + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+    for key, figure in (check.get("figures") or {}).items():  # measured beside the verdict, never one
+        lines.append(f"  {key}: {figure['text'] if isinstance(figure, dict) else figure}")
+    return lines + evidence_lines(check.get("evidence"))
+
+
 def check_step_lines(check: Optional[dict[str, Any]]) -> list[str]:
     """The check's models and intermediate steps in text, when more than two models are involved
     (a pass that ran onnxsim, inlining or a relayout first): every figure names its two models."""

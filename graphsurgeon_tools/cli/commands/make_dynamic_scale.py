@@ -20,7 +20,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
-    check_step_lines,
+    check_detail_lines,
     note,
     profile_lines,
     split_csv,
@@ -75,15 +75,7 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
                          f"(the written model against your input model; inputs {check['input_shapes']}, "
                          f"max |diff| {worst:g})")
-            lines.extend(check_step_lines(check))
-            optimized = check.get("optimized")
-            if optimized and optimized.get("max_abs_diff") is not None:  # None: nothing compared
-                drift = optimized.get("original_drift")
-                lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
-                             + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
-            from graphsurgeon_tools.runtime.provenance import evidence_lines
-
-            lines.extend(evidence_lines(check.get("evidence")))
+            lines.extend(check_detail_lines(check))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))

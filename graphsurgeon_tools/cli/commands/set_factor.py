@@ -19,10 +19,10 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
+    check_detail_lines,
     profile_lines,
 )
 from graphsurgeon_tools.cli.rewrite import run_rewrite
-from graphsurgeon_tools.runtime.provenance import evidence_lines
 
 #: Suffixes make-dynamic-scale (and this command) write; the default output replaces them.
 _DYNAMIC_SUFFIXES = ("dynamic", "factor", "sizes", "static")
@@ -85,7 +85,7 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"check passed at {check['level']}: {len(check['outputs'])} output(s) and "
                          f"{len(check['sites'])} site output(s) identical to MODEL fed the factor(s) in ONNX Runtime "
                          f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
-            lines.extend(evidence_lines(check.get("evidence")))
+            lines.extend(check_detail_lines(check))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))

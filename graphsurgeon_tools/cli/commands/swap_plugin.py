@@ -16,7 +16,7 @@ from graphsurgeon_tools.cli._app import (
     OutputOption,
     ProfileOption,
     app,
-    check_step_lines,
+    check_detail_lines,
     emit,
     note,
     profile_lines,
@@ -44,17 +44,7 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
                                                      else f"within atol {check['atol']:g}")
     lines = [f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
              f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"]
-    lines.extend(check_step_lines(check))
-    optimized = check.get("optimized") or {}
-    if optimized.get("max_abs_diff") is not None:
-        drift = optimized.get("original_drift")
-        lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
-                     + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
-    for key, figure in (check.get("figures") or {}).items():  # measured beside the verdict, never one
-        lines.append(f"  {key}: {figure['text'] if isinstance(figure, dict) else figure}")
-    from graphsurgeon_tools.runtime.provenance import evidence_lines
-
-    return lines + evidence_lines(check.get("evidence"))
+    return lines + check_detail_lines(check)
 
 
 def _human(report: dict[str, Any]) -> str:
