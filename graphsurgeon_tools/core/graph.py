@@ -30,10 +30,12 @@ __all__ = [
     "outer_reads",
     "producers",
     "remove_unused",
+    "SHAPE_OF",
     "Scope",
     "scopes",
     "subgraphs",
     "unique_name",
+    "upstream_sources",
 ]
 
 #: Ops whose output is not a function of their inputs: never folded.
@@ -221,6 +223,32 @@ def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
     if empty:
         tainted.add("")
     return tainted
+
+
+#: Ops whose output is a data tensor's *shape*: a walk upstream for value sources stops here.
+SHAPE_OF = ("Shape", "Size")
+
+
+def upstream_sources(graph: "GraphProto", tensors: Iterable[str], producers: dict[str, int],
+                     sources: set[str]) -> set[str]:
+    """The names among ``sources`` whose values reach any of ``tensors`` in the main graph
+    (``producers`` as :func:`producers` gives it). The walk does not pass a :data:`SHAPE_OF`
+    node: a tensor read only for its shape is no source of the values. Linear in the nodes visited."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    stack = list(tensors)
+    while stack:
+        name = stack.pop()
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        if name in sources:
+            found.add(name)
+            continue
+        index = producers.get(name)
+        if index is not None and graph.node[index].op_type not in SHAPE_OF:
+            stack.extend(graph.node[index].input)
+    return found
 
 
 def _reads(node: "NodeProto") -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
+from graphsurgeon_tools.core.graph import SHAPE_OF
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.refusal import Fix
 
@@ -31,9 +32,6 @@ SEVERITIES = ("error", "warning", "info")  # only "error" fails a lint
 SUBJECTS = ("resize", "plugin", "model")
 # Domains ONNX itself defines: their nodes are standard ops, never plugin lookups.
 _ONNX_DOMAINS = DEFAULT_DOMAINS + ("ai.onnx.ml", "ai.onnx.preview.training")
-# Ops whose output is an integer shape computed from a data tensor's *shape*: walking
-# back from a shape tensor stops here (the data tensor behind them is not a shape input).
-_SHAPE_OF = ("Shape", "Size")
 
 
 #: The rewrites the rules point to. A rule proposes; :mod:`.fixes` keeps a proposal only where
@@ -216,7 +214,7 @@ class LintContext:
                 found.add(name)
                 continue
             node = self.producers.get(name)
-            if node is None or node.op_type in _SHAPE_OF:
+            if node is None or node.op_type in SHAPE_OF:
                 continue
             stack.extend(node.input)
         ordered = tuple(n for n in self.graph_inputs if n in found)

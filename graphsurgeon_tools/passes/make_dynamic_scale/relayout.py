@@ -33,7 +33,6 @@ __all__ = ["rebake", "recorded_float_inputs"]
 
 _FLOATS = ("float16", "float32", "float64", "bfloat16")
 # Walking back from a scales tensor stops here: a tensor whose *shape* is read is no value source.
-_SHAPE_OF = ("Shape", "Size")
 
 
 def recorded_float_inputs(model: ModelProto) -> dict[str, list[float]]:
@@ -58,26 +57,6 @@ def recorded_feeds(model: ModelProto) -> dict[str, np.ndarray]:
             for name, value in recorded_float_inputs(model).items()}
 
 
-def _inputs_behind(model: ModelProto, tensor: str, producers: dict[str, int], names: set[str]) -> set[str]:
-    """The names among ``names`` whose values reach ``tensor`` (main graph)."""
-    found, seen, stack = set(), set(), [tensor]
-    while stack:
-        name = stack.pop()
-        if not name or name in seen:
-            continue
-        seen.add(name)
-        if name in names:
-            found.add(name)
-            continue
-        index = producers.get(name)
-        if index is None:
-            continue
-        node = model.graph.node[index]
-        if node.op_type not in _SHAPE_OF:
-            stack.extend(node.input)
-    return found
-
-
 def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite]) -> list[str]:
     """Put the recorded value back for each recorded float input behind a selected site's scales.
 
@@ -93,7 +72,7 @@ def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite
     for site in sites:  # sizes too: a float factor the run-time sizes round(dim * factor) read
         tensor = site.scales_tensor or site.sizes_tensor
         if site.in_main_graph and tensor:
-            behind[site.output_name] = _inputs_behind(model, tensor, producers, names)
+            behind[site.output_name] = core_graph.upstream_sources(model.graph, [tensor], producers, names)
     chosen = {site.output_name for site in selected}
     wanted = set().union(*(behind.get(out, set()) for out in chosen)) if chosen else set()
     held = set().union(*(inputs for out, inputs in behind.items() if out not in chosen)) if behind else set()

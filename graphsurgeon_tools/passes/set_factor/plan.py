@@ -47,7 +47,6 @@ __all__ = ["Factor", "Plan", "SiteNode", "find_sites", "parse_factor", "plan_sit
 Factor = Union[float, int, Sequence[float]]
 
 PLUGIN_OP = "DynamicTRTResize"
-_SHAPE_OF = ("Shape", "Size")  # a walk upstream stops here: a shape is no value source
 _FLOATS = ("float16", "float32", "float64", "bfloat16")
 
 
@@ -102,25 +101,6 @@ def _slots(op_type: str, version: int, arity: int) -> tuple[int, ...]:
     return tuple(s for s in (2, 3) if s < arity)
 
 
-def _inputs_behind(graph: onnx.GraphProto, tensors: Sequence[str], producers: dict[str, int],
-                   dynamic: set[str]) -> tuple[str, ...]:
-    found: list[str] = []
-    seen: set[str] = set()
-    stack = list(tensors)
-    while stack:
-        name = stack.pop()
-        if not name or name in seen:
-            continue
-        seen.add(name)
-        if name in dynamic:
-            found.append(name)
-            continue
-        index = producers.get(name)
-        if index is not None and graph.node[index].op_type not in _SHAPE_OF:
-            stack.extend(graph.node[index].input)
-    return tuple(sorted(found))
-
-
 def _ranks(model: ModelProto) -> dict[str, Optional[int]]:
     """Tensor name -> rank where ONNX shape inference knows it (a weightless copy: cheap)."""
     try:
@@ -151,7 +131,8 @@ def find_sites(model: ModelProto) -> list[SiteNode]:
             continue
         version = 0 if node.op_type == PLUGIN_OP else op_version(node.op_type, opset)
         slots = _slots(node.op_type, version, len(node.input))
-        inputs = _inputs_behind(graph, [node.input[s] for s in slots], producers, dynamic - {node.input[0]})
+        inputs = tuple(sorted(core_graph.upstream_sources(graph, [node.input[s] for s in slots], producers,
+                                                          dynamic - {node.input[0]})))
         rank = None
         if inputs:
             if ranks is None:
