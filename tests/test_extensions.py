@@ -10,7 +10,7 @@ import pytest
 from graphsurgeon_tools import extensions
 from graphsurgeon_tools.errors import OnnxToolError
 
-PACKAGE = Path(__file__).resolve().parents[2] / "graphsurgeon_tools"
+PACKAGE = Path(__file__).resolve().parents[1] / "graphsurgeon_tools"
 
 
 @pytest.fixture()

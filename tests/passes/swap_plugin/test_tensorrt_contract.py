@@ -43,7 +43,7 @@ from onnx import AttributeProto, TensorProto, helper
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.runtime import make_session
 
-SPECS = Path(__file__).resolve().parents[2] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
+SPECS = Path(__file__).resolve().parents[3] / "graphsurgeon_tools" / "plugins" / "specs"  # package data
 
 # TensorRT's nvinfer1::PluginFieldType values (NvInferRuntimePlugin.h).
 kFLOAT32, kINT32, kCHAR = 1, 5, 6

@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import lint_models as m
 import onnx
 import pytest
+from lint import lint_models as m  # tests/lint/lint_models.py (tests/ is on sys.path, see conftest.py)
 
 from graphsurgeon_tools.io.names import printable, shell_quote
 from graphsurgeon_tools.lint import lint_model

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-import lint_models as m
 import pytest
+from lint import lint_models as m  # tests/lint/lint_models.py (tests/ is on sys.path, see conftest.py)
 
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.profiles import tensorrt_profile
