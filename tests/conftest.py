@@ -5,6 +5,9 @@
 * ``srcnn_exports`` (session): the tutorial's StaticSRCNN exported ONCE per session by the
   TorchScript exporter at opsets 11, 13, 17 and by the dynamo exporter (about 10 s in all);
   a dict label -> path. Skips when torch is not installed.
+* ``srcnn_family`` (session): the tutorial's SRCNN exported static at x3, made dynamic and swapped to
+  the plugin, as files (keys static, dynamic, plugin); certify's API tests and its command's tests
+  share it. Skips when torch is not installed.
 * ``ppocr_det_path`` (session): PaddleOCR's PP-OCRv4 text detector from the installed
   rapidocr_onnxruntime wheel (located without importing it: it needs cv2); skips if absent.
 """
@@ -19,6 +22,8 @@ from typing import Callable
 
 import onnx
 import pytest
+
+from graphsurgeon_tools import make_dynamic_scale, save_model, swap_plugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # so tests can `import golden`
 
@@ -76,6 +81,19 @@ def srcnn_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     torch.onnx.export(model, example, str(path), dynamo=True, input_names=["input"], output_names=["output"])
     paths["dynamo"] = path
     return paths
+
+
+@pytest.fixture(scope="session")
+def srcnn_family(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    pytest.importorskip("torch")
+    from exporters.onnx_export import export_srcnn  # deferred: loads torch, which only this fixture's users need
+    folder = tmp_path_factory.mktemp("certify-srcnn")
+    static = folder / "srcnn_static_x3.onnx"
+    export_srcnn(static, variant="static", factor=3.0, compare=False)
+    dynamic = make_dynamic_scale(static)
+    save_model(dynamic.model, folder / "srcnn_dynamic.onnx")
+    save_model(swap_plugin(dynamic.model).model, folder / "srcnn_plugin.onnx")
+    return {"static": static, "dynamic": folder / "srcnn_dynamic.onnx", "plugin": folder / "srcnn_plugin.onnx"}
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """The SRCNN family certified over every length 16..512 at factors 1-4, dynamic and plugin forms, against the
-PyTorch reference (torch:srcnn); validate --certify carries the certificate; --verify catches changes."""
+PyTorch reference (torch:srcnn). The family is the session fixture ``srcnn_family`` (tests/conftest.py);
+validate --certify and certify --verify, the commands: tests/cli/test_certify_command.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,20 +11,6 @@ import pytest
 pytest.importorskip("torch")
 
 PROFILE = "16..512:1,2,3,4"
-
-
-@pytest.fixture(scope="module")
-def srcnn_family(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from exporters.onnx_export import export_srcnn
-    from graphsurgeon_tools import make_dynamic_scale, save_model, swap_plugin
-
-    folder = tmp_path_factory.mktemp("certify-srcnn")
-    static = folder / "srcnn_static_x3.onnx"
-    export_srcnn(static, variant="static", factor=3.0, compare=False)
-    dynamic = make_dynamic_scale(static)
-    save_model(dynamic.model, folder / "srcnn_dynamic.onnx")
-    save_model(swap_plugin(dynamic.model).model, folder / "srcnn_plugin.onnx")
-    return {"static": static, "dynamic": folder / "srcnn_dynamic.onnx", "plugin": folder / "srcnn_plugin.onnx"}
 
 
 @pytest.fixture(scope="module")
@@ -74,33 +60,6 @@ def test_srcnn_is_certified_for_every_length_and_factor_against_pytorch(certific
     assert implementations["onnx-reference"]["covers"] == "sampled" and implementations["onnx-reference"]["points"]
     whole = data["whole_model"]
     assert whole["agrees"] and whole["factor_inputs"] and all(p["validate"] == "passed" for p in whole["points"])
-
-
-def test_validate_carries_the_certificate_in_json_and_junit(srcnn_family, run_cli, tmp_path):
-    junit = tmp_path / "report.xml"
-    result = run_cli("validate", srcnn_family["dynamic"], "--reference", "torch:srcnn", "--factors", "2",
-                     "--certify", "16..40:2,3", "--json", "--junit", junit)
-    assert result.code == 0, result.err
-    report = json.loads(result.out)
-    assert report["certificate"]["certified"] and report["certificate"]["schema"] == "onnxtool.certificate/1"
-    assert 'name="certify./upsample/Resize"' in junit.read_text()
-
-
-def test_verify_holds_on_the_certified_model_and_fails_on_a_changed_model_or_engine(srcnn_family, run_cli, tmp_path):
-    cert = tmp_path / "cert.json"
-    made = run_cli("certify", srcnn_family["plugin"], "--reference", "torch:srcnn", "--profile", "16..24:2,3",
-                   "--out", cert)
-    assert made.code == 0, made.err
-    assert run_cli("certify", "--verify", cert, srcnn_family["plugin"]).code == 0
-    changed = tmp_path / "changed.onnx"
-    changed.write_bytes(srcnn_family["plugin"].read_bytes() + b"\x00")
-    result = run_cli("certify", "--verify", cert, changed)
-    assert result.code == 1 and "sha256" in result.out
-    data = json.loads(cert.read_text())
-    data["engines"]["onnxruntime"] = "0.0.1"
-    cert.write_text(json.dumps(data))
-    result = run_cli("certify", "--verify", cert, srcnn_family["plugin"])
-    assert result.code == 1 and "onnxruntime is" in result.out and "0.0.1" in result.out
 
 
 def test_the_certificate_names_the_nodes_the_factor_reaches_and_confirms_at_boundary_points(srcnn_family, tmp_path):
