@@ -16,6 +16,12 @@ Builders:
 * :func:`sizes_model` - a Resize driven by ``sizes`` instead of scales.
 * :func:`shared_constant_model` - a scales Constant that another node also reads.
 * :func:`custom_domain_model` - a Resize next to a node in a custom domain ORT cannot run.
+* :func:`spatial_resize_model` - one Resize on 1, 2 or 3 spatial axes (shapes in :data:`SPATIAL_SHAPES`).
+* :func:`free_and_pinned_model` - one factor-free site and one pinned by a Concat with a lateral.
+* :func:`sizes_from_static_shapes_model` - sizes computed from two inputs' static shapes
+  (what simplify=True folds).
+* :func:`integer_resize_model` - a Resize of an integer tensor (uint8/int8/int32), any mode.
+* :func:`grid_sample_model` - one GridSample (what the built-in ``gridsample`` plugin spec matches).
 """
 
 from __future__ import annotations
@@ -24,16 +30,23 @@ from typing import Optional, Sequence
 
 import numpy as np
 import onnx
+import onnx.parser
 from onnx import TensorProto, helper, numpy_helper
 
 __all__ = [
     "RESIZE_OPSETS",
     "SCALES_SOURCES",
+    "SPATIAL_SHAPES",
     "custom_domain_model",
     "fpn_model",
+    "free_and_pinned_model",
+    "grid_sample_model",
+    "integer_resize_model",
     "resize_model",
     "shared_constant_model",
+    "sizes_from_static_shapes_model",
     "sizes_model",
+    "spatial_resize_model",
     "upsample_model",
 ]
 
@@ -41,6 +54,8 @@ __all__ = [
 RESIZE_OPSETS = (10, 11, 13, 18, 19)
 #: Where the scales of :func:`resize_model` come from.
 SCALES_SOURCES = ("initializer", "constant", "identity", "folded", "graph_input", "runtime")
+#: The input shape of :func:`spatial_resize_model` per number of spatial axes (odd lengths, N and C first).
+SPATIAL_SHAPES = {1: [1, 3, 7], 2: [1, 3, 5, 7], 3: [1, 2, 3, 5, 7]}
 
 
 def _ir_version(opset: int) -> int:
@@ -346,3 +361,73 @@ def custom_domain_model(opset: int = 13) -> onnx.ModelProto:
         infer=False,
         extra_opsets=[("custom.domain", 1)],
     )
+
+
+def spatial_resize_model(spatial: int, mode: str = "linear", factor: float = 2.0, x: str = "",
+                         opset: int = 13) -> onnx.ModelProto:
+    """``X -> Resize(initializer scales: 1, 1, factor on every spatial axis) -> Y`` on ``spatial`` axes.
+
+    ``x`` overrides the input's declaration (``"float[N,3,?]"``); by default it is float32 of
+    :data:`SPATIAL_SHAPES` ``[spatial]``.
+    """
+    rank = spatial + 2
+    scales = ", ".join(["1.0", "1.0"] + [repr(float(factor))] * spatial)
+    x = x or "float" + str(SPATIAL_SHAPES[spatial]).replace(" ", "")
+    return onnx.parser.parse_model(f"""
+<ir_version: 8, opset_import: ["" : {opset}]>
+g ({x} X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> {{
+  Y = Resize <mode="{mode}"> (X, , s)
+}}""")
+
+
+def free_and_pinned_model() -> onnx.ModelProto:
+    """Two x2 sites on one input: ``free_y`` meets nothing (factor-free), ``up`` is pinned by a Concat
+    with ``lateral`` (float[1,4,16,16]). Each node is named after its output."""
+    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    two (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,4,16,16] free_y, float[1,8,16,16] pinned_y)
+    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
+    {
+        free_y = Resize <mode = "nearest"> (x, roi, scales)
+        up = Resize <mode = "nearest"> (x, roi, scales)
+        pinned_y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+    for node in model.graph.node:
+        node.name = node.output[0]
+    return model
+
+
+def sizes_from_static_shapes_model() -> onnx.ModelProto:
+    """``up = Resize(x, sizes=Concat(Shape(x)[0:2], Shape(lateral)[2:4]))`` concatenated with ``lateral``:
+    the sizes are computed, but only from static shapes (simplify=True folds them to a constant)."""
+    return onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
+    <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
+    {
+        xs = Shape (x)
+        nc = Slice (xs, zero, two)
+        ls = Shape (lateral)
+        hw = Slice (ls, two, four)
+        sizes = Concat <axis = 0> (nc, hw)
+        up = Resize <mode = "nearest"> (x, , , sizes)
+        y = Concat <axis = 1> (up, lateral)
+    }
+    """)
+
+
+def integer_resize_model(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
+    """``y = Resize(x, scales 1, 1, 2, 2)`` on a ``dtype`` tensor (``"uint8"``, ``"int8"``, ``"int32"``), opset 17."""
+    return onnx.parser.parse_model(f"""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
+        y = Resize<mode = "{mode}">(x, , s)
+    }}""")
+
+
+def grid_sample_model() -> onnx.ModelProto:
+    """``y = GridSample<bilinear>(x, grid)``, opset 16, static shapes."""
+    return onnx.parser.parse_model("""
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[1,3,8,8] x, float[1,4,5,2] grid) => (float[1,3,4,5] y) {
+  y = GridSample <mode="bilinear"> (x, grid)
+}""")

@@ -1,10 +1,13 @@
 """onnxtool swap-plugin on the command line: default output and --json, usage errors (exit 2),
 the input never overwritten unless --in-place, --size-input needs --signature size-tensor, and the
-built-in check as the CLI reports it (--no-check, tolerance note, exit 1 writes nothing, check options)."""
+built-in check as the CLI reports it (--no-check, tolerance note, exit 1 writes nothing, check options),
+--reverse (checked too), plugin specs (--list-specs, by name, by path, an invalid one exits 3) and a
+refused site's code in the JSON report."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import golden
 import numpy as np
@@ -14,6 +17,8 @@ import pytest
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.plugins import builtin_specs
+from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE
 
 
 def _op_types(model: onnx.ModelProto) -> list[str]:
@@ -118,3 +123,60 @@ def test_cli_check_options(run_cli, save_model_file, tmp_path) -> None:
     run = run_cli("swap-plugin", path, "--custom-op-lib", tmp_path / "missing.so")
     assert run.code == 2 and "missing.so" in run.err
     assert not path.with_name("net.plugin.onnx").exists()
+
+
+def test_cli_reverse_checks_too(run_cli, save_model_file) -> None:
+    plugin = save_model_file(swap_plugin(golden.resize_model(13), signature="sizes").model, "p.onnx")
+    run = run_cli("swap-plugin", plugin, "--reverse", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["check"]["passed"] is True
+
+
+def test_list_specs_names_each_spec_its_plugin_and_installed_file(run_cli):
+    human = run_cli("swap-plugin", "--list-specs")
+    assert human.code == 0, human.err
+    assert "gridsample" in human.out and "GridSample -> grid_sampler (mmdeploy)" in human.out
+    report = json.loads(run_cli("swap-plugin", "--list-specs", "--json").out)
+    by_name = {row["name"]: row for row in report["specs"]}
+    assert by_name["nms"]["matches"] == ["NonMaxSuppression"] and by_name["nms"]["plugin"] == "CustomNMS"
+    assert Path(by_name["nms"]["path"]) == builtin_specs()["nms"]
+    missing = run_cli("swap-plugin")
+    assert missing.code == 2 and "MODEL" in missing.err
+
+
+def test_the_cli_takes_a_builtin_spec_by_name(run_cli, save_model_file, tmp_path):
+    model = save_model_file(golden.grid_sample_model(), "grid.onnx")
+    run = run_cli("swap-plugin", model, "--spec", "gridsample", "--json", "--no-check")
+    assert run.code == 0, run.err
+    report = json.loads(run.out)
+    assert report["swapped"][0]["op_type_after"] == "grid_sampler"
+    onnx.checker.check_model(onnx.load(tmp_path / "grid.plugin.onnx"), full_check=True)
+
+
+def test_cli_with_example_spec(tmp_path, run_cli, save_model_file):
+    model = save_model_file(golden.grid_sample_model(), "grid.onnx")
+    run = run_cli("swap-plugin", model, "--spec", builtin_specs()["gridsample"], "--json")
+    assert run.code == 0, run.err
+    report = json.loads(run.out)
+    assert report["swapped"][0]["op_type_after"] == "grid_sampler"
+    out = tmp_path / "grid.plugin.onnx"
+    assert report["output"] == str(out)
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+
+
+def test_cli_invalid_spec_exits_3_with_one_line(tmp_path, run_cli, save_model_file):
+    model = save_model_file(golden.grid_sample_model())
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[plugin]\nop_type = 'X'\n")
+    run = run_cli("swap-plugin", model, "--spec", bad)
+    assert run.code == 3
+    assert run.err.count("\n") == 1 and "bad.toml" in run.err and "missing the [match] table" in run.err
+    assert not model.with_name("model.plugin.onnx").exists()
+
+
+def test_the_cli_refuses_an_integer_cubic_resize_with_the_code(run_cli, save_model_file) -> None:
+    path = save_model_file(golden.integer_resize_model("uint8", "cubic"), "u8.onnx")
+    run = run_cli("swap-plugin", path, "--no-check", "--json")
+    assert run.code in (0, 1, 3), run.err  # refusing is not a bug
+    report = json.loads(run.out)
+    assert report["skipped"][0]["code"] == DTYPE_CODE and not report["swapped"]

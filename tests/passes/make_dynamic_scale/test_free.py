@@ -4,31 +4,12 @@
 from __future__ import annotations
 
 import golden
-import onnx.parser
-from typer.testing import CliRunner
 
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
 
-def _two_sites() -> onnx.ModelProto:
-    """One free site (its output meets nothing) and one pinned by a Concat with a lateral
-    (each node named after its output)."""
-    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
-    two (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,4,16,16] free_y, float[1,8,16,16] pinned_y)
-    <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
-    {
-        free_y = Resize <mode = "nearest"> (x, roi, scales)
-        up = Resize <mode = "nearest"> (x, roi, scales)
-        pinned_y = Concat <axis = 1> (up, lateral)
-    }
-    """)
-    for node in model.graph.node:
-        node.name = node.output[0]
-    return model
-
-
 def test_each_rewritten_site_says_whether_it_is_free() -> None:
-    report = make_dynamic_scale(_two_sites()).to_dict()
+    report = make_dynamic_scale(golden.free_and_pinned_model()).to_dict()
     by_node = {site["node"]: site for site in report["rewritten"]}
     assert by_node["free_y"]["free"] is True and by_node["free_y"]["pinned_by"] is None
     assert by_node["up"]["free"] is False
@@ -36,7 +17,7 @@ def test_each_rewritten_site_says_whether_it_is_free() -> None:
 
 
 def test_only_free_rewrites_the_free_sites_and_says_why_not_the_others() -> None:
-    result = make_dynamic_scale(_two_sites(), only_free=True)
+    result = make_dynamic_scale(golden.free_and_pinned_model(), only_free=True)
     assert [site.node for site in result.rewritten] == ["free_y"]
     (skip,) = result.skipped
     assert skip.node == "up"
@@ -52,37 +33,14 @@ def test_only_free_with_every_site_pinned_changes_nothing() -> None:
 
 
 def test_sizes_computed_from_static_shapes_suggest_simplify() -> None:
-    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
-    g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
-    <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
-    {
-        xs = Shape (x)
-        nc = Slice (xs, zero, two)
-        ls = Shape (lateral)
-        hw = Slice (ls, two, four)
-        sizes = Concat <axis = 0> (nc, hw)
-        up = Resize <mode = "nearest"> (x, , , sizes)
-        y = Concat <axis = 1> (up, lateral)
-    }
-    """)
+    model = golden.sizes_from_static_shapes_model()
     (skip,) = make_dynamic_scale(model, from_sizes=True).skipped
     assert "simplify=True folds it" in skip.reason
 
 
-def test_cli_only_free(tmp_path) -> None:
-    from graphsurgeon_tools.cli import app
-
-    source = tmp_path / "two.onnx"
-    onnx.save(_two_sites(), source)
-    out = tmp_path / "two.dynamic.onnx"
-    run = CliRunner().invoke(app, ["make-dynamic-scale", str(source), "-o", str(out), "--only-free", "--json"])
-    assert run.exit_code == 0, run.output
-    assert '"free": true' in run.output and "not free (--only-free)" in run.output
-
-
 def test_freedom_false_skips_the_analysis_but_not_the_rewrite() -> None:
-    with_freedom = make_dynamic_scale(_two_sites())
-    without = make_dynamic_scale(_two_sites(), freedom=False)
+    with_freedom = make_dynamic_scale(golden.free_and_pinned_model())
+    without = make_dynamic_scale(golden.free_and_pinned_model(), freedom=False)
     assert [s.node for s in without.rewritten] == [s.node for s in with_freedom.rewritten] == ["free_y", "up"]
     assert all(site["free"] is None and site["pinned_by"] is None for site in without.to_dict()["rewritten"])
     assert without.model.SerializeToString() == with_freedom.model.SerializeToString()
@@ -94,4 +52,4 @@ def test_only_free_without_the_analysis_is_a_usage_error() -> None:
     from graphsurgeon_tools.errors import UsageError
 
     with pytest.raises(UsageError, match="only_free=True needs the freedom analysis"):
-        make_dynamic_scale(_two_sites(), only_free=True, freedom=False)
+        make_dynamic_scale(golden.free_and_pinned_model(), only_free=True, freedom=False)

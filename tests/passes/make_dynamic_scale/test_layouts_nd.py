@@ -8,6 +8,7 @@ sites fails the request (exit 3, each site's reason); one that refuses only some
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
@@ -19,18 +20,7 @@ from graphsurgeon_tools.lint import lint_model
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 from graphsurgeon_tools.profiles import tensorrt_profile
 
-SHAPES = {1: [1, 3, 7], 2: [1, 3, 5, 7], 3: [1, 2, 3, 5, 7]}
-
-
-def _model(spatial: int, mode: str = "linear", factor: float = 2.0, x: str = "", opset: int = 13) -> onnx.ModelProto:
-    rank = spatial + 2
-    scales = ", ".join(["1.0", "1.0"] + [repr(float(factor))] * spatial)
-    x = x or "float" + str(SHAPES[spatial]).replace(" ", "")
-    return onnx.parser.parse_model(f"""
-<ir_version: 8, opset_import: ["" : {opset}]>
-g ({x} X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> {{
-  Y = Resize <mode="{mode}"> (X, , s)
-}}""")
+SHAPES = golden.SPATIAL_SHAPES
 
 
 def _run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
@@ -42,7 +32,7 @@ def _run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 @pytest.mark.parametrize("layout", ["factor", "sizes"])
 def test_integer_layouts_take_one_entry_per_spatial_axis(spatial: int, mode: str, layout: str) -> None:
-    original = _model(spatial, mode)
+    original = golden.spatial_resize_model(spatial, mode)
     result = make_dynamic_scale(original, layout=layout)
     assert result.check.passed is True and result.check.outputs[0].max_abs_diff == 0.0
     (new,) = result.new_inputs
@@ -54,25 +44,25 @@ def test_integer_layouts_take_one_entry_per_spatial_axis(spatial: int, mode: str
     # another whole factor: the rewritten model fed 3 equals the original re-baked at 3
     x = np.random.default_rng(spatial).standard_normal(SHAPES[spatial]).astype(np.float32)
     feed = np.array([3] * spatial if layout == "factor" else [3 * d for d in dims], dtype=np.int64)
-    want = _run(_model(spatial, mode, 3.0), {"X": x})
+    want = _run(golden.spatial_resize_model(spatial, mode, 3.0), {"X": x})
     np.testing.assert_array_equal(_run(result.model, {"X": x, new.name: feed}), want)
 
 
 @pytest.mark.parametrize("spatial", [1, 3])
 def test_sizes_layout_with_symbolic_dims_feeds_every_spatial_axis(spatial: int) -> None:
     x = "float[N,C," + ",".join(f"S{i}" for i in range(spatial)) + "]"
-    result = make_dynamic_scale(_model(spatial, x=x), layout="sizes")
+    result = make_dynamic_scale(golden.spatial_resize_model(spatial, x=x), layout="sizes")
     assert result.check.passed is True and result.check.outputs[0].max_abs_diff == 0.0
     assert result.new_inputs[0].shape == [spatial] and result.new_inputs[0].value == []
 
 
 def test_a_3d_profile_gives_every_spatial_axis_its_size_and_value() -> None:
-    result = make_dynamic_scale(_model(3, x="float[N,2,D,H,W]"), layout="sizes")
+    result = make_dynamic_scale(golden.spatial_resize_model(3, x="float[N,2,D,H,W]"), layout="sizes")
     profile = tensorrt_profile(result.model, sizes=((8, 16, 16), (16, 32, 32), (32, 64, 64)), factors=(1, 2, 2))
     entries = {i.name: i for i in profile.inputs}
     assert entries["X"].min == (1, 2, 8, 16, 16) and entries["X"].max == (1, 2, 32, 64, 64)
     assert entries["sizes"].role == "sizes" and entries["sizes"].opt == (32, 64, 64)
-    factor = make_dynamic_scale(_model(1, x="float[N,3,L]"), layout="factor")
+    factor = make_dynamic_scale(golden.spatial_resize_model(1, x="float[N,3,L]"), layout="factor")
     profile = tensorrt_profile(factor.model, sizes=(16, 64, 256), factors=(1, 2, 4))
     entries = {i.name: i for i in profile.inputs}
     assert entries["X"].opt == (1, 3, 64) and entries["factor"].max == (4,)
@@ -102,11 +92,3 @@ g (float[1,2,3,5,7] X) => (float[?,?,?,?,?] Y, float[?,?,?,?,?] Z)
     assert skip.code == "not-whole-factor" and result.check.passed is True
 
 
-def test_the_cli_exits_3_with_the_reasons_when_the_layout_refuses_every_site(tmp_path) -> None:
-    from graphsurgeon_tools.cli import main
-
-    path = tmp_path / "m.onnx"
-    onnx.save(_model(3, factor=1.5), str(path))
-    assert main(["make-dynamic-scale", str(path), "--layout", "factor"]) == 3
-    assert not (tmp_path / "m.dynamic.onnx").exists()
-    assert main(["make-dynamic-scale", str(path), "--layout", "scales"]) == 0  # the float layout takes 1.5

@@ -10,6 +10,7 @@ written by this tool) stays as it is: nothing says what factor it stood for.
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
@@ -19,18 +20,7 @@ import pytest
 from graphsurgeon_tools.lint import lint_model
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
-SHAPES = {1: [1, 3, 7], 2: [1, 3, 5, 7], 3: [1, 2, 3, 5, 7]}
-
-
-def _model(spatial: int) -> onnx.ModelProto:
-    rank = spatial + 2
-    scales = ", ".join(["1.0", "1.0"] + ["2.0"] * spatial)
-    shape = ",".join(map(str, SHAPES[spatial]))
-    return onnx.parser.parse_model(f"""
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[{shape}] X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> {{
-  Y = Resize <mode="linear"> (X, , s)
-}}""")
+SHAPES = golden.SPATIAL_SHAPES
 
 
 def _run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
@@ -41,7 +31,7 @@ def _run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
 @pytest.mark.parametrize("spatial", [1, 2, 3])
 @pytest.mark.parametrize("layout", ["sizes", "factor"])
 def test_lints_fix_applies_to_the_float_scales_model_it_names(spatial: int, layout: str) -> None:
-    scales_model = make_dynamic_scale(_model(spatial), layout="scales").model
+    scales_model = make_dynamic_scale(golden.spatial_resize_model(spatial), layout="scales").model
     finding = next(f for f in lint_model(scales_model, "tensorrt").to_dict()["findings"]
                    if f["rule"] == "trt-shape-input-integer")
     assert finding["fix"]["call"] == "make_dynamic_scale" and finding["fix"]["keywords"] == {"layout": "sizes"}
@@ -54,7 +44,7 @@ def test_lints_fix_applies_to_the_float_scales_model_it_names(spatial: int, layo
     feed = [2] * spatial if layout == "factor" else [2 * d for d in SHAPES[spatial][2:]]
     assert result.new_inputs[0].value == feed
     np.testing.assert_array_equal(_run(result.model, {"X": x, layout: np.array(feed, dtype=np.int64)}),
-                                  _run(_model(spatial), {"X": x}))
+                                  _run(golden.spatial_resize_model(spatial), {"X": x}))
 
 
 def test_a_float_scales_input_with_no_recorded_value_stays() -> None:

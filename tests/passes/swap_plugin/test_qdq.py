@@ -9,6 +9,7 @@ quantized by onnxruntime.quantization.quantize_static.
 
 from __future__ import annotations
 
+import golden
 import numpy as np
 import onnx
 import onnx.parser
@@ -160,20 +161,12 @@ def test_a_float_site_that_differs_is_still_a_failure() -> None:
     assert checked.passed is False and "requantized" not in checked.figures
 
 
-def _integer_resize(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
-    return onnx.parser.parse_model(f"""
-    <ir_version: 8, opset_import: ["" : 17]>
-    g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
-        y = Resize<mode = "{mode}">(x, , s)
-    }}""")
-
-
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_an_integer_resize_is_swapped_and_runs_in_the_library_as_ort_does(dtype: str, mode: str) -> None:
     """The one table (resize.kernel_dtypes) says the library runs integer nearest/linear: swapped, loaded
     in make_session with the compiled library, and equal to ORT's own integer Resize bit for bit."""
-    model = _integer_resize(dtype, mode)
+    model = golden.integer_resize_model(dtype, mode)
     result = swap_plugin(model, check=False)
     assert not result.skipped and [n.op_type for n in result.model.graph.node] == ["DynamicTRTResize"]
     info = np.iinfo(dtype)
@@ -192,23 +185,13 @@ def test_an_integer_resize_is_swapped_and_runs_in_the_library_as_ort_does(dtype:
 def test_an_integer_cubic_resize_is_refused_up_front(dtype: str, check: bool) -> None:
     from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 
-    model = _integer_resize(dtype, "cubic")
+    model = golden.integer_resize_model(dtype, "cubic")
     result = swap_plugin(model, check=check)
     assert not result.rewritten and not result.new_inputs and result.check is None
     (skip,) = result.skipped
     assert skip.code == DTYPE_CODE and f"X is {dtype}" in skip.reason
     assert kernel_dtype_problem(dtype, "cubic") in skip.reason  # the reason is the one table's
     assert result.model.graph.node[0].op_type == "Resize"  # nothing written that make_session cannot run
-
-
-def test_the_cli_refuses_an_integer_cubic_resize_with_the_code(run_cli, save_model_file) -> None:
-    import json
-
-    path = save_model_file(_integer_resize("uint8", "cubic"), "u8.onnx")
-    run = run_cli("swap-plugin", path, "--no-check", "--json")
-    assert run.code in (0, 1, 3), run.err  # refusing is not a bug
-    report = json.loads(run.out)
-    assert report["skipped"][0]["code"] == DTYPE_CODE and not report["swapped"]
 
 
 def test_the_plugin_table_is_the_kernel_table() -> None:

@@ -81,19 +81,7 @@ def test_nothing_swapped_adds_no_inputs_and_changes_nothing() -> None:
 
 
 def test_sizes_from_static_shapes_say_that_simplify_folds_them() -> None:
-    model = _parse("""
-    g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
-    <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
-    {
-        xs = Shape (x)
-        nc = Slice (xs, zero, two)
-        ls = Shape (lateral)
-        hw = Slice (ls, two, four)
-        sizes = Concat <axis = 0> (nc, hw)
-        up = Resize <mode = "nearest"> (x, , , sizes)
-        y = Concat <axis = 1> (up, lateral)
-    }
-    """)
+    model = golden.sizes_from_static_shapes_model()
     with pytest.raises(RefusedRequestError) as refused:  # the scales signature refused its only site
         swap_plugin(model, signature="scales")
     (skip,) = refused.value.skipped
