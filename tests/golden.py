@@ -22,6 +22,8 @@ Builders:
   (what simplify=True folds).
 * :func:`integer_resize_model` - a Resize of an integer tensor (uint8/int8/int32), any mode.
 * :func:`grid_sample_model` - one GridSample (what the built-in ``gridsample`` plugin spec matches).
+* :func:`resize_conv` - ``x -> Resize -> Conv3x3 -> y`` with scales from an input, a pair or a constant
+  (what validate compares).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "free_and_pinned_model",
     "grid_sample_model",
     "integer_resize_model",
+    "resize_conv",
     "resize_model",
     "shared_constant_model",
     "sizes_from_static_shapes_model",
@@ -431,3 +434,36 @@ def grid_sample_model() -> onnx.ModelProto:
 g (float[1,3,8,8] x, float[1,4,5,2] grid) => (float[1,3,4,5] y) {
   y = GridSample <mode="bilinear"> (x, grid)
 }""")
+
+
+def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubic",
+                ctm: str = "half_pixel", coeff: float = -0.75, nudge: float = 0.0,
+                opset: int = 17) -> onnx.ModelProto:
+    """X[1,3,h,w] -> Resize -> Conv3x3 -> y. ``scales``: "input" ([4] graph input), "pair"
+    ([2] input concatenated after [1, 1]) or "constant" (an initializer holding ``factor``)."""
+    rng = np.random.default_rng(1)
+    weight = (rng.standard_normal((3, 3, 3, 3)) * 0.2).astype(np.float32)
+    weight[0, 0, 1, 1] += nudge
+    inits = [numpy_helper.from_array(weight, "conv.weight"),
+             numpy_helper.from_array(np.full(3, 0.1, np.float32), "conv.bias")]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])]
+    nodes = []
+    if scales == "input":
+        inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]))
+        scales_name = "scales"
+    elif scales == "pair":
+        inputs.append(helper.make_tensor_value_info("factor_hw", TensorProto.FLOAT, [2]))
+        inits.append(numpy_helper.from_array(np.ones(2, np.float32), "ones"))
+        nodes.append(helper.make_node("Concat", ["ones", "factor_hw"], ["full_scales"], axis=0))
+        scales_name = "full_scales"
+    else:
+        inits.append(numpy_helper.from_array(np.array([1, 1, factor, factor], np.float32), "baked"))
+        scales_name = "baked"
+    nodes.append(helper.make_node("Resize", ["x", "", scales_name], ["up"], name="upsample", mode=mode,
+                                  coordinate_transformation_mode=ctm, cubic_coeff_a=coeff))
+    nodes.append(helper.make_node("Conv", ["up", "conv.weight", "conv.bias"], ["y"], pads=[1, 1, 1, 1]))
+    graph = helper.make_graph(nodes, "resize_conv", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "H", "W"])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model, full_check=True)
+    return model

@@ -1,14 +1,12 @@
-"""validate: statistics, sweep planning, references, diagnosis, and the CLI's exit codes.
+"""validate: statistics, sweep planning, references, diagnosis, rendering, through the API.
 
-Fast tests build small Resize -> Conv models in code (helper.make_graph); the slow
-section at the end exports the real SRCNN once per session and checks the acceptance
-cases against the PyTorch C++-op reference (torch:srcnn).
+Small Resize -> Conv models built in code (golden.resize_conv); the last test runs PaddleOCR's
+detector. The `onnxtool validate` command (exit codes, JSON/JUnit, the real SRCNN against the
+PyTorch C++-op reference): tests/cli/test_validate_command.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -16,48 +14,15 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from golden import resize_conv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from onnx import TensorProto, helper, numpy_helper
 
-from graphsurgeon_tools.cli import main
 from graphsurgeon_tools.errors import CheckFailedError, InvalidScalesError, OnnxToolError
 from graphsurgeon_tools.validation import compare_arrays, junit_xml, render_report, validate
 from graphsurgeon_tools.validation.ports import model_ports
-
-
-def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubic",
-                ctm: str = "half_pixel", coeff: float = -0.75, nudge: float = 0.0,
-                opset: int = 17) -> onnx.ModelProto:
-    """X[1,3,h,w] -> Resize -> Conv3x3 -> y. ``scales``: "input" ([4] graph input), "pair"
-    ([2] input concatenated after [1, 1]) or "constant" (an initializer holding ``factor``)."""
-    rng = np.random.default_rng(1)
-    weight = (rng.standard_normal((3, 3, 3, 3)) * 0.2).astype(np.float32)
-    weight[0, 0, 1, 1] += nudge
-    inits = [numpy_helper.from_array(weight, "conv.weight"),
-             numpy_helper.from_array(np.full(3, 0.1, np.float32), "conv.bias")]
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])]
-    nodes = []
-    if scales == "input":
-        inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]))
-        scales_name = "scales"
-    elif scales == "pair":
-        inputs.append(helper.make_tensor_value_info("factor_hw", TensorProto.FLOAT, [2]))
-        inits.append(numpy_helper.from_array(np.ones(2, np.float32), "ones"))
-        nodes.append(helper.make_node("Concat", ["ones", "factor_hw"], ["full_scales"], axis=0))
-        scales_name = "full_scales"
-    else:
-        inits.append(numpy_helper.from_array(np.array([1, 1, factor, factor], np.float32), "baked"))
-        scales_name = "baked"
-    nodes.append(helper.make_node("Resize", ["x", "", scales_name], ["up"], name="upsample", mode=mode,
-                                  coordinate_transformation_mode=ctm, cubic_coeff_a=coeff))
-    nodes.append(helper.make_node("Conv", ["up", "conv.weight", "conv.bias"], ["y"], pads=[1, 1, 1, 1]))
-    graph = helper.make_graph(nodes, "resize_conv", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "H", "W"])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
 
 
 def two_resizes(*, dynamic: bool) -> onnx.ModelProto:
@@ -77,10 +42,6 @@ def two_resizes(*, dynamic: bool) -> onnx.ModelProto:
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("a", "b")]
     graph = helper.make_graph(nodes, "two", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -317,17 +278,6 @@ def test_progress_callback_reports_every_step() -> None:
     assert steps[-1] == ("done", 3, 3)
 
 
-def test_public_validate_stays_the_function_after_the_cli_ran(files: dict[str, Path],
-                                                             capsys: pytest.CaptureFixture) -> None:
-    main(["validate", str(files["dynamic"]), "-r", str(files["static"])])  # imports the CLI and the engine
-    capsys.readouterr()
-    import graphsurgeon_tools
-
-    assert callable(graphsurgeon_tools.validate)
-    assert graphsurgeon_tools.validate.__name__ == "validate"
-    assert graphsurgeon_tools.ValidationReport.__name__ == "ValidationReport"
-
-
 def test_api_errors() -> None:
     model = resize_conv(scales="input")
     with pytest.raises(InvalidScalesError):
@@ -356,189 +306,7 @@ def test_table_and_junit_render_the_report() -> None:
     assert "coordinate_transformation_mode" in suite.find("testcase/failure").text
 
 
-# ------------------------------------------------------------------------------ CLI
-
-
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, Path]:
-    paths = {
-        "dynamic": resize_conv(scales="input"),
-        "static": resize_conv(scales="constant", factor=3.0),
-        "wrong_mode": resize_conv(scales="input", mode="nearest"),
-    }
-    out = {}
-    for name, model in paths.items():
-        out[name] = tmp_path / f"{name}.onnx"
-        onnx.save(model, out[name])
-    out["x"] = tmp_path / "x.npy"
-    np.save(out["x"], np.random.default_rng(0).random((1, 3, 10, 12), dtype=np.float32))
-    out["x_bad"] = tmp_path / "x_bad.npy"
-    np.save(out["x_bad"], np.zeros((1, 4, 10, 12), np.float32))
-    out["junk"] = tmp_path / "junk.onnx"
-    out["junk"].write_bytes(b"this is not protobuf \xff\xfe")
-    return out
-
-
-def test_cli_pass_exit_0_and_inputs_untouched(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
-    before = sha(files["dynamic"])
-    code = main(["validate", str(files["dynamic"]), "--reference", str(files["static"]),
-                 "--input", f"x={files['x']}"])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "PASSED" in out and "1x3x30x36" in out
-    assert sha(files["dynamic"]) == before
-
-
-def test_cli_mismatch_exit_1_json_and_junit(files: dict[str, Path], tmp_path: Path,
-                                            capsys: pytest.CaptureFixture) -> None:
-    junit = tmp_path / "report.xml"
-    code = main(["validate", str(files["wrong_mode"]), "-r", str(files["dynamic"]), "--factors", "2,3",
-                 "--json", "--junit", str(junit)])
-    captured = capsys.readouterr()
-    assert code == 1
-    assert captured.err == ""  # --json: quiet
-    report = json.loads(captured.out)
-    assert report["passed"] is False
-    assert [f["status"] for f in report["factors"]] == ["failed", "failed"]
-    assert report["diagnosis"]["explained_by"]["change"] == {"mode": "cubic"}
-    assert ET.parse(junit).getroot().find("testsuite").get("failures") == "4"  # 2 factors x (output, site)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--input", "x={x_bad}"], "does not fit the model's"),
-        (["--input", "x={missing}"], "file not found"),
-        (["--reference", "{junk}"], "not an ONNX model"),
-        (["--factors", "two"], "not a number"),
-    ],
-)
-def test_cli_bad_input_exit_3(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
-                              args: list[str], message: str) -> None:
-    names = {"x_bad": files["x_bad"], "missing": tmp_path / "missing.npy", "junk": files["junk"]}
-    args = [a.format(**names) for a in args]
-    if "--reference" not in args:
-        args += ["--reference", str(files["static"])]
-    code = main(["validate", str(files["dynamic"]), *args])
-    err = capsys.readouterr().err
-    assert code == 3
-    assert message in err and err.count("\n") == 1 and "Traceback" not in err
-
-
-@pytest.mark.parametrize(("args", "message"), [
-    (["--reference", "no-such-reference"], "unknown reference"),
-    (["--reference", "python:no_module"], "must look like python:MODULE:CALLABLE"),
-    (["--reference", "onnx-reference", "--input", "nope={x}"], "the candidate has no such input"),
-])
-def test_cli_usage_mistakes_exit_2(files: dict[str, Path], capsys: pytest.CaptureFixture, args: list[str],
-                                   message: str) -> None:
-    args = [a.format(x=files["x"]) for a in args]
-    code = main(["validate", str(files["dynamic"]), *args])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert message in err and err.count("\n") == 1 and "Traceback" not in err
-
-
-def test_cli_unreadable_candidate_exit_3(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
-    assert main(["validate", str(files["junk"]), "-r", "onnx-reference"]) == 3
-    assert "junk.onnx" in capsys.readouterr().err
-
-
-# ------------------------------------------------------------------------------ acceptance: the real SRCNN
-# One export per session: the built-in SRCNN (static x3, shipped weights) made dynamic, and
-# three broken copies of it. Each must fail against the PyTorch C++-op model (exit 1).
-
-
-@pytest.fixture(scope="session")
-def srcnn_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    pytest.importorskip("torch")
-    from exporters import export, srcnn
-    from graphsurgeon_tools import make_dynamic_scale, save_model
-
-    folder = tmp_path_factory.mktemp("srcnn")
-    model = srcnn("static", factor=3)
-    static = folder / "static.onnx"
-    export(model, model.example_inputs(3), static, input_names=["input"], output_names=["output"])
-    dynamic = make_dynamic_scale(static).model
-    files = {"static": static, "dynamic": folder / "dynamic.onnx"}
-    save_model(dynamic, files["dynamic"])
-
-    def broken(name: str, change) -> None:
-        copy = onnx.ModelProto()
-        copy.CopyFrom(dynamic)
-        change(copy)
-        onnx.checker.check_model(copy, full_check=True)
-        files[name] = folder / f"{name}.onnx"
-        save_model(copy, files[name])
-
-    def set_resize(attribute: str, value: str):
-        def change(model: onnx.ModelProto) -> None:
-            node = next(n for n in model.graph.node if n.op_type == "Resize")
-            kept = [a for a in node.attribute if a.name != attribute]
-            del node.attribute[:]
-            node.attribute.extend([*kept, helper.make_attribute(attribute, value)])
-        return change
-
-    def nudge(model: onnx.ModelProto) -> None:
-        tensor = next(t for t in model.graph.initializer if t.name == "conv1.weight")
-        weight = numpy_helper.to_array(tensor).copy()
-        weight[0, 0, 4, 4] += 0.01
-        tensor.CopyFrom(numpy_helper.from_array(weight, tensor.name))
-
-    broken("wrong_mode", set_resize("mode", "linear"))
-    broken("wrong_ctm", set_resize("coordinate_transformation_mode", "align_corners"))
-    broken("nudged_weight", nudge)
-    return files
-
-
-@pytest.mark.slow
-def test_srcnn_right_model_passes_against_torch(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
-    code = main(["validate", str(srcnn_files["dynamic"]), "--reference", "torch:srcnn", "--factors", "2,3,4",
-                 "--json"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0, report["summary"]
-    assert [f["status"] for f in report["factors"]] == ["passed"] * 3
-    assert [f["outputs"][0]["candidate_shape"] for f in report["factors"]] == [
-        [1, 3, 64, 64], [1, 3, 96, 96], [1, 3, 128, 128]]
-    assert report["counts"]["worst_max_abs_error"] < 1e-4
-    # And bit-exact against the file it came from, at the factor baked into that file.
-    exact = validate(srcnn_files["dynamic"], srcnn_files["static"], atol=0, rtol=0)
-    assert exact.passed and exact.factors[0].factor == 3.0
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("name", "expected_in_diagnosis"),
-    [
-        ("wrong_mode", "mode='cubic'"),
-        ("wrong_ctm", "coordinate_transformation_mode="),
-        ("nudged_weight", "conv1.weight"),
-    ],
-)
-def test_srcnn_broken_models_fail_with_exit_1(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture,
-                                              name: str, expected_in_diagnosis: str) -> None:
-    code = main(["validate", str(srcnn_files[name]), "--reference", "torch:srcnn", "--factors", "2,3",
-                 "--json"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 1
-    assert report["passed"] is False
-    assert all(f["status"] == "failed" for f in report["factors"])
-    assert expected_in_diagnosis in report["diagnosis"]["summary"]
-
-
-def test_cli_python_reference_errors_and_junit_folder(files: dict[str, Path], tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "boom.py").write_text("def make():\n    raise ValueError('boom')\n")
-    candidate = str(files["dynamic"])
-    assert main(["validate", candidate, "-r", "python:boom.py:make"]) == 3
-    assert "make() raised ValueError: boom" in capsys.readouterr().err
-    assert main(["validate", candidate, "-r", "python:no_such_module_here:make"]) == 3
-    assert "No module named" in capsys.readouterr().err
-    # A JUnit path that cannot be written is refused before any work (usage error).
-    assert main(["validate", candidate, "-r", str(files["static"]), "--junit", str(tmp_path / "no" / "r.xml")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+# ------------------------------------------------------------------------------ a real model
 
 
 def test_real_model_with_different_factors_per_node(ppocr_det_path: Path) -> None:
