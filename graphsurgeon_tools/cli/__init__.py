@@ -48,9 +48,11 @@ try:  # typer >= 0.25 vendors click; older releases depend on it
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click.exceptions import ClickException, NoArgsIsHelpError
 
-# Importing a command module registers its command on `app`.
-# Keep these imports cheap: command modules import heavy libraries inside their bodies.
-from graphsurgeon_tools.cli import commands as _commands  # noqa: F401,E402
+from graphsurgeon_tools.cli.commands import register_all  # noqa: E402
+
+# Every module of cli/commands/ adds its command here (cheap: they import heavy libraries inside
+# their bodies); a new command module needs no edit of this file or of cli/commands/__init__.py.
+register_all(app)
 
 __all__ = ["app", "main"]
 

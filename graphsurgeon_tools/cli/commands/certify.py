@@ -13,10 +13,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit, note, split_csv
+from graphsurgeon_tools.cli._app import JsonOption, emit, note, split_csv
 
 
-@app.command()
 def certify(
     models: Annotated[list[Path], typer.Argument(help="The candidate model (never modified); with --verify, the "
                                                       "certified model, then its ONNX reference if it had one.")],
@@ -97,3 +96,8 @@ def certify(
 
 
 __all__ = ["certify"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool certify`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("certify")(certify)

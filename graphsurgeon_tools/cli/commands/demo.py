@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit, parse_factors_option
+from graphsurgeon_tools.cli._app import JsonOption, emit, parse_factors_option
 
 
 def _fmt_report(name: str, report: dict[str, Any]) -> str:
@@ -61,7 +61,6 @@ def _human(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Folder for the models, images and report.json.")] = Path(
         "demo_out"
@@ -95,3 +94,8 @@ def demo(
         result = run_demo(out, factors=sweep)
     emit(result.to_dict(), as_json=as_json, human=_human)
     return 0 if result.passed else 1
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool demo`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("demo")(demo)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsurgeon_tools.cli._app import JsonOption, app, emit
+import typer
+
+from graphsurgeon_tools.cli._app import JsonOption, emit
 
 
 def _sha(entry: dict[str, Any]) -> str:
@@ -61,10 +63,14 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Say what is installed, which kernels run the resize op and the plugin node, where compiled
     parts are built and cached, and the command that provides each missing piece. Builds nothing."""
     from graphsurgeon_tools.runtime.environment import doctor as run_doctor
 
     emit(run_doctor().to_dict(), as_json=as_json, human=_human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool doctor`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("doctor")(doctor)

@@ -14,14 +14,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, ProfileOption, app, check_profile_option, emit, profile_lines
+from graphsurgeon_tools.cli._app import JsonOption, ProfileOption, check_profile_option, emit, profile_lines
 
 export_app = typer.Typer(
     name="export",
     help="Export a built-in PyTorch example model to ONNX (checked by onnx.checker and ONNX Runtime).",
     no_args_is_help=True,
 )
-app.add_typer(export_app, name="export")
 
 
 class VariantChoice(str, enum.Enum):
@@ -119,3 +118,8 @@ def srcnn(
 
         report["profile"] = profile_report(report["path"], profile)
     emit(report, as_json=as_json, human=_human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``onnxtool export`` group (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.add_typer(export_app, name="export")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, NodesOption, app, emit, naming, split_csv
+import typer
+
+from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, NodesOption, emit, naming, split_csv
 
 
 def _values(values: Any) -> str:
@@ -55,7 +57,6 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command()
 def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption = False) -> None:
     """List the Resize/Upsample sites of MODEL: mode, attributes, scales or sizes, and their source.
 
@@ -69,3 +70,8 @@ def inspect(model: ModelArgument, nodes: NodesOption = None, as_json: JsonOption
     with naming(model):
         report = inspect_model(model, nodes=split_csv(nodes))
     emit(report.to_dict(), as_json=as_json, human=_human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool inspect`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("inspect")(inspect)

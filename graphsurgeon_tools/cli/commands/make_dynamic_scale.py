@@ -19,7 +19,6 @@ from graphsurgeon_tools.cli._app import (
     NodesOption,
     OutputOption,
     ProfileOption,
-    app,
     check_detail_lines,
     note,
     profile_lines,
@@ -82,7 +81,6 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command("make-dynamic-scale")
 def make_dynamic_scale(
     model: ModelArgument,
     output: OutputOption = None,
@@ -185,3 +183,8 @@ def make_dynamic_scale(
             raise CheckFailedError(f"{model}: nothing to rewrite (--strict)")
         if as_json:
             note(f"{model}: nothing to rewrite")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool make-dynamic-scale`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("make-dynamic-scale")(make_dynamic_scale)

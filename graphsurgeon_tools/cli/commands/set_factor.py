@@ -18,7 +18,6 @@ from graphsurgeon_tools.cli._app import (
     ModelArgument,
     OutputOption,
     ProfileOption,
-    app,
     check_detail_lines,
     profile_lines,
 )
@@ -92,7 +91,6 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command("set-factor")
 def set_factor(
     model: ModelArgument,
     output: OutputOption = None,
@@ -143,3 +141,8 @@ def set_factor(
     run_rewrite(model, make_pass, output=output, in_place=in_place, default_output=default_output, human=_human,
                 as_json=as_json, profile=profile, check=check, check_dims=check_dims,
                 write_unchanged_in_place=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool set-factor`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("set-factor")(set_factor)

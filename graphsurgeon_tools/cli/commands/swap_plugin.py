@@ -15,7 +15,6 @@ from graphsurgeon_tools.cli._app import (
     NodesOption,
     OutputOption,
     ProfileOption,
-    app,
     check_detail_lines,
     emit,
     note,
@@ -90,7 +89,6 @@ def _list_specs(as_json: bool) -> None:
     emit({"specs": rows}, as_json=as_json, human=human)
 
 
-@app.command("swap-plugin")
 def swap_plugin(
     model: Annotated[Optional[Path], typer.Argument(help="The ONNX model to read (never modified).")] = None,
     output: OutputOption = None,
@@ -187,3 +185,8 @@ def swap_plugin(
         notes=["--keep-constant has no effect with --reverse"] if reverse and keep_constant else [],
         after_run=after_run, paths_first=False,
     )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool swap-plugin`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("swap-plugin")(swap_plugin)

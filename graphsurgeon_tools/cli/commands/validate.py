@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import CustomOpLibOption, JsonOption, app, emit, note, parse_factors_option
+from graphsurgeon_tools.cli._app import CustomOpLibOption, JsonOption, emit, note, parse_factors_option
 
 
 def _parse_inputs(values: Optional[list[str]]) -> dict[str, Path]:
@@ -24,7 +24,6 @@ def _parse_inputs(values: Optional[list[str]]) -> dict[str, Path]:
     return inputs
 
 
-@app.command()
 def validate(
     candidate: Annotated[Path, typer.Argument(help="The ONNX model to check (run in ONNX Runtime; never modified).")],
     reference: Annotated[
@@ -142,3 +141,8 @@ def validate(
     if junit is not None and not as_json:
         note(f"JUnit report written to {junit}")
     return 0 if report.passed else 1
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool validate`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("validate")(validate)
