@@ -1,9 +1,12 @@
 """The one refusal type: why a pass (or a lint rule) leaves a site as it is.
 
 Modelled on lint's Reason and onnxscript's ``check`` results: a refusal has a stable
-``code`` (kebab-case, part of the JSON contract; the CLI maps codes to flag hints), the
-``text`` a user reads, and, where one exists, the :class:`Fix` - the API call that would
-make the site pass (the CLI spells it as a command).
+``code`` (kebab-case, part of the JSON contract), the ``text`` a user reads, and, where one
+exists, the :class:`Fix` - the API call that would make the site pass. The CLI's hint beside a
+refusal is that fix spelled as a command (``make_dynamic_scale`` + ``layout="sizes"`` ->
+``make-dynamic-scale --layout sizes``, :func:`graphsurgeon_tools.cli.vocabulary.fix_hint`), so
+a new pass's refusals need no hint table: a fix's ``call`` is a public function whose command is
+its name with dashes, and each keyword has a flag in ``cli/vocabulary.FLAGS``.
 
 Every refusal in every pass (make-dynamic-scale's layouts, swap-plugin's forms, the generic
 spec engine, reverse) is a :class:`Refusal`; a pass records it against a node as a

@@ -3,14 +3,18 @@
 The library speaks in API keywords (``from_sizes=True``, ``nodes=[...]``,
 ``signature="size-tensor"``); a command-line user should read the flag that sets it
 (``--from-sizes``, ``--nodes``, ``--signature size-tensor``). :func:`to_flags` rewrites one
-message; :func:`report_to_flags` every string of a report; :func:`flag_hint` turns a skip
-reason code into the flag that would change the outcome.
+message; :func:`report_to_flags` every string of a report, adding beside each refusal that
+carries a fix (:class:`graphsurgeon_tools.refusal.Fix`, an API call) the command line that
+applies it (:func:`fix_hint`: ``make_dynamic_scale(layout="sizes")`` ->
+``make-dynamic-scale --layout sizes``). A public function ``f_g`` is the command ``f-g``.
 
 Requires: messages that name keywords as ``keyword=value`` (value: True/False/None, a quoted
 string, a ``[...]`` list, a bare token, or nothing).
 
 Ensures: only keywords listed in :data:`FLAGS` are rewritten, and only where the keyword is
 not part of a longer name or a path (``full_check=True`` and ``/tmp/check=1/m.onnx`` stay).
+A hint is derived from the refusal's own fix, so a new pass's refusals need no entry here
+(tests/passes/test_refusal_codes.py checks each fix's keywords have flags here).
 
 Does NOT import anything beyond the standard library (the CLI start-up path), and does not
 know which command is running: a keyword means the same flag in every command.
@@ -19,9 +23,9 @@ know which command is running: a keyword means the same flag in every command.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
-__all__ = ["FLAGS", "REASON_HINTS", "Flag", "flag_hint", "report_to_flags", "to_flags"]
+__all__ = ["FLAGS", "Flag", "command_name", "fix_hint", "report_to_flags", "spell_flags", "to_flags"]
 
 
 class Flag(NamedTuple):
@@ -88,31 +92,6 @@ FLAGS: dict[str, Flag] = {
     "verify": Flag("--verify"),
 }
 
-#: Refusal code (graphsurgeon_tools.refusal.Refusal, produced by the passes) -> the flags that
-#: would change the outcome. The CLI adds the hint beside each skipped site (JSON ``hint``, text
-#: ``hint:``); tests/passes/test_refusal_codes.py makes a pass produce every code listed here.
-_SCALES_LAYOUT = "--layout scales (a float scales input expresses any factor)"
-_SCALES_SIGNATURE = "swap-plugin --signature scales (the plugin reads the scales themselves)"
-REASON_HINTS: dict[str, str] = {
-    "sizes-driven": "--from-sizes (converts it when a scale reproduces the sizes exactly) "
-                    "or swap-plugin --signature size-tensor",
-    "in-function": "--inline-functions (inlines model-local functions first)",
-    "static-shape-source": "make-dynamic-scale --simplify (folds the static shape arithmetic to a constant first)",
-    "not-free": "drop --only-free (a pinned site is exact at its original factor)",
-    "layout-in-body": _SCALES_LAYOUT,
-    "layout-needs-resize-11": _SCALES_LAYOUT,
-    "layout-axes": _SCALES_LAYOUT,
-    "layout-tf-crop-and-resize": _SCALES_LAYOUT,
-    "layout-no-spatial-axes": _SCALES_LAYOUT,
-    "layout-non-spatial": _SCALES_LAYOUT,
-    "not-whole-factor": "--layout sizes or --layout scales",
-    "size-tensor-opset": _SCALES_SIGNATURE,
-    "size-tensor-rank": _SCALES_SIGNATURE,
-    "size-tensor-leading-axis": _SCALES_SIGNATURE,
-    "size-tensor-inexact": _SCALES_SIGNATURE,
-    "sizes-not-hw": "make-dynamic-scale --layout sizes first, then swap-plugin --signature sizes",
-}
-
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""
 _KEYWORD = re.compile(
     r"(?<![\w./\\\-])(?P<keyword>" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")=" + _VALUE
@@ -150,14 +129,14 @@ def to_flags(message: str) -> str:
 
 def report_to_flags(report: Any) -> Any:
     """A copy of a JSON-able report with every string rewritten by :func:`to_flags`, and a
-    ``hint`` added beside each ``code`` that :data:`REASON_HINTS` knows."""
+    ``hint`` (:func:`fix_hint`) added beside each ``code`` whose ``fix`` names a call."""
     if isinstance(report, str):
         return to_flags(report)
     if isinstance(report, dict):
         out = {key: report_to_flags(value) for key, value in report.items()}
-        hint = flag_hint(report.get("code")) if isinstance(report.get("code"), str) else None
-        if hint and "hint" not in out:
-            out["hint"] = hint
+        fix = report.get("fix")
+        if isinstance(report.get("code"), str) and isinstance(fix, dict) and "hint" not in out:
+            out["hint"] = fix_hint(fix)
         return out
     if isinstance(report, list):
         return [report_to_flags(item) for item in report]
@@ -166,6 +145,37 @@ def report_to_flags(report: Any) -> Any:
     return report
 
 
-def flag_hint(code: Optional[str]) -> Optional[str]:
-    """The flag hint for a reason code, or None."""
-    return REASON_HINTS.get(code) if code else None
+def command_name(call: str) -> str:
+    """The command of a public function: ``"make_dynamic_scale"`` -> ``"make-dynamic-scale"``."""
+    return call.replace("_", "-")
+
+
+def spell_flags(keywords: Mapping[str, Any]) -> str:
+    """API keywords as flags: ``{"layout": "sizes", "only_free": False}`` -> ``--layout sizes without --only-free``."""
+    words = []
+    for key, value in keywords.items():
+        flag = FLAGS.get(key)
+        if value is False and flag is not None and flag.off is None:
+            words.append(f"without {flag.on}")  # "no --only-free" reads as a flag of its own in a command line
+        else:
+            words.append(to_flags(f"{key}={value!r}".replace("'", '"')))
+    return " ".join(words)
+
+
+def fix_hint(fix: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """A refusal's fix (``Fix.to_dict()``) as the commands that apply it, or None::
+
+        {"call": "make_dynamic_scale", "keywords": {"layout": "sizes"},
+         "then": {"call": "swap_plugin", "keywords": {"signature": "sizes"}}}
+        -> "make-dynamic-scale --layout sizes, then swap-plugin --signature sizes"
+
+    Each step's ``note`` (what it must be applied to) follows it in parentheses, in flags.
+    """
+    steps = []
+    step = fix
+    while step:
+        flags = spell_flags(step.get("keywords") or {})
+        note = f" ({to_flags(step['note'])})" if step.get("note") else ""
+        steps.append(command_name(step["call"]) + (f" {flags}" if flags else "") + note)
+        step = step.get("then")
+    return ", then ".join(steps) or None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphsurgeon_tools.cli.vocabulary import FLAGS, flag_hint, report_to_flags, to_flags
+from graphsurgeon_tools.cli.vocabulary import FLAGS, fix_hint, report_to_flags, to_flags
+from graphsurgeon_tools.refusal import Fix
 
 
 @pytest.mark.parametrize(
@@ -39,14 +40,36 @@ def test_other_text_is_left_alone(untouched: str) -> None:
     assert to_flags(untouched) == untouched
 
 
-def test_reports_are_rewritten_and_reason_codes_get_hints() -> None:
-    report = {"skipped": [{"node": "r", "code": "sizes-driven", "reason": "driven by sizes (from_sizes=True converts it)"}],
+def test_reports_are_rewritten_and_refusals_with_a_fix_get_its_command_as_hint() -> None:
+    fix = Fix("make_dynamic_scale", (("from_sizes", True),)).to_dict()
+    report = {"skipped": [{"node": "r", "code": "sizes-driven", "reason": "driven by sizes (from_sizes=True converts it)",
+                           "fix": fix},
+                          {"node": "s", "code": "antialias", "reason": "no kernel", "fix": None}],
               "shape": (1, 2), "count": 3}
     out = report_to_flags(report)
     assert out["skipped"][0]["reason"] == "driven by sizes (--from-sizes converts it)"
-    assert out["skipped"][0]["hint"] == flag_hint("sizes-driven") and "--from-sizes" in out["skipped"][0]["hint"]
+    assert out["skipped"][0]["hint"] == "make-dynamic-scale --from-sizes"
+    assert "hint" not in out["skipped"][1]  # no fix, no hint
     assert out["shape"] == (1, 2) and out["count"] == 3
     assert report["skipped"][0]["reason"].startswith("driven by sizes (from_sizes=True")  # input untouched
+
+
+@pytest.mark.parametrize(
+    ("fix", "hint"),
+    [
+        (Fix("swap_plugin", (("signature", "scales"),)), "swap-plugin --signature scales"),
+        (Fix("make_dynamic_scale", (("layout", "sizes"),), then=Fix("swap_plugin", (("signature", "sizes"),))),
+         "make-dynamic-scale --layout sizes, then swap-plugin --signature sizes"),
+        (Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", True)), then=Fix("swap_plugin")),
+         "make-dynamic-scale --from-sizes --simplify, then swap-plugin"),
+        (Fix("make_dynamic_scale", (("only_free", False),), note="with shared=True"),
+         "make-dynamic-scale without --only-free (with --shared)"),
+        (Fix("swap_plugin", (("reverse", True),), then=Fix("set_factor", (("every", 2),))),
+         "swap-plugin --reverse, then set-factor --all 2"),
+    ],
+)
+def test_a_fix_is_spelled_as_the_commands_that_apply_it(fix: Fix, hint: str) -> None:
+    assert fix_hint(fix.to_dict()) == hint
 
 
 def test_flags_map_one_to_one_onto_keywords() -> None:

@@ -1,9 +1,10 @@
 """Every refusal code a pass produces, each from a small model that triggers it.
 
 A refused site is a ``Skip`` carrying a :class:`graphsurgeon_tools.refusal.Refusal` with a
-stable kebab-case code; the CLI's hints (``cli.vocabulary.REASON_HINTS``) are keyed by these
-codes, so every code in the hint table must be produced by one of the cases below, and a
-plain string is no longer a refusal.
+stable kebab-case code, and a plain string is no longer a refusal. Where the refusal carries a
+fix (an API call), the CLI's hint beside it is that call spelled as a command
+(``cli.vocabulary.fix_hint``); each fix here names a command ``onnxtool --help`` lists and only
+keywords that have a flag, so a new pass's refusals need no hint table.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import pytest
 from hostile import nested
 from onnx import TensorProto, helper
 
-from graphsurgeon_tools import make_dynamic_scale, swap_plugin
-from graphsurgeon_tools.cli.vocabulary import REASON_HINTS, report_to_flags
+from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin
+from graphsurgeon_tools.cli import app
+from graphsurgeon_tools.cli.vocabulary import FLAGS, command_name, fix_hint, report_to_flags
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.plugins import parse_spec
@@ -118,6 +120,8 @@ def _generic(model_spec: tuple[onnx.ModelProto, Any]) -> Any:
     model, spec = model_spec
     return swap_plugin(model, spec=spec)
 
+
+DYNAMIC_SCALES = _resize(13, 'y = Resize <mode = "nearest"> (x, , s)', extra=", float[4] s")
 
 NMS_RUNTIME_IOU = """<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,6,4] boxes, float[1,1,6] scores, float[1] iou) => (int64[K,3] selected) {
@@ -221,7 +225,24 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
     ("unknown-second-input", "reverse", lambda: swap_plugin(_plugin(
         13, "float[4] s0, int64[K] shp", "x, s", body="s = Reshape (s0, shp)\n"), reverse=True, check=False)),
     ("sizes-need-opset-11", "reverse", lambda: swap_plugin(_plugin(10, "int64[2] s"), reverse=True, check=False)),
+    # set-factor: plan.plan_sites
+    ("no-dynamic-input", "set", lambda: set_factor(_scales(), {"n0_Resize": 2}, check=False)),
+    ("rank-unknown", "set", lambda: set_factor(
+        _resize(13, UNKNOWN_RANK + 'y = Resize <mode = "nearest"> (x, , s)', x=UNKNOWN_RANK_INPUTS,
+                extra=", float[4] s"), every=2, check=False)),
+    ("no-recorded-value", "set", lambda: set_factor(DYNAMIC_SCALES, original=True, check=False)),
+    ("factor-arity", "set", lambda: set_factor(DYNAMIC_SCALES, every=(2, 2, 2), check=False)),
+    ("factor-not-whole", "set", lambda: set_factor(
+        _resize(13, 'y = Resize <mode = "nearest"> (x, , , z)', extra=", int64[4] z"), every=1.5, check=False)),
+    ("shared-input-factors-differ", "set", lambda: set_factor(_parse(
+        '<ir_version: 8, opset_import: ["" : 13]>\ng (float[1,3,8,8] x, float[4] s) => (float[?,?,?,?] y, '
+        'float[?,?,?,?] w) { y = Resize <mode = "nearest"> (x, , s) w = Resize <mode = "nearest"> (x, , s) }'),
+        {"n0_Resize": 2, "n1_Resize": 3}, check=False)),
 ]
+
+
+#: The commands ``onnxtool --help`` lists.
+COMMANDS = {info.name for info in app.registered_commands}
 
 
 @pytest.mark.parametrize(("code", "where", "run"), CASES, ids=[f"{c[1]}:{c[0]}" for c in CASES])
@@ -236,9 +257,14 @@ def test_the_pass_refuses_with_this_code(code: str, where: str, run: Callable[[]
     assert code in codes, [(s.code, s.reason) for s in result.skipped]
     skip = result.skipped[codes.index(code)]
     assert skip.reason and skip.to_dict()["code"] == code
-    # the CLI's report: the hint of a code in the table sits beside the refusal
+    # the CLI's report: a refusal's fix, spelled as the commands that apply it, sits beside it as its hint
     (flagged,) = [s for s in report_to_flags(result.to_dict())["skipped"] if s["code"] == code][:1]
-    assert flagged.get("hint") == (report_to_flags(REASON_HINTS.get(code)) if code in REASON_HINTS else None)
+    fix = skip.refusal.fix
+    assert flagged.get("hint") == (fix_hint(fix.to_dict()) if fix else None)
+    while fix is not None:  # every call is a command a user can reach, every keyword has a flag
+        assert command_name(fix.call) in COMMANDS, (fix.call, sorted(COMMANDS))
+        assert {key for key, _ in fix.keywords} <= set(FLAGS), fix.keywords
+        fix = fix.then
 
 
 class _Refused:
@@ -251,9 +277,9 @@ class _Refused:
         return {"skipped": [s.to_dict() for s in self.skipped]}
 
 
-def test_every_hint_is_for_a_code_a_pass_produces() -> None:
-    produced = {code for code, _, _ in CASES}
-    assert set(REASON_HINTS) <= produced, sorted(set(REASON_HINTS) - produced)
+def test_the_fixes_hints_name_are_the_passes_commands() -> None:
+    hints = {fix_hint(Fix(call).to_dict()) for call in ("make_dynamic_scale", "swap_plugin", "set_factor")}
+    assert hints <= COMMANDS
 
 
 def test_each_case_names_one_code_once() -> None:

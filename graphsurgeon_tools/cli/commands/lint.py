@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, app, emit, naming
+from graphsurgeon_tools.cli._app import JsonOption, ModelArgument, emit, naming
 
 
 def _step_output(call: str, keywords: dict[str, Any], model: Path) -> Path:
@@ -34,7 +34,7 @@ def fix_command(fix: Optional[dict[str, Any]], model: str) -> tuple[Optional[str
     (``-o`` only where that name is taken). Paths are shell words for their exact bytes (a name that is
 not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
     """
-    from graphsurgeon_tools.cli.vocabulary import to_flags
+    from graphsurgeon_tools.cli.vocabulary import command_name, spell_flags, to_flags
     from graphsurgeon_tools.io.names import printable, shell_quote
 
     if not fix:
@@ -42,12 +42,12 @@ not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
     current, used, parts = Path(model), {Path(model)}, []
     step: Optional[dict[str, Any]] = fix
     while step:
-        args = " ".join(f"{key}={value!r}".replace("'", '"') for key, value in step["keywords"].items())
+        flags = spell_flags(step["keywords"])
         target = default = _step_output(step["call"], step["keywords"], current)
         while target in used:  # e.g. reverse then forward: the forward default is the model linted
             target = target.with_name(target.name[: -len(".onnx")] + ".fixed.onnx")
-        text = f"onnxtool {step['call'].replace('_', '-')} {shell_quote(current)}"
-        text += f" {to_flags(args)}" if args else ""
+        text = f"onnxtool {command_name(step['call'])} {shell_quote(current)}"
+        text += f" {flags}" if flags else ""
         text += f" -o {shell_quote(target)}" if target != default else ""
         parts.append(text)
         used.add(target)
@@ -71,7 +71,6 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command()
 def lint(
     model: ModelArgument,
     target: Annotated[str, typer.Option("--target", help="Whose rules: 'tensorrt' (TensorRT's ONNX parser, "
@@ -97,3 +96,8 @@ def lint(
     emit(data, as_json=as_json, human=_human)
     if report.failed:
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``onnxtool lint`` (called by :func:`graphsurgeon_tools.cli.commands.register_all`)."""
+    app.command("lint")(lint)
