@@ -1,5 +1,5 @@
-"""The shape of graphsurgeon_tools (issue 9), as tests: dependency direction, no circles, no
-torch, small modules.
+"""The shape of graphsurgeon_tools, as tests: dependency direction, no circles, no torch, small
+modules, ruff-clean code, and a test tree that mirrors the packages.
 
 * The import-linter contracts in pyproject.toml ([tool.importlinter]): layers
   cli -> validation -> check/passes -> resize -> core -> io -> errors; no import of
@@ -10,7 +10,10 @@ torch, small modules.
   ``importlib.import_module("...")``/``__import__("...")`` of exporters or torch anywhere in a
   module (module level, inside functions, under ``if``), without importing anything: the
   PyTorch side plugs in through graphsurgeon_tools.extensions, so no lazy import is needed.
-* No module over 500 lines (issue 9's acceptance).
+* No module over 500 lines.
+* Every test module sits in a folder that mirrors a package (tests/passes/swap_plugin/ ->
+  graphsurgeon_tools/passes/swap_plugin/, tests/exporters/ -> exporters/, tests/ -> the top-level
+  modules), or in one of the few cross-cutting suites named, with the reason, in CROSS_CUTTING.
 """
 
 from __future__ import annotations
@@ -133,3 +136,51 @@ def _ruff(*args: str) -> subprocess.CompletedProcess:
 def test_the_code_is_ruff_clean() -> None:
     done = _ruff("check", "--output-format", "concise")
     assert done.returncode == 0, f"ruff check finds:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+
+
+# ------------------------------------------------------------------ the test tree mirrors the packages
+
+TESTS = ROOT / "tests"
+#: Test folders that mirror no package, and why each cuts across the packages.
+CROSS_CUTTING = {
+    "hostile": "hostile inputs run through every command and the API at once (one corpus, every face)",
+    "fuzz": "generated models and arguments thrown at the passes, the checks and the CLI together",
+    "realmodels": "real projects' models (transformers, diffusers, PaddleOCR) through whole flows: "
+                  "rewrite, swap, validate, lint",
+    "packaging": "the built wheel and sdist installed and run as a user runs them, not a module of the source",
+}
+
+
+def _mirrored_package(folder: Path) -> Path | None:
+    """The package a test folder mirrors (tests/X/Y -> graphsurgeon_tools/X/Y, tests/exporters/Y ->
+    exporters/Y), or None when it mirrors none. tests/ itself mirrors graphsurgeon_tools' top-level modules
+    (errors, extensions, inspection, profiles ...) and holds the whole-repository checks (this file, examples/)."""
+    parts = folder.relative_to(TESTS).parts
+    if not parts:
+        return PACKAGE
+    base = ROOT / "exporters" if parts[0] == "exporters" else PACKAGE / parts[0]
+    package = base.joinpath(*parts[1:])
+    return package if (package / "__init__.py").is_file() else None
+
+
+def test_every_test_module_sits_in_a_folder_that_mirrors_a_package() -> None:
+    misplaced = sorted(
+        str(path.relative_to(ROOT)) for path in TESTS.rglob("test_*.py")
+        if path.parent.relative_to(TESTS).parts[:1] not in [(name,) for name in CROSS_CUTTING]
+        and _mirrored_package(path.parent) is None)
+    assert not misplaced, ("test modules in folders that mirror no package (tests/<subpackage>/... mirrors "
+                           "graphsurgeon_tools/<subpackage>/..., tests/exporters/... mirrors exporters/...; "
+                           f"cross-cutting suites: {sorted(CROSS_CUTTING)}):\n" + "\n".join(misplaced))
+
+
+def test_the_cross_cutting_suites_exist_and_mirror_no_package() -> None:
+    for name in CROSS_CUTTING:
+        assert list((TESTS / name).glob("test_*.py")), f"tests/{name} holds no tests: drop it from CROSS_CUTTING"
+        assert _mirrored_package(TESTS / name) is None, f"tests/{name} mirrors a package: drop it from CROSS_CUTTING"
+
+
+def test_the_mirror_rule_sees_a_misplaced_folder() -> None:
+    assert _mirrored_package(TESTS / "passes" / "swap_plugin") == PACKAGE / "passes" / "swap_plugin"
+    assert _mirrored_package(TESTS / "exporters") == ROOT / "exporters"
+    assert _mirrored_package(TESTS / "passes" / "no_such_pass") is None
+    assert _mirrored_package(TESTS / "helpers") is None
