@@ -28,7 +28,10 @@ from typing import Any, Optional
 
 import numpy as np
 
+from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session, sites_alone
+from graphsurgeon_tools.core.graph import downstream_tensors
 from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, qdq_sites
+from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
 
 __all__ = ["QuantizedPlan"]
 
@@ -73,9 +76,7 @@ class QuantizedPlan:
         The first quantized tensors to move (no other moved one upstream) must be at most one step
         apart, every difference must lie downstream of one, and, against an ONNX reference, every
         plugin site run alone on the reference's own input to it must agree within ``tolerance``
-        (swap_plugin.requantized.sites_alone)."""
-        from graphsurgeon_tools.core.graph import downstream_tensors
-
+        (check.sites_alone)."""
         failures = [o for o in outputs if not o.passed]
         steps = [o for o in outputs if o.name in self.quantized]
         moved = [o for o in steps if (o.max_abs_error or 0.0) > 0]
@@ -90,10 +91,8 @@ class QuantizedPlan:
             return None
         alone = ""
         if len(self.runners) > 1 and feeds is not None and tolerance is not None:
-            from graphsurgeon_tools.passes.swap_plugin.check import _session
-            from graphsurgeon_tools.passes.swap_plugin.requantized import sites_alone
-
-            checked = sites_alone(self.runners[1].model, self.runners[0].model, feeds, _session, tolerance)
+            checked = sites_alone(self.runners[1].model, self.runners[0].model, feeds, plugin_or_cpu_session,
+                                  tolerance)
             if checked is not None:
                 if not all(c.passed for c in checked):
                     return None
@@ -114,8 +113,6 @@ class QuantizedPlan:
         ``feeds`` it has: the largest difference of the graph outputs they share, as a note."""
         if len(self.runners) < 2:
             return ""
-        from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
-
         values = []
         for side in self.runners:
             fused = OnnxRunner(side.model, side.where)

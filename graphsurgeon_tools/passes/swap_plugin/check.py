@@ -60,6 +60,7 @@ import numpy as np
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
+from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.passes.swap_plugin import requantized
 from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
@@ -104,23 +105,6 @@ def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]
         return None
     return UlpTolerance(dict(KERNEL_ULPS), why="the plugin kernel interpolates in another float order than ONNX "
                         "Runtime's Resize; nearest-only models are compared exactly")
-
-
-def _session(blob: bytes, options: Any) -> Any:
-    """compare_models' session factory: make_session for plugin models, a plain CPU session otherwise."""
-    from graphsurgeon_tools.runtime.session import make_session, plugin_nodes
-
-    proto = ModelProto.FromString(blob)
-    if plugin_nodes(proto):
-        return make_session(proto, sess_options=options)
-    import onnxruntime as ort
-
-    from graphsurgeon_tools.runtime import ort_library
-    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
-
-    for library in scoped_custom_op_libs():  # custom_op_libs= of the call
-        ort_library.register(options, library)
-    return ort.InferenceSession(blob, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 class _Pinned:

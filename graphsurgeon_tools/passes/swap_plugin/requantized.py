@@ -14,8 +14,8 @@ ran at ``ORT_ENABLE_BASIC``, where no QDQ transformer runs in either model. What
   makes of one step. The quantized tensors after the sites are compared in steps; the rule
   passes the check when (1) the first ones to move (no moved one upstream) are at most one step
   apart, (2) every difference lies downstream of one of them, and (3) every swapped site, run
-  alone on the tensor its Resize reads in the original (:func:`sites_alone`), matches that
-  Resize within the bound - so each site is still proven, only the whole-model difference
+  alone on the tensor its Resize reads in the original (:mod:`graphsurgeon_tools.check.sites_alone`),
+  matches that Resize within the bound - so each site is still proven, only the whole-model difference
   becomes ``figures["requantized"]``.
 
 Requires: ``checked`` from :func:`graphsurgeon_tools.check.equivalence.compare_models` at
@@ -29,23 +29,16 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
-import onnx
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.equivalence import CheckResult
+from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
+from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+from graphsurgeon_tools.check.sites_alone import sites_alone, with_outputs
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.core.graph import downstream_tensors
 from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, QdqSite
 
-__all__ = ["judge", "sites_alone"]
-
-
-def _with_outputs(model: ModelProto, names: list[str]) -> ModelProto:
-    """A copy of ``model`` whose graph outputs are ``names`` (the check compares graph outputs)."""
-    copy = ModelProto()
-    copy.CopyFrom(model)
-    del copy.graph.output[:]
-    copy.graph.output.extend(onnx.ValueInfoProto(name=name) for name in names)
-    return copy
+__all__ = ["judge"]
 
 
 def _describe(quantized: Mapping[str, QdqSite]) -> str:
@@ -63,9 +56,6 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
           ) -> None:
     """Add the QDQ figures to ``checked``; pass it where only requantization rounding differs.
     ``tolerance``: the float bound the check used (None: exact, where no rounding can move)."""
-    from graphsurgeon_tools.check.equivalence import compare_models
-    from graphsurgeon_tools.core.graph import downstream_tensors
-
     checked.figures["qdq"] = {"text": _describe(quantized), "sites": [s.to_dict() for s in quantized.values()]}
     if checked.passed is not False or checked.skipped or tolerance is None:
         return
@@ -73,7 +63,7 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
     if not names:
         return
-    steps = compare_models(_with_outputs(original, names), _with_outputs(rewritten, names), feeds, dims=dims,
+    steps = compare_models(with_outputs(original, names), with_outputs(rewritten, names), feeds, dims=dims,
                            session_factory=session, level=UNFUSED_LEVEL,
                            tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
                                                   why="quantized tensors in steps"))
@@ -90,7 +80,6 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
     failures = [c for c in (*checked.outputs, *checked.sites, *steps.outputs) if not c.passed]
     if any(c.name not in after for c in failures):  # a difference no flip upstream explains
         return
-    from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
 
     data = random_feeds(original, concrete_input_shapes(original, dims), 0)  # compare_models' own inputs
     alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type)
@@ -115,77 +104,3 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
         "outputs": {c.name: c.max_abs_diff for c in failures if c.kind == "output"},
     }
     checked.passed = True
-
-
-def sites_alone(original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
-                session: Callable[[bytes, Any], Any], tolerance: UlpTolerance,
-                op_type: str = "DynamicTRTResize") -> Optional[list[Any]]:
-    """Each plugin node of ``rewritten`` run alone on the tensor its Resize reads in the original
-    (one run of the original at UNFUSED_LEVEL on ``feeds``, each model taking the inputs it has),
-    compared with that Resize's output there; None when no plugin node has a counterpart."""
-    import onnxruntime as ort
-
-    from graphsurgeon_tools.check.compare import compare_arrays
-    from graphsurgeon_tools.errors import OnnxToolError
-    from graphsurgeon_tools.runtime.session import ort_errors
-
-    plugins = [n for n in rewritten.graph.node if n.op_type == op_type and n.input and n.output]
-    originals = {o for n in original.graph.node for o in n.output}
-    plugins = [n for n in plugins if n.input[0] in originals and n.output[0] in originals]
-    if not plugins:
-        return None
-    wanted = sorted({n.input[0] for n in plugins} | {n.output[0] for n in plugins})
-    options = ort.SessionOptions()
-    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, UNFUSED_LEVEL)
-    options.log_severity_level = 4
-    probe = _with_outputs(original, wanted)
-    try:
-        first = session(probe.SerializeToString(), options)
-        takes = {i.name for i in first.get_inputs()}
-        values = dict(zip(wanted, first.run(wanted, {k: v for k, v in feeds.items() if k in takes})))
-    except (*ort_errors(), OnnxToolError, ValueError):
-        return None
-    given = dict(feeds)
-    compared = []
-    for node in plugins:
-        cut = _cut(rewritten, node.input[0], node.output[0], values[node.input[0]])
-        try:
-            run = session(cut.SerializeToString(), options)
-            needed = {i.name for i in run.get_inputs()}
-            feed = {k: v for k, v in {**given, node.input[0]: values[node.input[0]]}.items() if k in needed}
-            (got,) = run.run([node.output[0]], feed)
-        except (*ort_errors(), OnnxToolError, ValueError):  # a site that cannot run alone proves nothing
-            return None
-        want = values[node.output[0]]
-        atol, rtol = tolerance.bounds(got, want)
-        compared.append(compare_arrays(got, want, atol=atol, rtol=rtol, name=node.output[0], kind="site"))
-    return compared
-
-
-def _cut(model: ModelProto, x: str, out: str, x_value: np.ndarray) -> ModelProto:
-    """The nodes computing ``out`` from ``x`` (a graph input of the cut, typed from ``x_value``), the
-    graph inputs and initializers they read: one site and its in-graph second input (scales, size tensor)."""
-    from onnx import helper
-
-    producer = {name: index for index, node in enumerate(model.graph.node) for name in node.output if name}
-    initializers = {t.name: t for t in model.graph.initializer}
-    graph_inputs = {i.name: i for i in model.graph.input}
-    keep: set[int] = set()
-    used: set[str] = set()
-    stack, seen = [out], set()
-    while stack:
-        name = stack.pop()
-        if not name or name == x or name in seen:
-            continue
-        seen.add(name)
-        if name in initializers or name in graph_inputs:
-            used.add(name)
-        elif name in producer:
-            keep.add(producer[name])
-            stack.extend(model.graph.node[producer[name]].input)
-    x_info = helper.make_tensor_value_info(x, helper.np_dtype_to_tensor_dtype(x_value.dtype), list(x_value.shape))
-    inputs = [x_info, *(graph_inputs[n] for n in sorted(used) if n in graph_inputs and n not in initializers)]
-    graph = helper.make_graph([model.graph.node[i] for i in sorted(keep)], "site", inputs,
-                              [onnx.ValueInfoProto(name=out)],
-                              initializer=[initializers[n] for n in sorted(used) if n in initializers])
-    return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
