@@ -36,23 +36,34 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.check.compare import compare_arrays
-from graphsurgeon_tools.check.feeds import InputLike, conform_array, conform_scale_input, load_user_array, random_input
+from graphsurgeon_tools.check.feeds import InputLike
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import CheckFailedError, UsageError
-from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_reason
-from graphsurgeon_tools.validation.ports import Ports
+from graphsurgeon_tools.runtime.provenance import evidence_record, recording
+from graphsurgeon_tools.runtime.session import custom_op_scope
+from graphsurgeon_tools.validation.diagnosis import diagnose as run_diagnosis
+from graphsurgeon_tools.validation.evidence import vacuous_reason
+from graphsurgeon_tools.validation.localise import localise_nodes
+from graphsurgeon_tools.validation.point import original_point, prepare_inputs, run_point
 from graphsurgeon_tools.validation.quantized import QuantizedPlan
-from graphsurgeon_tools.validation.references import Reference, ReferenceLike, make_reference
+from graphsurgeon_tools.validation.reference_specs import ReferenceLike, make_reference
+from graphsurgeon_tools.validation.references import Reference
 from graphsurgeon_tools.validation.report import FactorResult, ValidationReport
-from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
-from graphsurgeon_tools.validation.sites import ClashFinder, localise, not_free_points, originals_of
+from graphsurgeon_tools.validation.runner import OnnxRunner, load_onnx
+from graphsurgeon_tools.validation.sites import (
+    ClashFinder,
+    localise,
+    not_free_points,
+    originals_of,
+    parse_site_factors,
+    plan_site_points,
+    point_feeds,
+)
 from graphsurgeon_tools.validation.sweep import Factor, format_factor, parse_factors, plan_sweep
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_INPUT_SIZE", "DEFAULT_RTOL", "VALIDATE_ULPS", "validate"]
@@ -72,43 +83,6 @@ DEFAULT_INPUT_SIZE = 32
 ProgressCallback = Callable[[str, int, int], None]
 
 
-def _prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed: int, size: int,
-                    notes: list[str], *, max_output_bytes: Optional[int] = None, label: str = "the candidate"
-                    ) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
-    given = dict(inputs or {})
-    known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs}
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise UsageError(
-            f"inputs={unknown[0]}: the candidate has no such input (it has {', '.join(sorted(known))})"
-        )
-    rng = np.random.default_rng(seed)
-    data: list[tuple[str, np.ndarray]] = []
-    described: list[dict[str, Any]] = []
-    for spec in ports.data_inputs:
-        if spec.name in given:
-            array, source = load_user_array(spec.name, given[spec.name])
-            array = conform_array(spec.name, array, spec.shape, spec.dtype, source, notes)
-            refuse_nan_input(spec.name, array, source)  # NaN in: nothing compared out (validation.evidence)
-        else:
-            array = random_input(spec.shape, spec.dtype, rng, size, limit=max_output_bytes,
-                                  what=f"{label}: random input {spec.name!r}")
-            source = f"random(seed={seed})"
-        data.append((spec.name, array))
-        described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(array.dtype), "source": source})
-    fixed: dict[str, np.ndarray] = {}
-    for spec in ports.scale_inputs:
-        if spec.name in given:
-            array, source = load_user_array(spec.name, given[spec.name])
-            # Checked as a swept factor is (type, NaN, range, output size), never cast blindly.
-            fixed[spec.name] = conform_scale_input(spec, array, source, [a.shape for _, a in data],
-                                                   limit=max_output_bytes, what=label)
-            notes.append(f"scale input {spec.name!r} is fixed by {source}: the factor sweep does not drive it")
-            described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(spec.dtype), "source": source})
-    return data, fixed, described
-
-
-
 def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[str, np.ndarray]],
                fixed: dict[str, np.ndarray], notes: list[str], results: list[FactorResult]
                ) -> tuple[list[tuple[Factor, str]], list[tuple[str, dict[str, np.ndarray]]]]:
@@ -117,8 +91,6 @@ def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[
     A routed PyTorch reference is paired with the candidate first (its original factors are the
     other sites' values); a pairing that fails is recorded in ``results`` as one failed point.
     """
-    from graphsurgeon_tools.validation.sites import parse_site_factors, plan_site_points, point_feeds
-
     wanted = parse_site_factors(sites)
     prepare = getattr(ref, "prepare", None)
     if prepare is not None:
@@ -133,117 +105,6 @@ def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[
     x_shape = data[0][1].shape if data else ()
     return ([(None, reason) for _, reason in points],
             [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points])
-
-
-def _original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Reference,
-                    fixed: dict[str, np.ndarray]) -> Optional[dict[str, np.ndarray]]:
-    """The scale feeds of the default sweep's "original" point, or None when it has none.
-
-    Only without factors=, against onnx-reference (it runs the candidate's own feeds), and when
-    make_dynamic_scale / swap_plugin recorded every driven scale input's original value.
-    """
-    if sweep is not None or ref.kind != "onnx-reference":
-        return None
-    feeds = runner.ports.original_feeds(fixed)
-    return None if feeds is None else {**feeds, **fixed}
-
-
-def _run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
-               data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
-               atol: float, rtol: float, max_output_bytes: Optional[int], tolerance: Optional[UlpTolerance] = None,
-               quantized: Optional[QuantizedPlan] = None) -> tuple[FactorResult, Optional[dict[str, Any]]]:
-    """Run both sides at one sweep point and compare every output.
-
-    Args:
-        factor: the sweep point (None: as baked).
-        candidate: the candidate's runner; reference: what it is compared against.
-        data: the data inputs, in the candidate's order; fixed: scale inputs the user fixed.
-        atol, rtol: the tolerance; max_output_bytes: the size limit checked before running.
-        tolerance: the dtype-aware default instead of ``atol``/``rtol`` (None: those decide).
-        quantized: the quantized tensors compared in steps, and the requantization rule (:mod:`.quantized`).
-
-    Returns the result and, when both sides ran, the arrays (feeds, expected, actual) the
-    diagnosis needs. Raises ResourceLimitError before running above the size limit.
-    """
-    started = time.perf_counter()
-    result = FactorResult(factor=factor, status="error")
-    # Sizes fixed by the graph itself (baked scales, static shapes): shape inference finds them.
-    from graphsurgeon_tools.check.feeds import guard_output_sizes
-
-    shapes = {name: list(array.shape) for name, array in data}
-    shapes.update({name: list(np.shape(value)) for name, value in fixed.items()})
-    guard_output_sizes(candidate.model, shapes, max_output_bytes, what=candidate.where, values=fixed)
-    if factor is not None:  # sizes a fed factor decides
-        from graphsurgeon_tools.check.limits import check_output_size, resized_shape
-
-        for name, array in data:
-            if array.ndim >= 3:
-                scales = [1.0, 1.0] + [factor] * (array.ndim - 2)  # N, C kept; every spatial axis scaled
-                check_output_size(resized_shape(array.shape, scales), array.dtype, limit=max_output_bytes,
-                                  what=f"{candidate.where}: input {name!r} resized at {format_factor(factor)}")
-    try:
-        baked = reference.baked_scales if not reference.dynamic else None
-        feeds = candidate.feeds(factor, dict(data), fixed, baked)
-        result.scale_feeds = {s.name: np.asarray(feeds[s.name]).tolist() if feeds[s.name].ndim <= 1
-                              else f"zeros{list(feeds[s.name].shape)}" for s in candidate.ports.scale_inputs}
-        actual = candidate.run(feeds)
-        expected = reference.run(factor, data, feeds, candidate.ports.baked_scales)
-    except RunFailed as exc:
-        result.reason = str(exc)
-        result.seconds = time.perf_counter() - started
-        return result, None
-    except CheckFailedError as exc:  # a routed PyTorch reference whose calls disagree with the candidate's sites
-        result.status, result.reason = "failed", str(exc)
-        result.seconds = time.perf_counter() - started
-        return result, None
-    # Both sides return their graph outputs first, then the site tensors they were asked to expose.
-    sites = set(candidate.exposed)
-    site_pairs = [(name, value) for name, value in actual if name in sites]
-    actual = [(name, value) for name, value in actual if name not in sites]
-    reference_sites = {name: value for name, value in expected if name in sites}
-    expected = [(name, value) for name, value in expected if name not in sites]
-    names_match = {n for n, _ in actual} <= {n for n, _ in expected}
-    by_name = dict(expected)
-    pairs = []
-    for index, (name, value) in enumerate(actual):
-        if names_match:
-            pairs.append((name, value, name, by_name[name]))
-        elif index < len(expected):
-            pairs.append((name, value, expected[index][0], expected[index][1]))
-    if len(expected) != len(actual):
-        result.reason = f"the candidate has {len(actual)} output(s), the reference {len(expected)}"
-    def bounds(value: np.ndarray, ref_value: np.ndarray, name: str) -> dict[str, float]:
-        steps = quantized.bounds(name, value) if quantized is not None else None
-        if steps is not None:
-            return steps
-        if tolerance is None:
-            return {"atol": atol, "rtol": rtol}
-        found = tolerance.bounds(value, ref_value, name)
-        return {"atol": found[0], "rtol": found[1]}
-
-    for name, value, ref_name, ref_value in pairs:
-        result.outputs.append(compare_arrays(value, ref_value, name=name, reference_name=ref_name,
-                                             **bounds(value, ref_value, name)))
-    for name, value in site_pairs:
-        if name in reference_sites:
-            result.outputs.append(compare_arrays(value, reference_sites[name], name=name, kind="site",
-                                                 **bounds(value, reference_sites[name], name)))
-            pairs.append((name, value, name, reference_sites[name]))
-    if quantized is not None:
-        per_site = tolerance if tolerance is not None else UlpTolerance({}, floor=(atol, rtol))
-        figure = quantized.judge(result.outputs, feeds, per_site)
-        if figure:
-            result.reason = figure
-    ok = bool(result.outputs) and all(o.passed for o in result.outputs) and len(expected) == len(actual)
-    # A pass needs one comparison that could have failed: a constant reference, or one below
-    # atol, passes anything (reported "vacuous", not "passed").
-    vacuous = ok and all(o.vacuous for o in result.outputs)
-    result.status = "vacuous" if vacuous else "passed" if ok else "failed"
-    if vacuous:
-        result.reason = ("vacuous: every compared reference tensor is constant or below atol; give inputs= "
-                         "the model responds to")
-    result.seconds = time.perf_counter() - started
-    return result, {"feeds": feeds, "expected": {o[0]: o[3] for o in pairs}, "actual": {o[0]: o[1] for o in pairs}}
 
 
 def validate(
@@ -312,9 +173,6 @@ def validate(
     arrays that do not fit, unknown references and nonsense factors. Does not modify or
     write any file, and does not check the graph itself (use ``onnx.checker`` for that).
     """
-    from graphsurgeon_tools.runtime.provenance import evidence_record, recording
-    from graphsurgeon_tools.runtime.session import custom_op_scope
-
     with custom_op_scope(custom_op_libs), recording() as ran:
         report = _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
                            input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
@@ -370,7 +228,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     notes: list[str] = []
     runner = OnnxRunner(model, label)
     ref = make_reference(reference, model, scales_argument=scales_argument)
-    data, fixed, described = _prepare_inputs(runner.ports, inputs, seed, input_size, notes,
+    data, fixed, described = prepare_inputs(runner.ports, inputs, seed, input_size, notes,
                                              max_output_bytes=max_output_bytes, label=label)
     # Compare the resize sites' outputs too, where the reference has tensors of the same names.
     quantized = QuantizedPlan.of(runner, ref, notes)  # DQ -> Resize -> Q: both ONNX sides unfused
@@ -386,7 +244,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
                              {name: array.shape for name, array in data})
         plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
         point_fixed = [(None, fixed)] * len(plan)
-        original = _original_point(sweep, runner, ref, fixed)
+        original = original_point(sweep, runner, ref, fixed)
         if original is not None:
             plan.insert(0, (None, ""))
             point_fixed.insert(0, ("original", original))
@@ -395,7 +253,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     failing: Optional[tuple[FactorResult, dict[str, Any]]] = None
     quantized_figure = ""
     done = 0
-    for (factor, reason), (point_label, point_feeds) in zip(plan, point_fixed):
+    for (factor, reason), (point_label, fed) in zip(plan, point_fixed):
         if reason:
             skipped = FactorResult(factor=factor, status="skipped", reason=reason)
             skipped.factor_label = point_label or skipped.factor_label
@@ -403,7 +261,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
             continue
         if progress:
             progress(f"comparing at {point_label or format_factor(factor)}", done, total)
-        result, arrays = _run_point(factor, runner, ref, data, point_feeds, atol, rtol, max_output_bytes, tolerance,
+        result, arrays = run_point(factor, runner, ref, data, fed, atol, rtol, max_output_bytes, tolerance,
                                     quantized)
         if quantized is not None and arrays is not None and not quantized_figure:
             quantized_figure = quantized.fused_figure(arrays["feeds"]) or "-"
@@ -447,16 +305,12 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
         where = localise(runner, ref, data, failing[1]["feeds"])
         if where:
             notes.append(where)
-        from graphsurgeon_tools.validation.localise import localise_nodes  # an ONNX reference of the same graph
-
         node = localise_nodes(runner, ref, failing[0].factor, data, failing[1]["feeds"], atol=atol, rtol=rtol)
         if node is not None:
             notes.append(node.message)
     if diagnose and failing is not None and any(not o.passed for o in failing[0].outputs):
         if progress:
             progress("diagnosing the mismatch", done, total)
-        from graphsurgeon_tools.validation.diagnosis import diagnose as run_diagnosis
-
         report.diagnosis = run_diagnosis(runner, ref, failing[0], failing[1], atol=atol, rtol=rtol)
     if progress:
         progress("done", total, total)

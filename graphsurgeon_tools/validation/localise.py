@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
+from onnx import numpy_helper
 
 from graphsurgeon_tools.check.compare import compare_arrays
+from graphsurgeon_tools.validation.runner import RunFailed
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_RUNS", "DEFAULT_MAX_TENSORS", "NodeLocalisation", "localise_nodes"]
 
@@ -82,8 +84,6 @@ def _exposed_of(side: Any) -> list[str]:
 
 def _differing_weights(weights: Mapping[str, Any], reference: Any, atol: float, rtol: float) -> list[str]:
     """The node's initializers that the reference model holds under the same name, out of tolerance."""
-    from onnx import numpy_helper
-
     model = getattr(getattr(reference, "runner", None), "model", None)  # an ONNX model reference; else same graph
     if model is None or not weights:
         return []
@@ -105,8 +105,6 @@ def localise_nodes(runner: Any, reference: Any, factor: Any, data: Sequence[tupl
         max_tensors, max_bytes: per run, the most tensors exposed and the byte budget they steer.
         max_runs: the most runs per side before giving up (``None`` then).
     """
-    from graphsurgeon_tools.validation.runner import RunFailed
-
     if getattr(reference, "kind", "") not in ONNX_KINDS:  # a PyTorch module has no node outputs to match
         return None
     graph = runner.model.graph

@@ -23,11 +23,18 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import onnx
 
+from graphsurgeon_tools.core.checker import weightless_copy
 from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
 from graphsurgeon_tools.core.dtypes import np_dtype
+from graphsurgeon_tools.core.graph import scopes
 from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
+from graphsurgeon_tools.resize import find_resize_sites
+from graphsurgeon_tools.resize.original_values import read_original_values
+from graphsurgeon_tools.resize.runtime_sizes import recognise
+from graphsurgeon_tools.resize.scales import sizes_to_scales
 from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS, is_resize_node, op_version, scale_slots
+from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
 
 __all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
 
@@ -233,8 +240,6 @@ def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: O
 
 def _static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
     """Fully static shapes (every dim a positive int) that shape inference with data propagation finds."""
-    from graphsurgeon_tools.core.checker import weightless_copy
-
     try:
         inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
@@ -261,9 +266,6 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
     baked: dict[str, tuple[float, ...]] = {}
     unknown: list[str] = []
     count = 0
-    from graphsurgeon_tools.resize import find_resize_sites
-    from graphsurgeon_tools.resize.scales import sizes_to_scales
-
     static_shapes: Optional[dict[str, tuple[int, ...]]] = None
     flow: Any = None  # resize.shape_flow, built at the first run-time sizes site
     for site in find_resize_sites(model, nested=True):  # bodies too (functions: their calls are not sites)
@@ -288,9 +290,6 @@ def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, 
                 from_sizes, _ = sizes_to_scales(pinned)
         if from_sizes is None and site.sizes_source is ValueSource.RUNTIME and site.in_main_graph:
             # round(dim * constant) sizes (a recompute_scale_factor export): the constants are its factor
-            from graphsurgeon_tools.resize.runtime_sizes import recognise
-            from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
-
             flow = flow or shape_flow_for_sources(model)
             pattern, _ = recognise(model, site, flow)
             if pattern is not None:
@@ -334,8 +333,6 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
     # Every graph but functions: a body's Resize may read a main-graph input from the outer
     # scope (make_dynamic_scale rewrites sites in If/Loop/Scan bodies that way); names are
     # unique model-wide.
-    from graphsurgeon_tools.core.graph import scopes
-
     nodes_everywhere = [(i, n) for scope in scopes(model, functions=False) for i, n in enumerate(scope.graph.node)]
     producers = {out: node for _, node in nodes_everywhere for out in node.output}
     opset = model_opset(model)
@@ -425,8 +422,6 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
                 f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
             )
     # The passes' record of each new input's original value (the sweep's `original` point).
-    from graphsurgeon_tools.resize.original_values import read_original_values
-
     return Ports(
         data_inputs=tuple(data_inputs),
         scale_inputs=tuple(scale_inputs),

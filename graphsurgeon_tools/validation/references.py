@@ -1,4 +1,4 @@
-"""What ``validate`` compares against: references, and the registry of named ones.
+"""What ``validate`` compares against: the kinds of reference (how a spec becomes one: :mod:`.reference_specs`).
 
 * an ONNX model (:class:`OnnxModelReference`; static: only its baked factor; dynamic: every factor);
 * ``onnx-reference`` (:class:`EvaluatorReference`: ``onnx.reference``'s evaluator run on the
@@ -34,14 +34,7 @@ run by the module runner the PyTorch side registers (:mod:`graphsurgeon_tools.ex
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import importlib.util
-import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional
 
 import numpy as np
 import onnx
@@ -49,28 +42,21 @@ from onnx import numpy_helper
 
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.errors import (
-    EnvironmentProblemError,
     InvalidInputError,
     InvalidModelError,
     OnnxToolError,
-    UsageError,
 )
+from graphsurgeon_tools.extensions import module_runner
 from graphsurgeon_tools.resize.semantics import (
     PLUGIN_OP_TYPE,
     RESIZE_DEFAULTS,
     normalize_mode,
 )
-from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed, load_onnx
+from graphsurgeon_tools.validation.ports import model_opset
+from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
 from graphsurgeon_tools.validation.sweep import Factor
 
-__all__ = [
-    "EvaluatorReference",
-    "OnnxModelReference",
-    "Reference",
-    "ReferenceLike",
-    "TorchReference",
-    "make_reference",
-]
+__all__ = ["EvaluatorReference", "OnnxModelReference", "Reference", "TorchReference"]
 
 # What onnx.reference's numpy kernels raise for inputs or graphs they cannot run
 # (NotImplementedError for unknown ops is a RuntimeError).
@@ -170,8 +156,6 @@ class TorchReference(Reference):
 
     def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
             baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
-        from graphsurgeon_tools.extensions import module_runner
-
         runner = module_runner()  # the PyTorch side's; one line naming what to install without it
         if factor is None and self.takes_scales:
             raise RunFailed(f"{self.label} takes scales, but the candidate has no single factor to give it "
@@ -189,8 +173,6 @@ class TorchReference(Reference):
         return [(f"output_{i}", value) for i, value in enumerate(result)]
 
     def parameters(self) -> dict[str, np.ndarray]:
-        from graphsurgeon_tools.extensions import module_runner
-
         try:
             runner = module_runner()
         except OnnxToolError:  # no PyTorch side: no weights to compare
@@ -212,7 +194,7 @@ class EvaluatorReference(Reference):
     kind = "onnx-reference"
 
     def __init__(self, candidate: onnx.ModelProto) -> None:
-        from onnx.reference import ReferenceEvaluator
+        from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference, only for onnx-reference
 
         self.label = "onnx-reference"
         self.dynamic = True
@@ -246,8 +228,6 @@ class EvaluatorReference(Reference):
 
 def _needs_inference_batch_norm(model: onnx.ModelProto) -> bool:
     """BatchNormalization-9 nodes (opsets 9..13) with one output: onnx.reference mis-runs them."""
-    from graphsurgeon_tools.validation.ports import model_opset
-
     return 9 <= model_opset(model) < 14 and any(
         node.op_type == "BatchNormalization" and node.domain in DEFAULT_DOMAINS and len(node.output) == 1
         for node in model.graph.node)
@@ -261,7 +241,7 @@ def _inference_batch_norm() -> type:
     node sets ``momentum`` (PaddleOCR's paddle2onnx exports always do), which is neither ONNX's
     meaning nor ONNX Runtime's, and fails every comparison downstream.
     """
-    from onnx.reference.op_run import OpRun
+    from onnx.reference.op_run import OpRun  # deferred: onnx.reference, only for onnx-reference
 
     def _run(self: Any, x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray,
              epsilon: Optional[float] = None, momentum: Optional[float] = None, **_: Any) -> tuple[np.ndarray]:
@@ -280,8 +260,8 @@ def _plugin_oprun(domain: str) -> type:
     is the output size. ``align_corners`` (MMDeploy) maps onto
     ``coordinate_transformation_mode``; plugin bookkeeping attributes are ignored.
     """
-    from onnx.reference.op_run import OpRun
-    from onnx.reference.ops.op_resize import Resize
+    from onnx.reference.op_run import OpRun  # deferred: onnx.reference, only for onnx-reference
+    from onnx.reference.ops.op_resize import Resize  # deferred: onnx.reference, only for onnx-reference
 
     def _run(self: Any, X: np.ndarray, second: np.ndarray, **attrs: Any) -> tuple[np.ndarray]:
         def value(name: str) -> Any:
@@ -319,143 +299,3 @@ def _plugin_oprun(domain: str) -> type:
         )
 
     return type(PLUGIN_OP_TYPE, (OpRun,), {"op_domain": domain, "_run": _run})
-
-
-def _load_python_callable(spec: str) -> Any:
-    prefix, _, body = spec.partition(":")
-    module_name, sep, attr = body.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise UsageError(f"reference {spec!r} must look like {prefix}:MODULE:CALLABLE")
-    try:
-        if module_name.endswith(".py"):
-            path = Path(module_name)
-            if not path.is_file():
-                raise UsageError(f"reference {spec!r}: file {path} does not exist")
-            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
-            if mod_spec is None or mod_spec.loader is None:
-                raise UsageError(f"reference {spec!r}: cannot import {path}")
-            module = importlib.util.module_from_spec(mod_spec)
-            # A model file imports the modules beside it, as when run as a script.
-            with _importable(str(path.resolve().parent)):
-                mod_spec.loader.exec_module(module)
-        else:
-            # The user's module usually sits in the folder they run onnxtool from, which the
-            # console script does not put on sys.path; add it for this import only.
-            with _importable(str(Path.cwd())):
-                module = importlib.import_module(module_name)
-    except OnnxToolError:
-        raise
-    except Exception as exc:  # the user's module ran on import: whatever it raises is theirs, by type
-        _raise_environment_problem(exc)
-        raise InvalidInputError(
-            f"reference {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    factory = getattr(module, attr, None)
-    if not callable(factory):
-        raise UsageError(f"reference {spec!r}: {module_name} has no callable {attr!r}")
-    try:
-        return factory()
-    except Exception as exc:  # the user's factory: whatever it raises is theirs, by type
-        _raise_environment_problem(exc)
-        raise InvalidInputError(f"reference {spec!r}: {attr}() raised {type(exc).__name__}: {exc}") from exc
-
-
-
-def _raise_environment_problem(exc: BaseException) -> None:
-    """torch missing or the C++ op unbuildable while the user's file loads: exit 5, not their error."""
-    from graphsurgeon_tools.extensions import environment_problem
-
-    problem = environment_problem(exc)
-    if problem is not None:
-        raise problem from exc
-
-
-ReferenceLike = Union[str, Path, onnx.ModelProto, Reference, Callable[..., Any]]
-
-_SPECS = ("an ONNX model, python:MODULE:CALLABLE, python-scales:MODULE:CALLABLE, onnx-reference "
-          "or a registered name such as torch:srcnn")
-
-
-@contextlib.contextmanager
-def _importable(folder: str) -> Iterator[None]:
-    """``folder`` on ``sys.path`` for the duration (unless it, or ``""``, already is)."""
-    added = "" not in sys.path and folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        yield
-    finally:
-        if added and folder in sys.path:
-            sys.path.remove(folder)
-
-
-def _routed_reference(module: Any, label: str, candidate: onnx.ModelProto) -> Reference:
-    """``module`` run unmodified, its resizes routed at the candidate's per-site factors (the PyTorch side's)."""
-    from graphsurgeon_tools.extensions import module_runner
-
-    runner = module_runner()  # one line naming what to install without the PyTorch side
-    build = getattr(runner, "reference", None)
-    if build is None:
-        raise EnvironmentProblemError(f"reference {label}: the installed PyTorch side cannot route resizes; "
-                            "reinstall onnxtool, or use python-scales: for a module that takes scales")
-    return build(module, label, candidate)
-
-
-def _named_reference(name: str) -> Reference:
-    from graphsurgeon_tools.extensions import reference_factory
-
-    factory = reference_factory(name)  # OnnxToolError naming what to install when nobody registered it
-    try:
-        module = factory()
-    except Exception as exc:  # the registered side is installed without its dependencies (torch, the op)
-        from graphsurgeon_tools.errors import EnvironmentProblemError
-        from graphsurgeon_tools.extensions import TORCH_HINT, environment_problem
-
-        problem = environment_problem(exc)
-        if problem is None and not isinstance(exc, ImportError):
-            raise
-        raise (problem or EnvironmentProblemError(f"{name} needs the PyTorch side: {TORCH_HINT} ({exc})")) from exc
-    return TorchReference(module, name)
-
-
-def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
-                   scales_argument: bool = False) -> Reference:
-    """Turn a reference spec into a :class:`Reference`.
-
-    Strings: ``python:MODULE:CALLABLE`` (routed), ``python-scales:MODULE:CALLABLE`` (MODULE may
-    be a ``.py`` path), ``onnx-reference``, a registered name (``torch:srcnn``), or a path to an
-    ONNX model. Objects: a ModelProto, a :class:`Reference`, or an ``nn.Module``/callable
-    (routed; called with ``scales`` when ``scales_argument=True``). See the module docstring.
-    Raises :class:`OnnxToolError` (exit 3) for a spec it cannot use.
-    """
-    if isinstance(reference, Reference):
-        return reference
-    if isinstance(reference, onnx.ModelProto):
-        return OnnxModelReference(reference, "<ModelProto>")
-    if isinstance(reference, str) and not reference.strip():
-        raise UsageError(f"empty reference: give {_SPECS}")
-    if isinstance(reference, str) and reference == "onnx-reference":
-        return EvaluatorReference(candidate)
-    if isinstance(reference, str) and reference.startswith("python-scales:"):
-        return TorchReference(_load_python_callable(reference), reference)
-    if isinstance(reference, str) and reference.startswith("python:"):
-        if scales_argument:  # chosen explicitly: the module is written as module(x, scales)
-            return TorchReference(_load_python_callable(reference), reference)
-        return _routed_reference(_load_python_callable(reference), reference, candidate)
-    if isinstance(reference, str) and reference.startswith("torch:"):
-        return _named_reference(reference)
-    if isinstance(reference, (str, Path)):
-        path = Path(reference)
-        if not path.exists():
-            # a path that is not there is a missing input file (exit 3, like a missing model);
-            # a bare word that names nothing is a usage mistake (exit 2)
-            error = InvalidInputError if (isinstance(reference, Path) or os.sep in reference
-                                          or reference.endswith(".onnx")) else UsageError
-            raise error(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
-        return OnnxModelReference(load_onnx(path, "reference"), str(path))
-    if callable(reference):
-        label = getattr(type(reference), "__name__", "callable")
-        if scales_argument:
-            return TorchReference(reference, label)
-        return _routed_reference(reference, label, candidate)
-    raise UsageError(f"cannot use a {type(reference).__name__} as a reference")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional
 
+from graphsurgeon_tools.runtime.provenance import evidence_lines
+
 __all__ = ["render_report"]
 
 
@@ -45,8 +47,6 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: Opti
 
     from rich.console import Console
     from rich.table import Table
-
-    from graphsurgeon_tools.runtime.provenance import evidence_lines
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width or _UNLIMITED,

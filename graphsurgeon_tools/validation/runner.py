@@ -21,7 +21,12 @@ import numpy as np
 import onnx
 
 from graphsurgeon_tools.errors import InvalidModelError, UsageError, naming
+from graphsurgeon_tools.extensions import environment_problem
 from graphsurgeon_tools.io import load_model
+from graphsurgeon_tools.resize import find_resize_sites
+from graphsurgeon_tools.resize.sanity import raise_if_nonsense
+from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+from graphsurgeon_tools.runtime.session import make_session, ort_errors
 from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.sweep import Factor
 
@@ -42,8 +47,6 @@ class RunFailed(Exception):
         problem underneath (torch missing, the C++ op it is routed through cannot be built) is
         not the module's and not a difference: it is that :class:`EnvironmentProblemError`
         (exit 5), which ends the run."""
-        from graphsurgeon_tools.extensions import environment_problem
-
         problem = environment_problem(exc)
         if problem is not None:
             return problem
@@ -56,9 +59,6 @@ def load_onnx(model: Union[str, os.PathLike, onnx.ModelProto], role: str = "cand
     Nonsense scales or sizes and short tensors are refused here (exit 3, naming the file and
     the node) rather than left to surface as an ORT load error or a failed comparison.
     """
-    from graphsurgeon_tools.resize import find_resize_sites
-    from graphsurgeon_tools.resize.sanity import raise_if_nonsense
-
     proto = load_model(model, load_external_data=True)
     label = f"the {role} model" if isinstance(model, onnx.ModelProto) else f"{role} {model}"
     with naming(label):  # e.g. a scales tensor shorter than its shape
@@ -76,9 +76,7 @@ def ort_session(model: onnx.ModelProto, where: str, *, quiet: bool = False, leve
     :class:`InvalidModelError` naming ``where``. ``level``: an ``ort.GraphOptimizationLevel``
     name (None: ORT's default, every optimization).
     """
-    import onnxruntime as ort
-
-    from graphsurgeon_tools.runtime.session import make_session, ort_errors
+    import onnxruntime as ort  # deferred: onnxruntime, only when a model is run
 
     options = ort.SessionOptions()
     if quiet:
@@ -171,8 +169,6 @@ class OnnxRunner:
         sized = [s for s in self.ports.scale_inputs if s.layout == "sizes" and s.name not in fixed]
         if not sized:
             return
-        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
-
         order = {(node.name or f"#{index}"): (index, node) for index, node in enumerate(self.model.graph.node)}
         shapes = {name: list(np.shape(value)) for name, value in feeds.items()
                   if name not in {s.name for s in self.ports.scale_inputs}}
@@ -193,8 +189,6 @@ class OnnxRunner:
             feeds[scale.name] = np.asarray(out[-length:], dtype=scale.dtype)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
-        from graphsurgeon_tools.runtime.session import ort_errors
-
         try:
             values = self.session.run(None, feeds)
         except ort_errors() as exc:  # ORT's refusals and failed plugin kernels; bugs propagate

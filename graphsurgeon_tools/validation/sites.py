@@ -31,8 +31,16 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
+import onnx
 
-from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.errors import CheckFailedError, OnnxToolError, UsageError
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.resize.freedom import factor_clash, not_free_message
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
+from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+from graphsurgeon_tools.resize.sites import find_resize_sites
+from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
+from graphsurgeon_tools.validation.sweep import parse_factors
 
 __all__ = ["ClashFinder", "SitePoint", "localise", "not_free_points", "originals_of", "parse_site_factors",
            "plan_site_points", "point_feeds"]
@@ -55,8 +63,6 @@ class SitePoint:
 
 
 def _floats(value: Any, name: str) -> list[float]:
-    from graphsurgeon_tools.validation.sweep import parse_factors
-
     items = value.split(",") if isinstance(value, str) else value if isinstance(value, (list, tuple)) else [value]
     try:
         return parse_factors(items)
@@ -164,8 +170,6 @@ class ClashFinder:
         self._state: Optional[tuple[Any, Any, Any]] = None
 
     def clash(self, factors: Mapping[str, float]) -> Any:
-        from graphsurgeon_tools.resize.freedom import factor_clash
-
         if self._state is None:
             self._state = self._prepare()
         model, flow, sites = self._state
@@ -174,17 +178,10 @@ class ClashFinder:
         return factor_clash(model, dict(factors), sites=sites, flow=flow)
 
     def _prepare(self) -> tuple[Any, Any, Any]:
-        from graphsurgeon_tools.errors import OnnxToolError
-        from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
-        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
-        from graphsurgeon_tools.resize.sites import find_resize_sites
-
         model = self.model
         if any(node.op_type == PLUGIN_OP_TYPE for node in model.graph.node):
             # Shapes cannot be followed through a plugin node: decide on the same graph with the
             # plugin nodes swapped back to Resize (node names are kept).
-            from graphsurgeon_tools.passes.swap_plugin import swap_plugin
-
             try:
                 model = swap_plugin(model, reverse=True).model
             except OnnxToolError:
@@ -224,8 +221,6 @@ def not_free_points(plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str
     driven = [node for scale in runner.ports.scale_inputs if scale.name not in fixed for node in scale.nodes]
     if not driven:
         return plan
-    from graphsurgeon_tools.resize.freedom import not_free_message
-
     checked: list[tuple[Any, str]] = []
     for factor, reason in plan:
         if not reason and isinstance(factor, (int, float)):
@@ -239,9 +234,6 @@ def not_free_points(plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str
 def originals_of(reference: Any, data: Sequence[tuple[str, np.ndarray]]) -> dict[str, tuple[float, ...]]:
     """Node name -> original scales, from a routed PyTorch reference (paired with the candidate now) or a
     static reference's baked scales; empty when unknown or when the pairing fails (the run reports that)."""
-    from graphsurgeon_tools.errors import CheckFailedError
-    from graphsurgeon_tools.validation.runner import RunFailed
-
     if hasattr(reference, "original_scales"):
         try:
             reference.prepare([array for _, array in data])
@@ -260,10 +252,6 @@ def localise(runner: Any, reference: Any, data: Sequence[tuple[str, np.ndarray]]
     find = getattr(reference, "localise", None)
     if find is None:
         return None
-    import onnx
-
-    from graphsurgeon_tools.validation.runner import OnnxRunner
-
     def run_candidate(names: list[str]) -> dict[str, np.ndarray]:
         model = onnx.ModelProto()
         model.CopyFrom(runner.model)
