@@ -13,9 +13,10 @@ an ``fnmatch`` glob) to its factor: one number for every spatial axis, one per s
 recorded (``onnxtool.original_values``). ``every`` bakes every other dynamic site at one
 factor; ``original=True`` bakes every other dynamic site at its recorded value.
 
-Modules: :mod:`.plan` (sites, kinds of dynamic input, factors, refusals), :mod:`.rewrite`
-(constant scales in, dead chains and inputs out; the check's feeds). This module: the options,
-the result, the pass object and the public function.
+Modules: :mod:`.rule` (the pattern, the check with its refusals, the rewrite: sites, kinds of
+dynamic input, factors; constant scales in, dead chains and inputs out). This module: the
+options, the result, the pass object, the feeds its self-check gives the input model, and the
+public function.
 
 Requires: a model that passes the ONNX checker. Ensures: the result passes the full checker;
 each baked site reads a float32 constant; a dynamic input nothing reads any more is gone from
@@ -35,12 +36,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+import numpy as np
+import onnx
 from onnx import ModelProto
 
+from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
+from graphsurgeon_tools.check.feeds import concrete_input_shapes
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.passes.base import Pass, PassResult, Timer
-from graphsurgeon_tools.passes.set_factor.plan import Factor, find_sites, plan_sites
-from graphsurgeon_tools.passes.set_factor.rewrite import bake, check_feeds
+from graphsurgeon_tools.passes.set_factor.rule import Factor, Plan, bake, find_sites, plan_sites
+from graphsurgeon_tools.resize.original_values import read_original_values
+from graphsurgeon_tools.runtime import session as runtime_session
 
 __all__ = ["BakedSite", "SetFactor", "SetFactorOptions", "SetFactorResult", "set_factor"]
 
@@ -103,8 +110,6 @@ class SetFactor(Pass):
             raise UsageError("set_factor needs sites=, every= or original=True (which sites, at which factor)")
 
     def call(self, model: ModelProto) -> SetFactorResult:
-        from graphsurgeon_tools.resize.original_values import read_original_values
-
         options = self.options
         result = SetFactorResult(model=model)
         timer = Timer(result.timings)
@@ -134,9 +139,6 @@ class SetFactor(Pass):
     def self_check(self, reference: Any, result: PassResult) -> Any:
         """The written model against ``reference`` (the user's input model) fed the baked factors:
         one ONNX Runtime run of each at the verdict's level (plugin nodes through make_session)."""
-        from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
-        from graphsurgeon_tools.check.feeds import concrete_input_shapes
-
         original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         dims = self.options.check_dims
         shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
@@ -151,9 +153,52 @@ class SetFactor(Pass):
 
 def _session(blob: bytes, options: Any) -> Any:
     """make_session: runs plugin nodes (onnxtool's kernel) and the scoped custom-op libraries."""
-    from graphsurgeon_tools.runtime.session import make_session
+    return runtime_session.make_session(ModelProto.FromString(blob), sess_options=options)
 
-    return make_session(ModelProto.FromString(blob), sess_options=options)
+
+def check_feeds(model: ModelProto, plans: list[Plan],
+                input_shapes: dict[str, list[int]]) -> tuple[dict[str, np.ndarray], Optional[str]]:
+    """The feeds that make ``model`` (the input model) compute each plan's scales; (feeds, why not).
+
+    A scales or factor input is fed the plan's values; a sizes input ``floor(in * f)`` of the
+    site's X at the check's input shapes (ONNX shape inference), a size tensor zeros of that shape."""
+    infos = {i.name: i for i in model.graph.input}
+    feeds: dict[str, np.ndarray] = {}
+    dims: Optional[dict[str, Any]] = None
+    for plan in plans:
+        for name, kind in plan.kinds.items():
+            if name in feeds:
+                continue
+            info = infos[name]
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type)
+            if kind == "scales":
+                feeds[name] = np.asarray(plan.scales, dtype=dtype)
+            elif kind == "factor":
+                feeds[name] = np.asarray(plan.factor, dtype=dtype)
+            else:  # sizes, size-tensor: the output size at the check's input shapes
+                if dims is None:
+                    dims = _shapes_at(model, input_shapes)
+                x = dims.get(plan.site.x)
+                if not x or any(not isinstance(d, int) for d in x):
+                    return {}, (f"the shape of {plan.site.x!r} at the check's inputs is unknown, "
+                                f"so {name!r} has no value")
+                k = len(plan.factor)
+                out = [int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(x[-k:], plan.factor)]
+                if kind == "sizes":
+                    feeds[name] = np.asarray(out, dtype=dtype)
+                else:
+                    declared = static_shape(info) or ()
+                    lead = [d if isinstance(d, int) and d > 0 else 1 for d in declared[:len(declared) - 2]]
+                    feeds[name] = np.zeros(lead + out[-2:], dtype=dtype)
+    return feeds, None
+
+
+def _shapes_at(model: ModelProto, input_shapes: dict[str, list[int]]) -> dict[str, Any]:
+    """Tensor shapes by ONNX shape inference with the graph inputs fixed to ``input_shapes``."""
+    inferred = inferred_copy(model, input_shapes)
+    if inferred is None:
+        return {}
+    return {name: static_shape(info) for name, info in value_info_map(inferred.graph).items()}
 
 
 def _factor(value: Optional[Factor]) -> Optional[tuple[Any, ...]]:

@@ -1,26 +1,30 @@
-"""set-factor's plan: which sites read a dynamic factor, what each is baked at, or why not.
-
-::
+"""set-factor's rule: which sites read a dynamic factor (pattern), what each is baked at or why
+not (check), and the bake itself (rewrite)::
 
     Resize(X, roi, scales)                        scales: graph input float[rank]     kind "scales"
     Resize(X, roi, Concat(c, scales))             scales: graph input float[k]        kind "factor"
     Resize(X, .., .., Concat(lead, Shape*f))      factor: graph input int64[k]        kind "factor"
     Resize(X, .., .., Concat(lead, sizes))        sizes:  graph input int64[k]        kind "sizes"
     DynamicTRTResize(X, scales | sizes | Shape-chain of scales | size_tensor input)
+        -> the same node reading a float32 constant of scales (one per axis of X)
 
-A *site* is a Resize, Upsample or DynamicTRTResize node of the main graph; it is *dynamic*
-when a graph input (not an initializer) reaches one of its scales/sizes slots by value (a
-walk upstream that stops at Shape/Size: reading a tensor's shape is no value source). The
-factor a site is baked at is, in this order: the one named for it (by node, output or the
-dynamic input it reads), the one for every site (``every``), or the value make-dynamic-scale
-or swap-plugin recorded for its input (``onnxtool.original_values``).
+A *site* is a Resize, Upsample or DynamicTRTResize node of the main graph (:func:`find_sites`); it
+is *dynamic* when a graph input (not an initializer) reaches one of its scales/sizes slots by value
+(a walk upstream that stops at Shape/Size: reading a tensor's shape is no value source). The
+factor a site is baked at (:func:`plan_sites`) is, in this order: the one named for it (by node,
+output or the dynamic input it reads), the one for every site (``every``), or the value
+make-dynamic-scale or swap-plugin recorded for its input (``onnxtool.original_values``).
+:func:`bake` writes the plans: each site reads its constant; the chains that computed the old
+slot values (Concat, Shape * factor, the size-tensor arithmetic) go once nothing reads them, and
+so does a dynamic graph input nothing reads any more (with its ``onnxtool.original_values`` entry).
 
 Requires: a ModelProto whose graph inputs have declared types. Ensures: each plan carries the
-full scales vector (float32 values, one per axis of X) the site is baked at and the feed the
-input model needs to compute the same; a refused site is a Skip with a Refusal code
-(``no-recorded-value``, ``factor-arity``, ``factor-not-whole``, ``shared-input-factors-differ``,
-``no-dynamic-input``, ``rank-unknown``). Does NOT look into control-flow bodies or functions
-(their sites are not candidates) and does NOT change the model.
+full scales vector (float32 values, one per axis of X) the site is baked at; a refused site is a
+Skip with a Refusal code (``no-recorded-value``, ``factor-arity``, ``factor-not-whole``,
+``shared-input-factors-differ``, ``no-dynamic-input``, ``rank-unknown``); after :func:`bake` each
+planned site reads a float32 constant and no graph input is removed that anything still reads.
+Does NOT look into control-flow bodies or functions (their sites are not candidates), does NOT
+change the model before :func:`bake`, and does NOT fold anything else.
 """
 
 from __future__ import annotations
@@ -30,23 +34,29 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
+import numpy as np
 import onnx
-from onnx import ModelProto
+from onnx import ModelProto, numpy_helper
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
+from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.refusal import Refusal
+from graphsurgeon_tools.resize.original_values import record_original_values
+from graphsurgeon_tools.resize.semantics import op_version
 
-__all__ = ["Factor", "Plan", "SiteNode", "find_sites", "parse_factor", "plan_sites"]
+__all__ = ["Factor", "Plan", "SiteNode", "bake", "find_sites", "parse_factor", "plan_sites"]
 
 #: A factor as the user gives it: one number for every spatial axis, one per spatial axis, or
 #: one per axis of X (the full scales vector).
 Factor = Union[float, int, Sequence[float]]
 
 PLUGIN_OP = "DynamicTRTResize"
+#: TensorRT's shape-input marker: the baked input is a float constant, not a shape input.
+_SHAPE_INPUT_ATTRIBUTE = "tensorrt_plugin_shape_input_indices"
 _FLOATS = ("float16", "float32", "float64", "bfloat16")
 
 
@@ -116,9 +126,6 @@ def _ranks(model: ModelProto) -> dict[str, Optional[int]]:
 
 def find_sites(model: ModelProto) -> list[SiteNode]:
     """Every Resize/Upsample/DynamicTRTResize node of the main graph (dynamic or not)."""
-    from graphsurgeon_tools.core.opsets import default_opset
-    from graphsurgeon_tools.resize.semantics import op_version
-
     graph = model.graph
     initializers = {t.name for t in graph.initializer}
     dynamic = {i.name for i in graph.input if i.name not in initializers}
@@ -268,3 +275,41 @@ def _is_float_input(model: ModelProto, name: str) -> bool:
     info = next(i for i in model.graph.input if i.name == name)
     elem = info.type.tensor_type.elem_type
     return dtypes.is_known(elem) and dtypes.dtype_name(elem) in _FLOATS
+
+
+def bake(model: ModelProto, plans: list[Plan]) -> tuple[list[str], list[str]]:
+    """Write each plan's constant scales into its site (in place); returns (the graph inputs removed,
+    the tensors whose producers or initializers went with them)."""
+    graph = model.graph
+    taken = core_graph.all_tensor_names(graph)
+    released: list[str] = []
+    for plan in plans:
+        node = graph.node[plan.site.index]
+        name = core_graph.unique_name(taken, f"{plan.site.node or plan.site.output}_scales")
+        taken.add(name)
+        graph.initializer.append(numpy_helper.from_array(np.asarray(plan.scales, dtype=np.float32), name))
+        released.extend(node.input[s] for s in plan.site.slots if s < len(node.input))
+        inputs = list(node.input)
+        while len(inputs) <= plan.site.slot:
+            inputs.append("")
+        inputs[plan.site.slot] = name
+        del inputs[plan.site.slot + 1:]  # Resize-11+: the sizes slot goes (scales and sizes are exclusive)
+        del node.input[:]
+        node.input.extend(inputs)
+        if node.op_type == PLUGIN_OP:
+            kept = [a for a in node.attribute if a.name != _SHAPE_INPUT_ATTRIBUTE]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+    gone = core_graph.remove_unused(graph, released)
+    dynamic = {name for plan in plans for name in plan.site.inputs}
+    still_read = set()
+    for node in graph.node:
+        still_read |= core_graph.node_reads(node)
+    still_read |= {o.name for o in graph.output}
+    removed = [i.name for i in graph.input if i.name in dynamic and i.name not in still_read]
+    if removed:
+        kept_inputs = [i for i in graph.input if i.name not in removed]
+        del graph.input[:]
+        graph.input.extend(kept_inputs)
+        record_original_values(model, [])  # drops the entries of inputs that are gone
+    return removed, gone
