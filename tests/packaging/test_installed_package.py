@@ -415,7 +415,8 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
         "16..512 profile at 4 factors is a run of its own, not a snippet check",
     ("docs/adding-a-pass.md", "@dataclass(frozen=True)"):
         "an excerpt of passes/set_factor/__init__.py with elisions (...), shown to name the pieces of a pass",
-    ("docs/adding-a-pass.md", '@app.command("set-factor")'):
+    ("docs/adding-a-pass.md", "def set_factor(model: ModelArgument, output: OutputOption = None, in_place: "
+                              "InPlaceOption = False, ...):"):
         "an excerpt of cli/commands/set_factor.py with elisions (...), shown to name the pieces of a command",
 }
 
