@@ -10,6 +10,8 @@ modules, ruff-clean code, and a test tree that mirrors the packages.
   ``importlib.import_module("...")``/``__import__("...")`` of exporters or torch anywhere in a
   module (module level, inside functions, under ``if``), without importing anything: the
   PyTorch side plugs in through graphsurgeon_tools.extensions, so no lazy import is needed.
+* No module outside a pass imports that pass's internal modules (every package under passes/,
+  a new one too: no contract to add), but the ones named in SHARED_PASS_MODULES.
 * No module over 500 lines.
 * Every test module sits in a folder that mirrors a package (tests/passes/swap_plugin/ ->
   graphsurgeon_tools/passes/swap_plugin/, tests/exporters/ -> exporters/, tests/ -> the top-level
@@ -91,6 +93,75 @@ def test_the_scan_sees_function_level_and_dynamic_imports() -> None:
     )
     assert _forbidden_imports(source, "probe.py") == [
         "probe.py:3 imports torch.nn", "probe.py:5 imports exporters.demo", "probe.py:6 imports torch"]
+
+
+#: The modules of a pass that code outside it may import besides its package (the public face):
+#: make-dynamic-scale's layouts, which swap-plugin's "sizes" form reuses.
+SHARED_PASS_MODULES = {"graphsurgeon_tools.passes.make_dynamic_scale.layouts"}
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _pass_internal_imports(source: str, module: str, is_package: bool, passes: list[str]) -> list[str]:
+    """``module:line imports what`` for every import (at any depth, relative ones resolved) of a
+    module inside ``graphsurgeon_tools.passes.<p>`` from outside that pass, but the shared ones."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]  # a name may be a submodule
+        for target in targets:
+            parts = target.split(".")
+            if len(parts) < 4 or parts[:2] != ["graphsurgeon_tools", "passes"] or parts[2] not in passes:
+                continue
+            owner, internal = ".".join(parts[:3]), ".".join(parts[:4])
+            folder = PACKAGE / "passes" / parts[2]
+            is_module = (folder / f"{parts[3]}.py").is_file() or (folder / parts[3] / "__init__.py").is_file()
+            inside = module == owner or module.startswith(owner + ".")
+            if is_module and not inside and internal not in SHARED_PASS_MODULES:
+                found.append(f"{module}:{node.lineno} imports {internal}")
+    return sorted(set(found))
+
+
+def _passes() -> list[str]:
+    return sorted(p.name for p in (PACKAGE / "passes").iterdir() if (p / "__init__.py").is_file())
+
+
+def test_no_module_imports_a_pass_internals() -> None:
+    """Every package under passes/ - a new one too, with no contract to add - is reached from outside
+    only through the package itself (``from graphsurgeon_tools.passes.set_factor import set_factor``),
+    never ``passes.set_factor.rule``: shared pieces belong in resize/, core/ or check/."""
+    passes = _passes()
+    assert {"make_dynamic_scale", "set_factor", "swap_plugin"} <= set(passes)
+    found = [line for path in _modules()
+             for line in _pass_internal_imports(path.read_text(encoding="utf-8"), _module_name(path),
+                                                path.name == "__init__.py", passes)]
+    assert not found, "a pass's internals imported from outside it:\n" + "\n".join(found)
+
+
+def test_the_pass_internals_scan_sees_every_spelling() -> None:
+    source = (
+        "from graphsurgeon_tools.passes.set_factor import set_factor\n"  # the public face: fine
+        "from graphsurgeon_tools.passes.make_dynamic_scale.layouts import gate\n"  # declared shared: fine
+        "def f():\n"
+        "    from graphsurgeon_tools.passes.set_factor import rule\n"
+        "    import graphsurgeon_tools.passes.swap_plugin.check\n"
+        "    from ..set_factor.rule import bake\n"
+    )
+    found = _pass_internal_imports(source, "graphsurgeon_tools.passes.zoom.plan", False, _passes())
+    assert found == ["graphsurgeon_tools.passes.zoom.plan:4 imports graphsurgeon_tools.passes.set_factor.rule",
+                     "graphsurgeon_tools.passes.zoom.plan:5 imports graphsurgeon_tools.passes.swap_plugin.check",
+                     "graphsurgeon_tools.passes.zoom.plan:6 imports graphsurgeon_tools.passes.set_factor.rule"]
+    inside = "from graphsurgeon_tools.passes.set_factor.rule import bake\nfrom .rule import Plan\n"
+    assert _pass_internal_imports(inside, "graphsurgeon_tools.passes.set_factor", True, _passes()) == []
 
 
 def test_no_module_is_over_500_lines() -> None:
