@@ -4,6 +4,11 @@ The promises (DESIGN.md, "Contracts"): the documented exit code; exactly one lin
 stderr that names the problem and the file; no traceback; the input byte-for-byte
 unchanged; a pre-existing output left intact; no stray files (temp files) left behind.
 One snapshot of the whole tmp tree, before and after, checks the last three at once.
+
+What every hostile suite shares: :func:`command_pairs` (the parameters: each case x each command
+it applies to), :func:`in_process` (a runner through ``graphsurgeon_tools.cli.main``, beside
+:func:`run_subprocess`, the installed script) and :func:`run_and_check` (prepare, run, check every
+promise). The ``available`` fixture (tests/hostile/conftest.py) is the set of registered commands.
 """
 
 from __future__ import annotations
@@ -16,12 +21,17 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
+import pytest
+
+from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus import Built, Case
 
 _HASH_LIMIT = 64 * 1024**2  # bigger files (the sparse 2 GiB case) are compared by size and mtime
+#: What a case may set in the environment; cleared before each in-process run so no case leaks into the next.
+ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
 
 
 @dataclass(frozen=True)
@@ -160,3 +170,42 @@ def check_failure(case: Case, command: Command, setup: Setup, outcome: Outcome, 
     assert before == after, f"files changed on failure: {describe_changes(before, after)}\n{context}"
     if setup.previous_output is not None:
         assert setup.output.read_bytes() == setup.previous_output, f"previous output modified\n{context}"
+
+
+def command_pairs(cases: Iterable[Case]) -> list:
+    """``pytest.param(case, command)`` for every command each case applies to (its expected code is
+    known), leaving out the cases that are only safe in a subprocess."""
+    return [pytest.param(case, command, id=f"{case.name}-{command.id}")
+            for case in cases for command in COMMANDS
+            if case.expected_code(command.id) is not None and not case.subprocess_only]
+
+
+def in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
+    """A runner ``(argv, env) -> Outcome`` through ``graphsurgeon_tools.cli.main`` in this process, with
+    only the case's own environment set (fast; :func:`run_subprocess` is what proves no traceback leaks)."""
+    def run(argv: list[str], env: dict[str, str]) -> Outcome:
+        for name in ENV_VARS:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        capsys.readouterr()
+        code = main(argv)
+        captured = capsys.readouterr()
+        return Outcome(code, captured.out, captured.err)
+
+    return run
+
+
+def run_and_check(case: Case, command: Command, tmp: Path, available: set[str],
+                  runner: Callable[..., Outcome]) -> None:
+    """Prepare ``case`` under ``tmp``, run ``command`` on it with ``runner`` and check every promise
+    (:func:`check_failure`). A command that is not registered, or that is a ``raise NotImplementedError``
+    stub (exit 4), fails: neither is a reason to skip."""
+    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
+    setup = prepare(case, tmp)
+    argv = command.args(setup.built, setup.good, setup.output)
+    before = snapshot(tmp)
+    outcome = runner(argv, dict(setup.built.env))
+    assert not (outcome.code == 4 and "NotImplementedError" in outcome.stderr), (
+        f"`onnxtool {command.cli}` is a placeholder (NotImplementedError): {outcome.stderr[-500:]}")
+    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp))

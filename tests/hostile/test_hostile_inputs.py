@@ -5,35 +5,26 @@ runs a command and checks the promises. Most runs go in-process through
 ``graphsurgeon_tools.cli.main`` (fast); a handful, and every case that could hang or eat
 memory if mishandled (a FIFO, /dev/zero, a 2 GiB sparse file), run the installed
 ``onnxtool`` script in a subprocess, which is what proves no traceback reaches a user.
-A command that has not landed yet is skipped with a reason naming it.
+A command that is not registered, or is a NotImplementedError stub, fails the run (never a skip).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from graphsurgeon_tools.cli import main
 from hostile.corpus import CASES, Case
 from hostile.harness import (
     BY_ID,
     COMMANDS,
     Command,
-    Outcome,
-    check_failure,
-    prepare,
-    registered_commands,
+    command_pairs,
+    in_process,
+    run_and_check,
     run_subprocess,
     snapshot,
 )
 
-_ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
-
-PAIRS = [
-    pytest.param(case, command, id=f"{case.name}-{command.id}")
-    for case in CASES
-    for command in COMMANDS
-    if case.expected_code(command.id) is not None and not case.subprocess_only
-]
+PAIRS = command_pairs(CASES)
 
 # The subprocess runs: the cases that are only safe there, plus one of each group.
 SUBPROCESS = [
@@ -53,50 +44,14 @@ SUBPROCESS = [
 _BY_NAME = {case.name: case for case in CASES}
 
 
-@pytest.fixture(scope="module")
-def available() -> set[str]:
-    return registered_commands()
-
-
-def _require(command: Command, available: set[str]) -> None:
-    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
-
-
-def _refuse_placeholder(command: Command, outcome: Outcome) -> None:
-    # A command that is a `raise NotImplementedError` stub is a bug (exit 4), never a reason to skip.
-    assert not (outcome.code == 4 and "NotImplementedError" in outcome.stderr), (
-        f"`onnxtool {command.cli}` is a placeholder (NotImplementedError): {outcome.stderr[-500:]}")
-
-
-def _run(case: Case, command: Command, tmp_path, available, runner) -> None:
-    _require(command, available)
-    setup = prepare(case, tmp_path)
-    argv = command.args(setup.built, setup.good, setup.output)
-    before = snapshot(tmp_path)
-    outcome = runner(argv, dict(setup.built.env))
-    _refuse_placeholder(command, outcome)
-    after = snapshot(tmp_path)
-    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, after)
-
-
 @pytest.mark.parametrize(("case", "command"), PAIRS)
 def test_in_process(case: Case, command: Command, tmp_path, available, capsys, monkeypatch) -> None:
-    def runner(argv: list[str], env: dict[str, str]) -> Outcome:
-        for name in _ENV_VARS:
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        capsys.readouterr()
-        code = main(argv)
-        captured = capsys.readouterr()
-        return Outcome(code, captured.out, captured.err)
-
-    _run(case, command, tmp_path, available, runner)
+    run_and_check(case, command, tmp_path, available, in_process(monkeypatch, capsys))
 
 
 @pytest.mark.parametrize(("case_name", "command_id"), SUBPROCESS, ids=[f"{c}-{m}" for c, m in SUBPROCESS])
 def test_subprocess(case_name: str, command_id: str, tmp_path, available) -> None:
-    _run(_BY_NAME[case_name], BY_ID[command_id], tmp_path, available, run_subprocess)
+    run_and_check(_BY_NAME[case_name], BY_ID[command_id], tmp_path, available, run_subprocess)
 
 
 def test_corpus_is_large_and_every_case_applies_somewhere() -> None:
@@ -174,7 +129,7 @@ def test_onnxruntime_log_lines_never_reach_stderr(command: str, tmp_path, availa
     """
     from hostile import models
 
-    _require(BY_ID[command], available)
+    assert BY_ID[command].cli in available, f"`onnxtool {command}` is not a registered command"
     model = models.resize_model((1.0, 1.0, 2.0, 2.0, 2.0), x_shape=(1, 1, 2, 4, 4), mode="cubic")
     path = models.write(model, tmp_path / "cubic5d.onnx")
     argv = {"make-dynamic-scale": [command, str(path), "-o", str(tmp_path / "out.onnx")],

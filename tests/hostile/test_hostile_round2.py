@@ -20,28 +20,21 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus_round2 import CASES, SUCCESS_CASES, SuccessCase
 from hostile.harness import (
     BY_ID,
     COMMANDS,
+    ENV_VARS,
     Command,
-    Outcome,
-    check_failure,
-    prepare,
-    registered_commands,
+    command_pairs,
+    in_process,
+    run_and_check,
     run_subprocess,
     snapshot,
 )
 
-_ENV_VARS = ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES")
-PAIRS = [
-    pytest.param(case, command, id=f"{case.name}-{command.id}")
-    for case in CASES
-    for command in COMMANDS
-    if case.expected_code(command.id) is not None and not case.subprocess_only
-]
+PAIRS = command_pairs(CASES)
 SUBPROCESS = [
     pytest.param(case, command, id=f"{case.name}-{command.id}")
     for case in CASES if case.subprocess_only
@@ -53,43 +46,14 @@ SUBPROCESS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def available() -> set[str]:
-    return registered_commands()
-
-
-def _in_process(monkeypatch, capsys):
-    def runner(argv: list[str], env: dict[str, str]) -> Outcome:
-        for name in _ENV_VARS:
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        capsys.readouterr()
-        code = main(argv)
-        captured = capsys.readouterr()
-        return Outcome(code, captured.out, captured.err)
-
-    return runner
-
-
-def _run(case, command: Command, tmp_path: Path, available, runner) -> None:
-    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
-    setup = prepare(case, tmp_path)
-    argv = command.args(setup.built, setup.good, setup.output)
-    before = snapshot(tmp_path)
-    outcome = runner(argv, dict(setup.built.env))
-    after = snapshot(tmp_path)
-    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, after)
-
-
 @pytest.mark.parametrize(("case", "command"), PAIRS)
 def test_in_process(case, command: Command, tmp_path, available, capsys, monkeypatch) -> None:
-    _run(case, command, tmp_path, available, _in_process(monkeypatch, capsys))
+    run_and_check(case, command, tmp_path, available, in_process(monkeypatch, capsys))
 
 
 @pytest.mark.parametrize(("case", "command"), SUBPROCESS)
 def test_subprocess(case, command: Command, tmp_path, available) -> None:
-    _run(case, command, tmp_path, available, run_subprocess)
+    run_and_check(case, command, tmp_path, available, run_subprocess)
 
 
 def test_round2_corpus_size() -> None:
@@ -120,7 +84,7 @@ def test_odd_names_simply_work(case: SuccessCase, command: str, tmp_path, capsys
     model = case.build(tmp_path)
     good = models.write(models.resize_model(), tmp_path / "ref" / "reference.onnx")
     before = model.read_bytes()
-    outcome = _in_process(monkeypatch, capsys)(_success_argv(command, model, good), {})
+    outcome = in_process(monkeypatch, capsys)(_success_argv(command, model, good), {})
     assert "Traceback" not in outcome.stderr + outcome.stdout
     assert (outcome.code, outcome.stderr) == (0, ""), outcome
     assert model.read_bytes() == before
@@ -152,7 +116,7 @@ def test_output_counts_differ_is_a_failed_check_not_a_crash(tmp_path, capsys, mo
     cand = models.write(candidate, tmp_path / "in" / "two_outputs.onnx")
     ref = models.write(models.resize_model(), tmp_path / "ref" / "reference.onnx")
     for argv in (["validate", str(cand), "--reference", str(ref)], ["validate", str(ref), "--reference", str(cand)]):
-        outcome = _in_process(monkeypatch, capsys)(argv, {})
+        outcome = in_process(monkeypatch, capsys)(argv, {})
         assert "Traceback" not in outcome.stderr + outcome.stdout
         assert outcome.code == 1, outcome
         assert len([line for line in outcome.stderr.splitlines() if line.strip()]) <= 1, outcome
@@ -327,7 +291,7 @@ def test_api_raises_one_line_user_errors_inside_a_scope(case, tmp_path, monkeypa
     from graphsurgeon_tools.errors import OnnxToolError
     from graphsurgeon_tools.io import tracking_reads
 
-    for name in _ENV_VARS:
+    for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     built = case.build(tmp_path)
     for name, value in built.env.items():

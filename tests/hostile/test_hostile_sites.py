@@ -14,56 +14,25 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from graphsurgeon_tools.cli import main
 from hostile import models
 from hostile.corpus_sites import CASES, CLAIMS, Claim
 from hostile.harness import (
     BY_ID,
     COMMANDS,
     Command,
-    Outcome,
-    check_failure,
-    prepare,
-    registered_commands,
+    command_pairs,
+    in_process,
+    run_and_check,
     run_subprocess,
     snapshot,
 )
 
-PAIRS = [
-    pytest.param(case, command, id=f"{case.name}-{command.id}")
-    for case in CASES
-    for command in COMMANDS
-    if case.expected_code(command.id) is not None
-]
-
-
-@pytest.fixture(scope="module")
-def available() -> set[str]:
-    return registered_commands()
-
-
-def _runner(monkeypatch, capsys):
-    def run(argv: list[str], env: dict[str, str]) -> Outcome:
-        for name in ("ONNXTOOL_DEBUG", "ONNXTOOL_MAX_OUTPUT_BYTES"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        capsys.readouterr()
-        code = main(argv)
-        captured = capsys.readouterr()
-        return Outcome(code, captured.out, captured.err)
-
-    return run
+PAIRS = command_pairs(CASES)  # no case here is subprocess-only: every pair runs in process too
 
 
 @pytest.mark.parametrize(("case", "command"), PAIRS)
 def test_in_process(case, command: Command, tmp_path, available, capsys, monkeypatch) -> None:
-    assert command.cli in available, f"`onnxtool {command.cli}` is not a registered command"
-    setup = prepare(case, tmp_path)
-    argv = command.args(setup.built, setup.good, setup.output)
-    before = snapshot(tmp_path)
-    outcome = _runner(monkeypatch, capsys)(argv, dict(setup.built.env))
-    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp_path))
+    run_and_check(case, command, tmp_path, available, in_process(monkeypatch, capsys))
 
 
 SUBPROCESS = [("resize_mode_bogus", "make-dynamic-scale"), ("plugin_mode_mistyped_int", "swap-plugin"),
@@ -72,14 +41,9 @@ SUBPROCESS = [("resize_mode_bogus", "make-dynamic-scale"), ("plugin_mode_mistype
 
 
 @pytest.mark.parametrize(("name", "command_id"), SUBPROCESS, ids=[f"{n}-{c}" for n, c in SUBPROCESS])
-def test_subprocess(name: str, command_id: str, tmp_path) -> None:
+def test_subprocess(name: str, command_id: str, tmp_path, available) -> None:
     """The real console script: no traceback, one line, the documented code (what a user sees)."""
-    case = next(c for c in CASES if c.name == name)
-    command = BY_ID[command_id]
-    setup = prepare(case, tmp_path)
-    before = snapshot(tmp_path)
-    outcome = run_subprocess(command.args(setup.built, setup.good, setup.output), dict(setup.built.env))
-    check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp_path))
+    run_and_check(next(c for c in CASES if c.name == name), BY_ID[command_id], tmp_path, available, run_subprocess)
 
 
 def test_corpus_size() -> None:
@@ -98,7 +62,7 @@ def test_claims(claim: Claim, tmp_path: Path, capsys, monkeypatch) -> None:
     argv = [claim.command, str(model), "--json", *claim.args]
     if claim.command != "inspect":
         argv += ["-o", str(out)]
-    outcome = _runner(monkeypatch, capsys)(argv, {})
+    outcome = in_process(monkeypatch, capsys)(argv, {})
     notices = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert outcome.code == 0 and "Traceback" not in outcome.stderr, outcome
     # stderr stays empty, except the one "nothing to rewrite" notice when nothing was
