@@ -22,6 +22,7 @@ Builders:
   (what simplify=True folds).
 * :func:`integer_resize_model` - a Resize of an integer tensor (uint8/int8/int32), any mode.
 * :func:`grid_sample_model` - one GridSample (what the built-in ``gridsample`` plugin spec matches).
+* :func:`constant_output_model` - ``x * 0 -> Resize``: every output is the constant zero (vacuous to compare).
 * :func:`resize_conv` - ``x -> Resize -> Conv3x3 -> y`` with scales from an input, a pair or a constant
   (what validate compares).
 """
@@ -39,6 +40,7 @@ __all__ = [
     "RESIZE_OPSETS",
     "SCALES_SOURCES",
     "SPATIAL_SHAPES",
+    "constant_output_model",
     "custom_domain_model",
     "fpn_model",
     "free_and_pinned_model",
@@ -467,3 +469,15 @@ def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubi
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def constant_output_model() -> onnx.ModelProto:
+    """``x[1,1,4,4] * 0 -> Resize(x2, nearest) -> y``: every output element is zero whatever the input, so a
+    comparison of two runs proves nothing (what the vacuity checks must refuse to call a pass)."""
+    zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const")
+    nodes = [helper.make_node("Mul", ["x", "zero"], ["z"], name="mul"),
+             helper.make_node("Resize", ["z", "", "scales_const"], ["y"], name="resize", mode="nearest")]
+    graph = helper.make_graph(nodes, "zeros", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 8, 8])], [zero, scales])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])

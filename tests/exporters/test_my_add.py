@@ -48,7 +48,8 @@ def test_gradients() -> None:
     ids=["same-shape", "grad-broadcast", "promote"],
 )
 def test_opcheck(args) -> None:
-    torch.library.opcheck(torch.ops.onnxtool.my_add.default, args)
+    results = torch.library.opcheck(torch.ops.onnxtool.my_add.default, args)  # raises on a failed check
+    assert results and set(results.values()) == {"SUCCESS"}, results
 
 
 def test_torch_export() -> None:

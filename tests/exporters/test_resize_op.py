@@ -57,10 +57,14 @@ _OP_ATTRS = ("mode", "coordinate_transformation_mode", "cubic_coeff_a", "exclude
              "nearest_mode", "extrapolation_value", "antialias")
 
 
+class Inexpressible(Exception):
+    """A spec case the op cannot express (it takes scales; no scale gives the case's output shape)."""
+
+
 def _case_to_call(case) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray | None, np.ndarray]:
     """Translate one spec case into (X, full-rank scales, op kwargs, roi, expected).
 
-    Raises pytest.skip for the cases the op cannot express, with the reason.
+    Raises Inexpressible for the cases the op cannot express, with the reason.
     """
     node = case.model.graph.node[0]
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -114,7 +118,7 @@ def _case_to_call(case) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray | None
                 scales[d] = s
         produced = tuple(int(v) for v in np.floor(scales * np.array(x.shape)))
         if produced != expected.shape:
-            pytest.skip(
+            raise Inexpressible(
                 f"sizes-driven case: no scale reproduces output shape {expected.shape} "
                 f"(floor(input * size/input) gives {produced})"
             )
@@ -127,7 +131,29 @@ def _case_to_call(case) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray | None
 ORT_DIFFERS = {"test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners"}
 
 
-@pytest.mark.parametrize("name", sorted(SPEC_CASES))
+def _inexpressible(name: str) -> str | None:
+    try:
+        _case_to_call(SPEC_CASES[name])
+    except Inexpressible as why:
+        return str(why)
+    return None
+
+
+#: Spec cases no scale can express, and why: the op is called on every other case.
+INEXPRESSIBLE = {
+    "test_resize_downsample_sizes_nearest_not_smaller": "no scale reproduces output shape (1, 1, 2, 3) "
+                                                         "(floor(input * size/input) gives (1, 1, 1, 3))",
+}
+
+
+def test_the_inexpressible_spec_cases_are_exactly_the_known_ones() -> None:
+    found = {name: why for name in SPEC_CASES if (why := _inexpressible(name)) is not None}
+    assert sorted(found) == sorted(INEXPRESSIBLE), found
+    for name, why in INEXPRESSIBLE.items():
+        assert why in found[name], found[name]
+
+
+@pytest.mark.parametrize("name", sorted(set(SPEC_CASES) - set(INEXPRESSIBLE)))
 def test_spec_case(name: str) -> None:
     x, scales, kwargs, roi, expected = _case_to_call(SPEC_CASES[name])
     if name in ORT_DIFFERS:
@@ -502,7 +528,8 @@ OPCHECK_SAMPLES = [
 
 @pytest.mark.parametrize(("args", "kwargs"), OPCHECK_SAMPLES, ids=["cubic", "aa-linear", "tf-crop", "grad-input"])
 def test_opcheck(args, kwargs) -> None:
-    torch.library.opcheck(torch.ops.onnxtool.resize.default, args, kwargs)
+    results = torch.library.opcheck(torch.ops.onnxtool.resize.default, args, kwargs)  # raises on a failed check
+    assert results and set(results.values()) == {"SUCCESS"}, results
 
 
 def test_output_does_not_require_grad() -> None:

@@ -76,7 +76,12 @@ ACCEPTED = {
 
 @pytest.mark.parametrize("text", list(ACCEPTED.values()), ids=list(ACCEPTED))
 def test_schema_accepts_what_is_in_range(text: str) -> None:
-    parse_spec(text, source="ok.toml")
+    spec = parse_spec(text, source="ok.toml")
+    assert (spec.op_type, spec.match.op_types, spec.source) == ("P", ("Resize",), "ok.toml")
+    if "[[inputs.extra]]" in text:
+        assert [extra.name for extra in spec.extra_inputs] == ["e"]  # the in-range value was kept, not dropped
+    else:
+        assert spec.attributes.set == {"x": [1, 2.5]}
 
 
 def test_nesting_depth_is_iterative() -> None:

@@ -33,18 +33,8 @@ def test_validate_compares_the_site_outputs_too() -> None:
     assert data["counts"]["sites"] == 3 and data["passed"]
 
 
-def _constant_output_model() -> onnx.ModelProto:
-    zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
-    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const")
-    nodes = [helper.make_node("Mul", ["x", "zero"], ["z"], name="mul"),
-             helper.make_node("Resize", ["z", "", "scales_const"], ["y"], name="resize", mode="nearest")]
-    graph = helper.make_graph(nodes, "zeros", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 8, 8])], [zero, scales])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
 def test_a_sweep_point_with_only_vacuous_comparisons_is_not_a_pass() -> None:
-    model = _constant_output_model()
+    model = golden.constant_output_model()
     report = validate(model, "onnx-reference", factors=None)
     data = report.to_dict()
     assert not report.passed
