@@ -22,6 +22,8 @@ from graphsurgeon_tools.cli._app import (
     profile_lines,
 )
 from graphsurgeon_tools.cli.rewrite import run_rewrite
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.io.names import derived_name
 
 #: Suffixes make-dynamic-scale (and this command) write; the default output replaces them.
 _DYNAMIC_SUFFIXES = ("dynamic", "factor", "sizes", "static")
@@ -30,14 +32,10 @@ _DYNAMIC_SUFFIXES = ("dynamic", "factor", "sizes", "static")
 def default_output(model: Path) -> Path:
     """``m.dynamic.onnx`` (``.factor``, ``.sizes``) -> ``m.static.onnx``;
     ``m.plugin.onnx`` -> ``m.plugin.static.onnx``."""
-    from graphsurgeon_tools.io.names import derived_name
-
     return derived_name(model, "static", replaces=_DYNAMIC_SUFFIXES)
 
 
 def _numbers(text: str, flag: str) -> tuple[float, ...]:
-    from graphsurgeon_tools.errors import UsageError
-
     try:
         return tuple(float(part) for part in text.split(","))
     except ValueError:
@@ -46,8 +44,6 @@ def _numbers(text: str, flag: str) -> tuple[float, ...]:
 
 def parse_sites(items: Optional[list[str]]) -> dict[str, Optional[tuple[float, ...]]]:
     """``--site up=3 --site down=2,2 --site mid`` -> ``{"up": (3.0,), "down": (2.0, 2.0), "mid": None}``."""
-    from graphsurgeon_tools.errors import UsageError
-
     sites: dict[str, Optional[tuple[float, ...]]] = {}
     for item in items or []:
         name, equals, value = item.rpartition("=")
@@ -129,7 +125,7 @@ def set_factor(
     (nothing is written), 2 usage (nothing selected, a NAME that matches nothing, a factor that is
     not positive), 3 invalid model or every requested site refused (each site's reason and code).
     """
-    from graphsurgeon_tools.passes.set_factor import SetFactor, SetFactorOptions
+    from graphsurgeon_tools.passes.set_factor import SetFactor, SetFactorOptions  # deferred: onnx (--help stays fast)
 
     sites = parse_sites(site)
     factor = _numbers(every, f"--all {every}") if every is not None else None
