@@ -40,6 +40,7 @@ __all__ = [
     "RESIZE_OPSETS",
     "SCALES_SOURCES",
     "SPATIAL_SHAPES",
+    "TORCH_UP_MODULE",
     "constant_output_model",
     "custom_domain_model",
     "fpn_model",
@@ -59,6 +60,21 @@ __all__ = [
 RESIZE_OPSETS = (10, 11, 13, 18, 19)
 #: Where the scales of :func:`resize_model` come from.
 SCALES_SOURCES = ("initializer", "constant", "identity", "folded", "graph_input", "runtime")
+#: A Python module (source text) for a ``python:FILE:build`` reference: PyTorch's x2 nearest interpolate (ONNX's
+#: asymmetric / floor nearest) followed by a Relu. Loading it needs torch.
+TORCH_UP_MODULE = """
+import torch
+from torch import nn
+
+
+class Up(nn.Module):
+    def forward(self, x):
+        return torch.relu(nn.functional.interpolate(x, scale_factor=2.0, mode="nearest"))
+
+
+def build():
+    return Up()
+"""
 #: The input shape of :func:`spatial_resize_model` per number of spatial axes (odd lengths, N and C first).
 SPATIAL_SHAPES = {1: [1, 3, 7], 2: [1, 3, 5, 7], 3: [1, 2, 3, 5, 7]}
 

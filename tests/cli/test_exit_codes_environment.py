@@ -28,20 +28,6 @@ REPO = Path(__file__).resolve().parents[2]
 NO_TORCH = Path(__file__).resolve().parent / "no_torch"
 TORCH_FIX = "pip install 'onnxtool[torch]'"
 
-MODULE = """
-import torch
-from torch import nn
-
-
-class Up(nn.Module):
-    def forward(self, x):
-        return torch.relu(nn.functional.interpolate(x, scale_factor=2.0, mode="nearest"))
-
-
-def build():
-    return Up()
-"""
-
 
 def _onnxtool(*args: object, cwd: Path, no_torch: bool = False, **env: str) -> subprocess.CompletedProcess:
     paths = [str(NO_TORCH)] if no_torch else []
@@ -57,7 +43,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     dynamic = folder / "up.dynamic.onnx"
     onnx.save(make_dynamic_scale(golden.resize_model(scales=(1.0, 1.0, 2.0, 2.0))).model, dynamic)
     module = folder / "my_model.py"
-    module.write_text(MODULE)
+    module.write_text(golden.TORCH_UP_MODULE)
     return {"folder": folder, "dynamic": dynamic, "module": module}
 
 

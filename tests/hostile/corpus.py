@@ -85,15 +85,20 @@ class Case:
         return self.codes.get(command, self.code)
 
 
+def registrar(cases: list[Case]) -> Callable:
+    """The ``@case(name, group, code, problem, **kwargs)`` decorator of a corpus: it appends to ``cases``."""
+    def case(name: str, group: str, code: int, problem: str, **kwargs) -> Callable:
+        def register(build: Callable[[Path], Built]) -> Callable[[Path], Built]:
+            cases.append(Case(name, group, build, code, problem, **kwargs))
+            return build
+
+        return register
+
+    return case
+
+
 CASES: list[Case] = []
-
-
-def case(name: str, group: str, code: int, problem: str, **kwargs) -> Callable:
-    def register(build: Callable[[Path], Built]) -> Callable[[Path], Built]:
-        CASES.append(Case(name, group, build, code, problem, **kwargs))
-        return build
-
-    return register
+case = registrar(CASES)
 
 
 def _model_file(tmp: Path, data: bytes, name: str = "model.onnx") -> Built:

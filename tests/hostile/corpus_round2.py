@@ -32,7 +32,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from hostile import models
-from hostile.corpus import NOT_REGULAR, READERS, Built, Case
+from hostile.corpus import NOT_REGULAR, READERS, Built, Case, registrar
 from hostile.models import write
 
 USAGE, INVALID = 2, 3
@@ -44,14 +44,7 @@ SWAP = frozenset({"swap-plugin"})
 VALIDATE = frozenset({"validate"})
 
 CASES: list[Case] = []
-
-
-def case(name: str, group: str, code: int, problem: str, **kwargs) -> Callable:
-    def register(build: Callable[[Path], Built]) -> Callable[[Path], Built]:
-        CASES.append(Case(name, group, build, code, problem, **kwargs))
-        return build
-
-    return register
+case = registrar(CASES)
 
 
 def _external_model(folder: Path, name: str = "model.onnx", data_name: str = "weights.bin") -> Path:

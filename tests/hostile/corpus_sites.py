@@ -31,7 +31,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper
 
 from hostile import models, nested
-from hostile.corpus import READERS, Built, Case
+from hostile.corpus import READERS, Built, Case, registrar
 from hostile.models import write
 
 INVALID = 3
@@ -39,14 +39,7 @@ SWAP = frozenset({"swap-plugin"})
 VALIDATE = frozenset({"validate"})
 
 CASES: list[Case] = []
-
-
-def case(name: str, group: str, code: int, problem: str, **kwargs) -> Callable:
-    def register(build: Callable[[Path], Built]) -> Callable[[Path], Built]:
-        CASES.append(Case(name, group, build, code, problem, **kwargs))
-        return build
-
-    return register
+case = registrar(CASES)
 
 
 def _built(tmp: Path, model: onnx.ModelProto, name: str = "model.onnx", extra: tuple[str, ...] = ()) -> Built:

@@ -142,6 +142,23 @@ def function_model(scales: Sequence[float] = (1, 1, 2, 2), calls: int = 1) -> on
     return _model(graph, functions=[fn], extra_opsets=[helper.make_opsetid("local", 1)])
 
 
+def upsample7_in_if_model() -> onnx.ModelProto:
+    """Opset 7: ``main_up`` (Upsample-7, x2 in an attribute) in the main graph and ``body_up`` (the same)
+    in both branches of If ``branch``: the opset bump Upsample-7 needs would strand the body's attribute."""
+    body = helper.make_graph(
+        [helper.make_node("Upsample", ["x"], ["b"], name="body_up", scales=[1.0, 1.0, 2.0, 2.0])], "b", [],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 16, 16])])
+    graph = helper.make_graph(
+        [helper.make_node("Upsample", ["x"], ["m"], name="main_up", scales=[1.0, 1.0, 2.0, 2.0]),
+         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
+        "g", [X, COND],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16]),
+         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 16, 16])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = 8
+    return model
+
+
 def feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """Inputs for ``model``'s data and cond inputs (cond True)."""
     rng = np.random.default_rng(seed)

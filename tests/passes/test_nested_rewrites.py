@@ -75,19 +75,7 @@ def test_nodes_selects_a_body_site_by_name() -> None:
 
 
 def test_upsample7_in_a_body_is_skipped_and_blocks_the_opset_bump() -> None:
-    from onnx import TensorProto, helper
-
-    body = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["b"], name="body_up", scales=[1.0, 1.0, 2.0, 2.0])], "b", [],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 16, 16])])
-    graph = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["m"], name="main_up", scales=[1.0, 1.0, 2.0, 2.0]),
-         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
-        "g", [nested.X, nested.COND],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16]),
-         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 16, 16])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
-    model.ir_version = 8
+    model = nested.upsample7_in_if_model()
     result = make_dynamic_scale(model)
     assert not result.changed
     reasons = {s.node: s.reason for s in result.skipped}

@@ -64,21 +64,6 @@ def _sizes(sizes: str = "1, 3, 16, 16", x: str = "float[1,3,8,8] x", attrs: str 
     return _resize(opset, f"y = Resize <{attrs}> (x, , , z)", x=x, inits=f"<int64[{count}] z = {{{sizes}}}>")
 
 
-def _upsample7_body() -> onnx.ModelProto:
-    body = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["b"], name="body_up", scales=[1.0, 1.0, 2.0, 2.0])], "b", [],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 16, 16])])
-    graph = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["m"], name="main_up", scales=[1.0, 1.0, 2.0, 2.0]),
-         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
-        "g", [nested.X, nested.COND],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16]),
-         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 16, 16])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
-    model.ir_version = 8
-    return model
-
-
 def _pinned() -> onnx.ModelProto:
     return _parse('<ir_version: 8, opset_import: ["" : 13]>' + """
     two (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] pinned_y)
@@ -132,8 +117,8 @@ g (float[1,6,4] boxes, float[1,1,6] scores, float[1] iou) => (int64[K,3] selecte
 CASES: list[tuple[str, str, Callable[[], Any]]] = [
     # make-dynamic-scale: plan.check_site
     ("in-function", "mds", lambda: make_dynamic_scale(nested.function_model(), check=False)),
-    ("upsample7-in-body", "mds", lambda: make_dynamic_scale(_upsample7_body(), check=False)),
-    ("opset-bump-blocked", "mds", lambda: make_dynamic_scale(_upsample7_body(), check=False)),
+    ("upsample7-in-body", "mds", lambda: make_dynamic_scale(nested.upsample7_in_if_model(), check=False)),
+    ("opset-bump-blocked", "mds", lambda: make_dynamic_scale(nested.upsample7_in_if_model(), check=False)),
     ("already-dynamic", "mds", lambda: make_dynamic_scale(
         _resize(13, 'y = Resize <mode = "nearest"> (x, , s)', extra=", float[4] s"), check=False)),
     ("runtime-scales", "mds", lambda: make_dynamic_scale(

@@ -10,20 +10,20 @@ library cannot be built here (no headers, no compiler).
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from functools import lru_cache
 from pathlib import Path
 
+import engines
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from onnx_spec_cases import SPEC_CASES, spec_case
 
 from graphsurgeon_tools.runtime import ort_library
 
@@ -59,10 +59,6 @@ def _extensions_session(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch)
 def _run(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     names = {i.name for i in session.get_inputs()}
     return session.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    return _run(ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]), feeds)
 
 
 def _plugin_model(second_shape, *, x_type=TensorProto.FLOAT, second_type=TensorProto.FLOAT, name="plugin", **attrs):
@@ -126,7 +122,7 @@ def test_size_tensor_signature_resizes_to_its_last_two_dims_like_ort(library, at
     graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
                                             helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
                               [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
-    want = _ort(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]),
+    want = engines.ort_run(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]),
                 {"X": x, "sizes": np.array([1, 3, *out_hw], np.int64)})[0]
     assert got.shape == (1, 3, *out_hw)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
@@ -259,33 +255,6 @@ def test_bad_scales_fail_the_run_naming_the_node(library, second, message):
 # --------------------------------------------------------------------------- ONNX spec cases and SRCNN, end to end
 
 
-def _case_methods(op: str) -> list[str]:
-    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
-    return sorted(m for m in dir(getattr(module, op)) if m.startswith("export"))
-
-
-@lru_cache(maxsize=None)
-def _spec_case(op: str, method: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    """One case of onnx.backend.test.case.node.<op>, built with onnx's registry saved and restored."""
-    import onnx.backend.test.case.node as registry
-
-    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
-    saved_cases, saved_names = list(registry._NodeTestCases), dict(registry._existing_names)
-    registry._NodeTestCases.clear()
-    registry._existing_names.clear()
-    try:
-        getattr(getattr(module, op), method)()
-        (case,) = registry._NodeTestCases
-    finally:
-        registry._NodeTestCases[:] = saved_cases
-        registry._existing_names.clear()
-        registry._existing_names.update(saved_names)
-    inputs, _ = case.data_sets[0]
-    return case.model, dict(zip([i.name for i in case.model.graph.input], inputs))
-
-
-SPEC_CASES = [("Resize", m) for m in _case_methods("Resize")] + [("Upsample", m) for m in _case_methods("Upsample")]
-
 
 def _new_input_feeds(result, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     feeds = dict(feeds)
@@ -317,7 +286,7 @@ def _sized_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np
     sized.graph.node[0].attribute.extend(kept)
     del sized.graph.input[1:]
     sized.graph.input.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [len(products)]))
-    return _ort(sized, {node.input[0]: x, "sizes": np.floor(products).astype(np.int64)})[0]
+    return engines.ort_run(sized, {node.input[0]: x, "sizes": np.floor(products).astype(np.int64)})[0]
 
 
 def _expected_refusal(case: str, signature: str):
@@ -339,7 +308,7 @@ def test_onnx_spec_cases_through_the_library(library, op, method, signature, mon
     from graphsurgeon_tools.errors import RefusedRequestError
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 
-    model, feeds = _spec_case(op, method)
+    model, feeds, _ = spec_case(op, method)
     expected = _expected_refusal(f"{op}.{method}", signature)
     try:
         result = swap_plugin(model, signature=signature)
@@ -354,7 +323,7 @@ def test_onnx_spec_cases_through_the_library(library, op, method, signature, mon
     got = _run(_lib_session(result.model, library), feeds)[0]
     bridge = _run(_extensions_session(result.model, monkeypatch), feeds)[0]
     np.testing.assert_array_equal(got, bridge)
-    reference = _ort(model, feeds)[0]
+    reference = engines.ort_run(model, feeds)[0]
     if signature == "size-tensor":
         sized = _sized_reference(model, feeds)
         reference = reference if sized is None else sized
@@ -372,7 +341,7 @@ def test_spec_cases_through_the_library_are_not_mostly_skips():
         except RefusedRequestError:  # the signature refuses every site of this case
             return False
 
-    swapped = {sig: sum(swaps(_spec_case(op, m)[0], sig) for op, m in SPEC_CASES) for sig in ("scales", "size-tensor")}
+    swapped = {sig: sum(swaps(spec_case(op, m)[0], sig) for op, m in SPEC_CASES) for sig in ("scales", "size-tensor")}
     assert swapped["scales"] >= 15 and swapped["size-tensor"] >= 20, swapped
 
 
@@ -388,7 +357,7 @@ def test_srcnn_family_through_the_library(library, srcnn_exports, export, signat
     n, h, w = dims[0] or 1, dims[2] or 5, dims[3] or 7
     x = np.random.default_rng(0).random((n, 3, h, w), dtype=np.float32)
     feeds = {model.graph.input[0].name: x}
-    original = _ort(model, feeds)[0]
+    original = engines.ort_run(model, feeds)[0]
     result = swap_plugin(model, signature=signature)
     assert result.swapped
     feeds = _new_input_feeds(result, feeds)

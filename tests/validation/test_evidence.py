@@ -26,20 +26,6 @@ from graphsurgeon_tools.runtime import ort_library
 
 REPO = Path(__file__).resolve().parents[2]
 
-MODULE = """
-import torch
-from torch import nn
-
-
-class Up(nn.Module):
-    def forward(self, x):
-        return torch.relu(nn.functional.interpolate(x, scale_factor=2.0, mode="nearest"))
-
-
-def build():
-    return Up()
-"""
-
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -56,7 +42,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     nearest = golden.resize_model(mode="nearest", shape=(1, 3, 16, 16), coordinate_transformation_mode="asymmetric",
                                   nearest_mode="floor")  # PyTorch's nearest
     onnx.save(make_dynamic_scale(nearest).model, paths["dynamic"])
-    (folder / "up_model.py").write_text(MODULE)
+    (folder / "up_model.py").write_text(golden.TORCH_UP_MODULE)
     return paths
 
 

@@ -5,31 +5,18 @@ Round trips (swap, then reverse) stay beside the forward tests they extend."""
 
 from __future__ import annotations
 
+import engines
 import golden
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from hostile import nested
 
 from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
-from graphsurgeon_tools.runtime import make_session
 
 SIGNATURES = ("scales", "size-tensor", "sizes")
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def _plugin_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = make_session(model)
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
 
 
 def _op_types(model: onnx.ModelProto) -> list[str]:
@@ -117,11 +104,11 @@ def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)])
     feeds = {"x": np.random.default_rng(4).random((1, 3, 4, 6), dtype=np.float32),
              "factor": np.zeros((1, 1, 9, 10), np.float32)}
-    plugin_out = _plugin_run(model, feeds)[0]
+    plugin_out = engines.plugin_run(model, feeds)[0]
     restored = swap_plugin(model, reverse=True)
     assert _op_types(restored.model) == ["Shape", "Shape", "Concat", "Resize"]
     onnx.checker.check_model(restored.model, full_check=True)
-    stock = _ort(restored.model, feeds)[0]
+    stock = engines.ort_run(restored.model, feeds)[0]
     assert stock.shape == (1, 3, 9, 10)
     np.testing.assert_allclose(plugin_out, stock, rtol=RTOL, atol=ATOL)
 

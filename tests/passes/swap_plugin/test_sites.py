@@ -3,34 +3,21 @@ sizes from static shapes, Resize-18 ``axes`` sites, and each site's factor freed
 
 from __future__ import annotations
 
+import engines
 import golden
 import numpy as np
 import onnx
 import onnx.parser
-import onnxruntime as ort
 import pytest
 
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
-from graphsurgeon_tools.runtime import make_session
 
 _HEADER = '< ir_version: 8, opset_import: ["" : 13, "custom" : 1] >'
 
 
 def _parse(body: str, header: str = _HEADER) -> onnx.ModelProto:
     return onnx.parser.parse_model(header + body)
-
-
-def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def _plugin(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = make_session(model)
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
 
 
 def _fed(result, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -102,16 +89,16 @@ def test_resize_18_axes_sites_are_swapped_with_scales_expanded_in_graph(axes, sc
         [onnx.numpy_helper.from_array(np.array(scales, np.float32), "scales")]),
         opset_imports=[onnx.helper.make_opsetid("", 19)])
     model.ir_version = 9
-    expected = _ort(model, {"X": x})[0]
+    expected = engines.ort_run(model, {"X": x})[0]
     assert expected.shape == (1, 1, 4, 6)
     result = swap_plugin(model, signature=signature)
     assert not result.skipped, result.skipped
     (swapped,) = result.swapped
     onnx.checker.check_model(result.model, full_check=True)
     feeds = _fed(result, {"X": x})
-    np.testing.assert_array_equal(_plugin(result.model, feeds)[0], expected)
+    np.testing.assert_array_equal(engines.plugin_run(result.model, feeds)[0], expected)
     restored = swap_plugin(result.model, reverse=True)
-    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], expected)
+    np.testing.assert_array_equal(engines.ort_run(restored.model, feeds)[0], expected)
 
 
 def test_the_report_says_which_sites_are_free() -> None:

@@ -8,34 +8,21 @@ passes ``onnx.checker.check_model(full_check=True)``.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
+import engines
 import golden
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx_spec_cases import SPEC_CASES, spec_case
 
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
-from graphsurgeon_tools.runtime import make_session
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def _plugin_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = make_session(model)
-    names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in feeds.items() if k in names})
 
 
 def _with_new_inputs(result: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -52,42 +39,6 @@ def _op_types(model: onnx.ModelProto) -> list[str]:
 
 # --------------------------------------------------------------------------- ONNX spec node cases
 
-
-@lru_cache(maxsize=None)
-def _spec_case(op: str, method: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray], np.ndarray]:
-    """Build one case of onnx.backend.test.case.node.<op> (the wheel ships no data files).
-
-    Calls the case's export function with onnx's module-level registry swapped out and
-    restored, so other tests that collect node cases in this process are unaffected.
-    """
-    import importlib
-
-    import onnx.backend.test.case.node as registry
-
-    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
-    saved_cases, saved_names = list(registry._NodeTestCases), dict(registry._existing_names)
-    registry._NodeTestCases.clear()
-    registry._existing_names.clear()
-    try:
-        getattr(getattr(module, op), method)()
-        (case,) = registry._NodeTestCases
-    finally:
-        registry._NodeTestCases[:] = saved_cases
-        registry._existing_names.clear()
-        registry._existing_names.update(saved_names)
-    inputs, outputs = case.data_sets[0]
-    feeds = dict(zip([i.name for i in case.model.graph.input], inputs))
-    return case.model, feeds, outputs[0]
-
-
-def _case_methods(op: str) -> list[str]:
-    import importlib
-
-    module = importlib.import_module(f"onnx.backend.test.case.node.{op.lower()}")
-    return sorted(m for m in dir(getattr(module, op)) if m.startswith("export"))
-
-
-SPEC_CASES = [("Resize", m) for m in _case_methods("Resize")] + [("Upsample", m) for m in _case_methods("Upsample")]
 
 # What DynamicTRTResize cannot express: the swap must refuse with a reason and change nothing.
 # Resize-18 `axes` sites are swapped (the scales/sizes are expanded in-graph, issue 10 item 6).
@@ -135,14 +86,14 @@ def _size_tensor_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray])
     resize.input.extend([node.input[0], "", "", "sizes"])
     del sized.graph.input[1:]
     sized.graph.input.append(onnx.helper.make_tensor_value_info("sizes", onnx.TensorProto.INT64, [len(sizes)]))
-    return _ort(sized, {node.input[0]: x, "sizes": sizes})[0]
+    return engines.ort_run(sized, {node.input[0]: x, "sizes": sizes})[0]
 
 
 @pytest.mark.parametrize("signature", ["scales", "size-tensor"])
 @pytest.mark.parametrize(("op", "method"), SPEC_CASES, ids=[f"{op}.{m}" for op, m in SPEC_CASES])
 def test_onnx_spec_cases(op, method, signature):
-    model, feeds, expected = _spec_case(op, method)
-    original = _ort(model, feeds)[0]
+    model, feeds, expected = spec_case(op, method)
+    original = engines.ort_run(model, feeds)[0]
     if original.shape != expected.shape or not np.allclose(original, expected, rtol=RTOL, atol=ATOL):
         # the one known place where ORT and the spec's data disagree (see below)
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in model.graph.node[0].attribute}
@@ -165,7 +116,7 @@ def test_onnx_spec_cases(op, method, signature):
     assert len(plugin_nodes) == 1 and plugin_nodes[0].domain == "trt.plugins"
     feeds = _with_new_inputs(result, feeds)
 
-    got = _plugin_run(result.model, feeds)[0]
+    got = engines.plugin_run(result.model, feeds)[0]
     # The original's ORT output, even where ORT departs from the spec's expected output
     # (align_corners with a fractional in*scale: ORT, PyTorch and MMDeploy map corners through
     # the integer output size, the spec through in*scale; the plugin follows ORT).
@@ -181,14 +132,14 @@ def test_onnx_spec_cases(op, method, signature):
     assert "DynamicTRTResize" not in _op_types(restored.model)
     assert not any(op.domain == "trt.plugins" for op in restored.model.opset_import)
     onnx.checker.check_model(restored.model, full_check=True)
-    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+    np.testing.assert_array_equal(engines.ort_run(restored.model, feeds)[0], original)
 
 
 def test_spec_cases_cover_both_signatures_broadly():
     """Guard against the acceptance test silently turning into a list of refusals."""
     swappable = {sig: 0 for sig in ("scales", "size-tensor")}
     for op, method in SPEC_CASES:
-        model, _, _ = _spec_case(op, method)
+        model, _, _ = spec_case(op, method)
         for sig in swappable:
             swappable[sig] += _expected_refusal(method, sig, model) is None
     assert swappable["scales"] >= 15 and swappable["size-tensor"] >= 20, swappable
@@ -213,7 +164,7 @@ def test_srcnn_swap_and_reverse(srcnn_exports, export, signature):
     n, _, h, w = srcnn_input.shape
     before = model.SerializeToString()
     feeds = {model.graph.input[0].name: srcnn_input}
-    original = _ort(model, feeds)[0]
+    original = engines.ort_run(model, feeds)[0]
 
     result = swap_plugin(model, signature=signature)
     assert model.SerializeToString() == before  # the caller's model is untouched
@@ -223,19 +174,19 @@ def test_srcnn_swap_and_reverse(srcnn_exports, export, signature):
     onnx.checker.check_model(result.model, full_check=True)
     assert [i["name"] for i in result.new_inputs] == [i.name for i in result.model.graph.input][1:]
     feeds = _with_new_inputs(result, feeds)
-    got = _plugin_run(result.model, feeds)[0]
+    got = engines.plugin_run(result.model, feeds)[0]
     assert got.shape == original.shape == (n, 3, 3 * h, 3 * w)
     np.testing.assert_allclose(got, original, rtol=RTOL, atol=ATOL)
 
     restored = swap_plugin(result.model, reverse=True)
-    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+    np.testing.assert_array_equal(engines.ort_run(restored.model, feeds)[0], original)
 
     # the factor really is dynamic now: x2 through the plugin equals x2 through stock Resize
     (scales_input,) = [i["name"] for i in result.new_inputs]
     feeds2 = dict(feeds, **{scales_input: np.array([1, 1, 2, 2], np.float32)})
-    got2 = _plugin_run(result.model, feeds2)[0]
+    got2 = engines.plugin_run(result.model, feeds2)[0]
     assert got2.shape == (n, 3, 2 * h, 2 * w)
-    np.testing.assert_allclose(got2, _ort(restored.model, feeds2)[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got2, engines.ort_run(restored.model, feeds2)[0], rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.slow
@@ -246,8 +197,8 @@ def test_srcnn_keep_constant_keeps_the_interface(srcnn_exports):
     assert [i.name for i in result.model.graph.input] == [i.name for i in model.graph.input]
     assert result.new_inputs == []
     feeds = {model.graph.input[0].name: srcnn_input}
-    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], _ort(model, feeds)[0], rtol=RTOL, atol=ATOL)
-    np.testing.assert_array_equal(_ort(swap_plugin(result.model, reverse=True).model, feeds)[0], _ort(model, feeds)[0])
+    np.testing.assert_allclose(engines.plugin_run(result.model, feeds)[0], engines.ort_run(model, feeds)[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(engines.ort_run(swap_plugin(result.model, reverse=True).model, feeds)[0], engines.ort_run(model, feeds)[0])
 
 
 @pytest.mark.slow
@@ -284,15 +235,15 @@ def test_legacy_and_odd_sources_swap_and_reverse(build):
     model = build()
     x = np.random.default_rng(1).random([d if isinstance(d, int) else 2 for d in golden_shape(model)], dtype=np.float32)
     feeds = {model.graph.input[0].name: x}
-    original = _ort(model, feeds)[0]
+    original = engines.ort_run(model, feeds)[0]
     result = swap_plugin(model)
     assert len(result.swapped) == 1, result.skipped
     onnx.checker.check_model(result.model, full_check=True)
     feeds = _with_new_inputs(result, feeds)
-    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(engines.plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
     restored = swap_plugin(result.model, reverse=True)
     onnx.checker.check_model(restored.model, full_check=True)
-    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+    np.testing.assert_array_equal(engines.ort_run(restored.model, feeds)[0], original)
 
 
 def golden_shape(model: onnx.ModelProto) -> list[Any]:
@@ -324,12 +275,12 @@ def test_fpn_all_sites_size_tensor_runs(tmp_path):
     x_shapes = {i.name: [d.dim_value or 1 for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
     rng = np.random.default_rng(3)
     feeds = {name: rng.random(shape, dtype=np.float32) for name, shape in x_shapes.items()}
-    original = _ort(model, feeds)[0]
+    original = engines.ort_run(model, feeds)[0]
     result = swap_plugin(model, signature="size-tensor")
     assert len(result.swapped) == 3
     feeds = _with_new_inputs(result, feeds)
-    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
-    np.testing.assert_array_equal(_ort(swap_plugin(result.model, reverse=True).model, feeds)[0], original)
+    np.testing.assert_allclose(engines.plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(engines.ort_run(swap_plugin(result.model, reverse=True).model, feeds)[0], original)
 
 
 def test_size_tensor_refuses_statically_inexact_factor():
@@ -371,15 +322,15 @@ def test_law_swap_matches_original_and_reverse_is_exact(mode, ctm, factor_h, fac
     )
     x = np.random.default_rng(5).random((1, 2, 6, 4), dtype=np.float32)
     feeds = {model.graph.input[0].name: x}
-    original = _ort(model, feeds)[0]
+    original = engines.ort_run(model, feeds)[0]
     result = swap_plugin(model, signature=signature)
     assert len(result.swapped) == 1, result.skipped  # 6 and 4 times these factors are whole
     feeds = _with_new_inputs(result, feeds)
-    got = _plugin_run(result.model, feeds)[0]
+    got = engines.plugin_run(result.model, feeds)[0]
     np.testing.assert_allclose(got, original, rtol=RTOL, atol=ATOL)
     once = result.model
     assert not swap_plugin(once, signature=signature).swapped  # idempotent
-    np.testing.assert_array_equal(_ort(swap_plugin(once, reverse=True).model, feeds)[0], original)
+    np.testing.assert_array_equal(engines.ort_run(swap_plugin(once, reverse=True).model, feeds)[0], original)
 
 
 @pytest.mark.parametrize(
@@ -415,12 +366,12 @@ def test_size_input_makes_the_size_tensor_a_graph_input(opset):
     # the constant scales are gone: nothing but the plugin reads the resize's old inputs
     assert "Constant" not in _op_types(result.model) and not result.model.graph.initializer
     x = np.random.default_rng(6).random((1, 3, 8, 8), dtype=np.float32)
-    original = _ort(model, {"x": x})[0]
+    original = engines.ort_run(model, {"x": x})[0]
     feeds = {"x": x, "size_tensor": np.zeros(new["shape_at_original_factor"], np.float32)}
-    np.testing.assert_allclose(_plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(engines.plugin_run(result.model, feeds)[0], original, rtol=RTOL, atol=ATOL)
     # another output size is just another size tensor shape
-    bigger = _plugin_run(result.model, {"x": x, "size_tensor": np.zeros((1, 1, 40, 12), np.float32)})[0]
+    bigger = engines.plugin_run(result.model, {"x": x, "size_tensor": np.zeros((1, 1, 40, 12), np.float32)})[0]
     assert bigger.shape == (1, 3, 40, 12)
     restored = swap_plugin(result.model, reverse=True)
     assert "DynamicTRTResize" not in _op_types(restored.model)
-    np.testing.assert_array_equal(_ort(restored.model, feeds)[0], original)
+    np.testing.assert_array_equal(engines.ort_run(restored.model, feeds)[0], original)
