@@ -20,7 +20,7 @@ Builders:
 * :func:`free_and_pinned_model` - one factor-free site and one pinned by a Concat with a lateral.
 * :func:`sizes_from_static_shapes_model` - sizes computed from two inputs' static shapes
   (what simplify=True folds).
-* :func:`integer_resize_model` - a Resize of an integer tensor (uint8/int8/int32), any mode.
+* :func:`typed_resize_model` - a Resize of a tensor of any element type (uint8, int8, int32, float16 ...), any mode.
 * :func:`grid_sample_model` - one GridSample (what the built-in ``gridsample`` plugin spec matches).
 * :func:`constant_output_model` - ``x * 0 -> Resize``: every output is the constant zero (vacuous to compare).
 * :func:`resize_conv` - ``x -> Resize -> Conv3x3 -> y`` with scales from an input, a pair or a constant
@@ -46,13 +46,13 @@ __all__ = [
     "fpn_model",
     "free_and_pinned_model",
     "grid_sample_model",
-    "integer_resize_model",
     "resize_conv",
     "resize_model",
     "shared_constant_model",
     "sizes_from_static_shapes_model",
     "sizes_model",
     "spatial_resize_model",
+    "typed_resize_model",
     "upsample_model",
 ]
 
@@ -436,8 +436,8 @@ def sizes_from_static_shapes_model() -> onnx.ModelProto:
     """)
 
 
-def integer_resize_model(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
-    """``y = Resize(x, scales 1, 1, 2, 2)`` on a ``dtype`` tensor (``"uint8"``, ``"int8"``, ``"int32"``), opset 17."""
+def typed_resize_model(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
+    """``y = Resize(x, scales 1, 1, 2, 2)`` on a ``dtype`` tensor (``"uint8"``, ``"int32"``, ``"float16"`` ...), opset 17."""
     return onnx.parser.parse_model(f"""
     <ir_version: 8, opset_import: ["" : 17]>
     g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{

@@ -175,7 +175,7 @@ def test_cli_invalid_spec_exits_3_with_one_line(tmp_path, run_cli, save_model_fi
 
 
 def test_the_cli_refuses_an_integer_cubic_resize_with_the_code(run_cli, save_model_file) -> None:
-    path = save_model_file(golden.integer_resize_model("uint8", "cubic"), "u8.onnx")
+    path = save_model_file(golden.typed_resize_model("uint8", "cubic"), "u8.onnx")
     run = run_cli("swap-plugin", path, "--no-check", "--json")
     assert run.code in (0, 1, 3), run.err  # refusing is not a bug
     report = json.loads(run.out)

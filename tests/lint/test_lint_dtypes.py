@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
+import golden
 import onnx.parser
 import pytest
 
 from graphsurgeon_tools import swap_plugin
 from graphsurgeon_tools.lint import lint_model
 from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE
-
-
-def _resize(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
-    return onnx.parser.parse_model(f"""
-    <ir_version: 8, opset_import: ["" : 17]>
-    g ({dtype}[1,2,4,4] x) => ({dtype}[1,2,8,8] y) <float[4] s = {{1.0, 1.0, 2.0, 2.0}}> {{
-        y = Resize<mode = "{mode}">(x, , s)
-    }}""")
 
 
 def _findings(model: onnx.ModelProto, rule: str) -> list:
@@ -29,7 +22,7 @@ def _findings(model: onnx.ModelProto, rule: str) -> list:
 ])
 def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str, mode: str, trt: str,
                                                                       kernel: str) -> None:
-    (finding,) = _findings(_resize(dtype, mode), "trt-resize-dtype")
+    (finding,) = _findings(golden.typed_resize_model(dtype, mode), "trt-resize-dtype")
     assert finding.severity == "info" and f"X is {dtype}" in finding.reason
     assert trt in finding.reason and kernel in finding.reason
     if kernel == DTYPE_CODE:  # the reason is the one table's (resize.kernel_dtypes)
@@ -37,14 +30,14 @@ def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str
 
 
 def test_an_integer_plugin_node_warns_that_it_needs_an_integer_plugin() -> None:
-    plugin = swap_plugin(_resize("int8", "linear"), check=False).model
+    plugin = swap_plugin(golden.typed_resize_model("int8", "linear"), check=False).model
     assert [n.op_type for n in plugin.graph.node] == ["DynamicTRTResize"]
     (finding,) = _findings(plugin, "trt-plugin-dtype")
     assert finding.severity == "warning" and "kINT8" in finding.reason
 
 
 def test_a_float32_site_has_nothing_to_say() -> None:
-    assert _findings(_resize("float"), "trt-resize-dtype") == []
+    assert _findings(golden.typed_resize_model("float"), "trt-resize-dtype") == []
 
 
 def test_a_quantized_site_says_the_plugin_runs_float32_inside_the_pair() -> None:
@@ -60,10 +53,10 @@ def test_a_quantized_site_says_the_plugin_runs_float32_inside_the_pair() -> None
 
 
 def test_a_half_precision_plugin_node_warns_that_it_needs_a_khalf_plugin() -> None:
-    plugin = swap_plugin(_resize("float16"), check=False).model
+    plugin = swap_plugin(golden.typed_resize_model("float16"), check=False).model
     (finding,) = _findings(plugin, "trt-plugin-dtype")
     assert finding.severity == "warning" and "kHALF" in finding.reason
-    assert _findings(swap_plugin(_resize("float"), check=False).model, "trt-plugin-dtype") == []
+    assert _findings(swap_plugin(golden.typed_resize_model("float"), check=False).model, "trt-plugin-dtype") == []
 
 
 def test_a_bfloat16_site_behind_a_cast_is_judged_by_the_cast_type() -> None:

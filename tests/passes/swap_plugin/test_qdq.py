@@ -166,7 +166,7 @@ def test_a_float_site_that_differs_is_still_a_failure() -> None:
 def test_an_integer_resize_is_swapped_and_runs_in_the_library_as_ort_does(dtype: str, mode: str) -> None:
     """The one table (resize.kernel_dtypes) says the library runs integer nearest/linear: swapped, loaded
     in make_session with the compiled library, and equal to ORT's own integer Resize bit for bit."""
-    model = golden.integer_resize_model(dtype, mode)
+    model = golden.typed_resize_model(dtype, mode)
     result = swap_plugin(model, check=False)
     assert not result.skipped and [n.op_type for n in result.model.graph.node] == ["DynamicTRTResize"]
     info = np.iinfo(dtype)
@@ -185,7 +185,7 @@ def test_an_integer_resize_is_swapped_and_runs_in_the_library_as_ort_does(dtype:
 def test_an_integer_cubic_resize_is_refused_up_front(dtype: str, check: bool) -> None:
     from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 
-    model = golden.integer_resize_model(dtype, "cubic")
+    model = golden.typed_resize_model(dtype, "cubic")
     result = swap_plugin(model, check=check)
     assert not result.rewritten and not result.new_inputs and result.check is None
     (skip,) = result.skipped
