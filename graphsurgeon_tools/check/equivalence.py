@@ -16,10 +16,12 @@ Where exactness is defined: ONNX Runtime at ``ORT_ENABLE_EXTENDED`` (:data:`EXAC
 next level, ``ORT_ENABLE_ALL``, adds the layout transformations (NCHWc and the fusions run with
 it), which build other kernels for a Resize whose scales are constant than for one whose scales
 are an input; a rewrite that is bit-exact at the extended level then differs by 1e-7..1e-5 there,
-as much as the original differs from itself between the two levels. Both models are therefore
-also run at ``ORT_ENABLE_ALL`` and that difference is reported as a figure
-(``CheckResult.optimized``), next to the original's own drift between the levels, never as a
-failure.
+as much as the original differs from itself between the two levels. That difference is a figure,
+never a verdict, and costs a second session per model (session creation is most of a check's
+time on a big graph), so it is measured only when asked (``optimized_figure=True``): both models
+also run at ``ORT_ENABLE_ALL`` and ``CheckResult.optimized`` gives the difference next to the
+original's own drift between the levels. By default each model gets ONE session, run once;
+``CheckResult.levels`` and ``CheckResult.sessions`` say which levels ran and which sessions opened.
 
 A check where every compared tensor of the original is vacuous (constant on the check's inputs)
 proves nothing: it is skipped with that reason, not passed.
@@ -39,19 +41,22 @@ onnxruntime inside the functions only.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.compare import OutputComparison, abs_diff, compare_arrays
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, guard_output_sizes, random_feeds
+from graphsurgeon_tools.check.sessions import custom_domains, plain_session, session_input
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.resize.original_values import original_feeds
+from graphsurgeon_tools.runtime.provenance import evidence_record, recording
+from graphsurgeon_tools.runtime.session import ort_errors, scoped_custom_op_libs
 
 __all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "concrete_input_shapes",
            "random_feeds"]
@@ -61,9 +66,6 @@ EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
 #: The level whose difference is reported as a figure (what a deployment runs by default).
 OPTIMIZED_LEVEL = "ORT_ENABLE_ALL"
 _SITE_OPS = ("Resize", "Upsample", "DynamicTRTResize")
-
-#: Domains ORT runs out of the box (besides the default domain).
-_ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "ai.onnx.preview.training")
 
 SessionFactory = Callable[[Union[bytes, ModelProto, str], Any], Any]
 
@@ -81,6 +83,10 @@ class CheckResult:
     seconds: float = 0.0
     sites: list[OutputComparison] = field(default_factory=list)  # Resize/Upsample outputs both graphs share
     level: str = EXACT_LEVEL
+    # Every level the two models ran at (the verdict's first; OPTIMIZED_LEVEL when its figure was asked for).
+    levels: list[str] = field(default_factory=list)
+    # Each ONNX Runtime session the comparison opened: {"model": "reference"|"candidate", "level"}.
+    sessions: list[dict[str, str]] = field(default_factory=list)
     # At OPTIMIZED_LEVEL: {"level", "max_abs_diff" (rewritten vs original), "original_drift" (the
     # original against itself between the two levels), "note"}; empty when not run.
     optimized: dict[str, Any] = field(default_factory=dict)
@@ -109,6 +115,8 @@ class CheckResult:
             "passed": self.passed,
             "skipped": self.skipped,
             "level": self.level,
+            "levels": list(self.levels),
+            "sessions": [dict(entry) for entry in self.sessions],
             "input_shapes": {k: list(v) for k, v in self.input_shapes.items()},
             "seed": self.seed,
             "atol": self.atol,
@@ -136,70 +144,10 @@ class CheckResult:
             text += f"; first differing site output: {self.differing_sites[0]}"
         if self.optimized.get("max_abs_diff") is not None:
             text += f"; at {self.optimized['level']} max |diff| {self.optimized['max_abs_diff']:g}"
-            if self.optimized.get("original_drift") is not None:
-                text += f" (the original differs from itself by {self.optimized['original_drift']:g} between the levels)"
+            drift = self.optimized.get("original_drift")
+            if drift is not None:
+                text += f" (the original differs from itself by {drift:g} between the levels)"
         return text
-
-
-def _custom_domains(model: ModelProto) -> list[str]:
-    domains = set()
-
-    def walk(graph: onnx.GraphProto) -> None:
-        for node in graph.node:
-            if node.domain not in _ORT_DOMAINS:
-                domains.add(f"{node.domain}::{node.op_type}")
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    walk(attr.g)
-                for sub in attr.graphs:
-                    walk(sub)
-
-    walk(model.graph)
-    local = {(f.domain, f.name) for f in model.functions}
-    return sorted(d for d in domains if tuple(d.split("::", 1)) not in local)
-
-
-def _default_session(model: Union[bytes, str], options: Any) -> Any:
-    import onnxruntime as ort
-
-    from graphsurgeon_tools.runtime import ort_library
-    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
-
-    for library in scoped_custom_op_libs():  # the user's op libraries (custom_op_libs= of the call)
-        ort_library.register(options, library)
-    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def _session_input(proto: ModelProto, extra_outputs: list[str]) -> tuple[bytes, Optional[str]]:
-    """Bytes for ORT (``extra_outputs`` exposed as graph outputs) plus the folder external data is relative to."""
-    from graphsurgeon_tools.io import external_data_dir, load_model
-
-    folder = external_data_dir(proto)
-    if folder is not None and not _utf8(str(folder)):
-        # ORT takes the data folder as UTF-8 config text, which a non-UTF-8 folder name is not:
-        # give it the weights inline instead (a copy; the caller's proto keeps pointing at disk).
-        inline = ModelProto()
-        inline.CopyFrom(proto)
-        load_model(inline, load_external_data=True)
-        proto, folder = inline, None
-    added = 0
-    for name in extra_outputs:  # appended, serialized, then removed: no copy of the weights
-        proto.graph.output.append(onnx.ValueInfoProto(name=name))
-        added += 1
-    try:
-        blob = proto.SerializeToString()
-    finally:
-        for _ in range(added):
-            proto.graph.output.pop()
-    return blob, (str(folder) if folder else None)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # surrogate-escaped bytes of a non-UTF-8 file name
-        return False
-    return True
 
 
 def _shared_site_outputs(original: ModelProto, rewritten: ModelProto) -> list[str]:
@@ -226,13 +174,9 @@ def _failed_run(message: str) -> OutputComparison:
 def _with_evidence(compare: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
     """The check's result carries the evidence record: what ran, the hashes of the bytes compared
     (reference: the original, candidate: the rewrite)."""
-    import functools
-
     @functools.wraps(compare)
     def run(original: Union[ModelProto, bytes], rewritten: Union[ModelProto, bytes], *args: Any,
             **kwargs: Any) -> CheckResult:
-        from graphsurgeon_tools.runtime.provenance import evidence_record, recording
-
         with recording() as ran:
             result = compare(original, rewritten, *args, **kwargs)
         result.evidence = evidence_record(ran, models=[("candidate", rewritten), ("reference", original)])
@@ -256,7 +200,7 @@ def compare_models(
     max_output_bytes: Optional[int] = None,
     tolerance: Optional[UlpTolerance] = None,
     level: str = EXACT_LEVEL,
-    optimized_figure: bool = True,
+    optimized_figure: bool = False,
 ) -> CheckResult:
     """Run both models in ORT on the same seeded inputs and compare every output of the original.
 
@@ -278,24 +222,20 @@ def compare_models(
         level: the ORT optimization level the verdict is taken at (a name of
             ``ort.GraphOptimizationLevel``); OPTIMIZED_LEVEL's difference stays a figure.
         optimized_figure: also run both models at OPTIMIZED_LEVEL for that figure (a second
-            session per model); False: one session per model, ``optimized`` left empty.
+            session per model); False (default): one session per model, ``optimized`` left empty.
 
     Returns a :class:`CheckResult`; does NOT raise on a mismatch (the caller decides), but
     raises :class:`ResourceLimitError` before running a model whose tensors would exceed
     the output size limit. Does not compare outputs that only the rewritten model has.
     """
-    import onnxruntime as ort
-
-    from graphsurgeon_tools.runtime.session import ort_errors
+    import onnxruntime as ort  # deferred: onnxruntime, loaded only when a check runs
 
     start = time.perf_counter()
     new_feeds = dict(new_feeds or {})
     original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
     rewritten_proto = rewritten if isinstance(rewritten, ModelProto) else ModelProto.FromString(rewritten)
-    from graphsurgeon_tools.runtime.session import scoped_custom_op_libs
-
     if session_factory is None and not scoped_custom_op_libs():  # with the user's libraries, ORT decides
-        unknown = sorted(set(_custom_domains(original_proto)) | set(_custom_domains(rewritten_proto)))
+        unknown = sorted(set(custom_domains(original_proto)) | set(custom_domains(rewritten_proto)))
         if unknown:
             return CheckResult(
                 passed=None,
@@ -309,22 +249,26 @@ def compare_models(
     # model that rewrite started from: random values would be nonsense scales ORT refuses.
     feeds = {**random_feeds(original_proto, shapes, seed), **original_feeds(original_proto),
              **dict(reference_feeds or {})}
-    factory = session_factory or _default_session
+    factory = session_factory or plain_session
     # ORT's own exception types, a failed plugin kernel, a model the plugin bridge refuses.
     run_errors = (*ort_errors(), OnnxToolError)
 
-    def run(proto: ModelProto, feed: Mapping[str, np.ndarray], level: str,
+    opened: list[dict[str, str]] = []
+
+    def run(role: str, proto: ModelProto, feed: Mapping[str, np.ndarray], level: str,
             extra: Sequence[str] = ()) -> dict[str, np.ndarray]:
-        blob, folder = _session_input(proto, list(extra))
+        blob, folder = session_input(proto, list(extra))
         options = ort.SessionOptions()
         options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
         options.log_severity_level = 4  # failures come back as exceptions, reported in one line; ORT's
         # own coloured log line on stderr would only say it twice (and break the one-line contract)
         if folder:
             options.add_session_config_entry("session.model_external_initializers_file_folder_path", folder)
+        opened.append({"model": role, "level": level})
         session = factory(blob, options)
         wanted = {i.name for i in session.get_inputs()}
-        names = [o.name for o in session.get_outputs()]
+        fetch = {*outputs, *extra}  # what is compared: the original's outputs and the shared site outputs
+        names = [o.name for o in session.get_outputs() if o.name in fetch]
         values = session.run(names, {k: v for k, v in feed.items() if k in wanted})
         return dict(zip(names, values))
 
@@ -333,21 +277,24 @@ def compare_models(
     sites = _shared_site_outputs(original_proto, rewritten_proto)
     outputs = [o.name for o in original_proto.graph.output]
     try:
-        expected = run(original_proto, feeds, level, sites)
+        expected = run("reference", original_proto, feeds, level, sites)
     except run_errors as exc:  # the original is not ours to judge
         return CheckResult(
             passed=None,
             skipped=f"the original model does not run in ONNX Runtime on inputs {shapes}: "
                     f"{' '.join(str(exc).split())[:300]} (give named dims sizes with dims=)",
             input_shapes=input_shapes, seed=seed, atol=atol, seconds=time.perf_counter() - start,
+            levels=[level], sessions=opened,
         )
     try:
-        actual = run(rewritten_proto, rewritten_feeds, level, sites)
+        actual = run("candidate", rewritten_proto, rewritten_feeds, level, sites)
     except run_errors as exc:  # the original ran and the rewrite does not: that is a failed check
         return CheckResult(
             passed=False, input_shapes=input_shapes, seed=seed, atol=atol,
             outputs=[_failed_run(" ".join(str(exc).split()))], seconds=time.perf_counter() - start,
+            levels=[level], sessions=opened,
         )
+
     def bounds(got: Any, want: Any, name: str) -> dict[str, float]:
         if tolerance is None:
             return {"atol": atol, "rtol": rtol}
@@ -375,6 +322,8 @@ def compare_models(
         outputs=comparisons,
         sites=site_comparisons,
         level=level,
+        levels=[level],
+        sessions=opened,
         tolerance="" if tolerance is None else tolerance.describe(),
     )
     compared = [*comparisons, *site_comparisons]
@@ -385,6 +334,8 @@ def compare_models(
     if optimized_figure:
         result.optimized = _optimized(run, original_proto, rewritten_proto, feeds, rewritten_feeds,
                                       {name: expected[name] for name in outputs}, run_errors)
+        if result.optimized["max_abs_diff"] is not None or not result.optimized["note"]:
+            result.levels.append(OPTIMIZED_LEVEL)
     result.seconds = time.perf_counter() - start
     return result
 
@@ -395,8 +346,8 @@ def _optimized(run: Callable[..., dict[str, np.ndarray]], original: ModelProto, 
     """The figure at OPTIMIZED_LEVEL: rewritten vs original, and the original against itself across levels."""
     figures: dict[str, Any] = {"level": OPTIMIZED_LEVEL, "max_abs_diff": None, "original_drift": None, "note": ""}
     try:
-        original_all = run(original, feeds, OPTIMIZED_LEVEL)
-        rewritten_all = run(rewritten, rewritten_feeds, OPTIMIZED_LEVEL)
+        original_all = run("reference", original, feeds, OPTIMIZED_LEVEL)
+        rewritten_all = run("candidate", rewritten, rewritten_feeds, OPTIMIZED_LEVEL)
     except run_errors as exc:  # a figure, not a verdict: say why it is missing
         figures["note"] = f"not measured: {' '.join(str(exc).split())[:200]}"
         return figures

@@ -2,9 +2,9 @@
 model's whole-model comparison cannot say (a requantization flip upstream moved everything after it).
 
 ``sites_alone(original, rewritten, feeds, session, tolerance) -> [OutputComparison] | None``;
-``plugin_or_cpu_session(blob, options)``: the session factory both swap-plugin's check and
-``validate`` hand it (plugin nodes through :func:`graphsurgeon_tools.runtime.make_session`, a plain
-CPU session otherwise, the scoped custom-op libraries registered either way); ``with_outputs``: a
+``plugin_or_cpu_session(blob, options)`` (from :mod:`graphsurgeon_tools.check.sessions`): the
+session factory both swap-plugin's check and ``validate`` hand it (plugin nodes through
+:func:`graphsurgeon_tools.runtime.make_session`, a plain CPU session otherwise); ``with_outputs``: a
 copy of a model whose graph outputs are the given tensors.
 
 Shared by swap-plugin's quantized check (:mod:`graphsurgeon_tools.passes.swap_plugin.requantized`)
@@ -23,26 +23,13 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.compare import compare_arrays
+from graphsurgeon_tools.check.sessions import plugin_or_cpu_session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL
-from graphsurgeon_tools.runtime import ort_library
-from graphsurgeon_tools.runtime.session import make_session, ort_errors, plugin_nodes, scoped_custom_op_libs
+from graphsurgeon_tools.runtime.session import ort_errors
 
 __all__ = ["plugin_or_cpu_session", "sites_alone", "with_outputs"]
-
-
-def plugin_or_cpu_session(blob: bytes, options: Any) -> Any:
-    """A session factory for compare_models: make_session for plugin models, a plain CPU session otherwise."""
-    import onnxruntime as ort  # deferred: onnxruntime, only when a model is run
-
-
-    proto = ModelProto.FromString(blob)
-    if plugin_nodes(proto):
-        return make_session(proto, sess_options=options)
-    for library in scoped_custom_op_libs():  # custom_op_libs= of the call
-        ort_library.register(options, library)
-    return ort.InferenceSession(blob, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def with_outputs(model: ModelProto, names: list[str]) -> ModelProto:

@@ -23,6 +23,8 @@ from typing import Any, Mapping, Optional, Union
 
 from onnx import ModelProto
 
+from graphsurgeon_tools.check import equivalence
+
 __all__ = ["INPUT_ROLE", "WRITTEN_ROLE", "Intermediate", "measure_step", "model_ref", "name_models"]
 
 #: The role of the model the user handed in, and of the model a pass writes.
@@ -70,9 +72,7 @@ def measure_step(reference: Union[ModelProto, bytes], step: Intermediate, *,
                  reference_feeds: Optional[Mapping[str, Any]] = None, dims: Optional[Mapping[str, int]] = None,
                  atol: float = 0.0, rtol: float = 0.0) -> dict[str, Any]:
     """The intermediate ``step.model`` against the user's ``reference`` on the check's inputs."""
-    from graphsurgeon_tools.check.equivalence import compare_models
-
-    measured = compare_models(reference, step.model, reference_feeds=reference_feeds, dims=dims, atol=atol,
+    measured = equivalence.compare_models(reference, step.model, reference_feeds=reference_feeds, dims=dims, atol=atol,
                               rtol=rtol)
     outputs = [o.max_abs_diff for o in measured.outputs]
     sites = [o.max_abs_diff for o in measured.sites]

@@ -85,6 +85,14 @@ def split_csv(values: Optional[list[str]]) -> Optional[list[str]]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+OptimizedFigureOption = Annotated[
+    bool,
+    typer.Option("--optimized-figure", help="The check also runs both models at ORT_ENABLE_ALL and reports their "
+                                            "difference there as a figure (never a verdict; one more ONNX Runtime "
+                                            "session per model). Default: one session per model, at the verdict's "
+                                            "level."),
+]
+
 CheckDimsOption = Annotated[
     Optional[list[str]],
     typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
@@ -266,9 +274,30 @@ def check_detail_lines(check: dict[str, Any]) -> list[str]:
         drift = optimized.get("original_drift")
         lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
                      + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+    elif optimized.get("note"):  # asked for, and why it is missing
+        lines.append(f"  at {optimized['level']}: {optimized['note']}")
+    lines.extend(session_lines(check))
     for key, figure in (check.get("figures") or {}).items():  # measured beside the verdict, never one
         lines.append(f"  {key}: {figure['text'] if isinstance(figure, dict) else figure}")
     return lines + evidence_lines(check.get("evidence"))
+
+
+def session_lines(check: dict[str, Any]) -> list[str]:
+    """Which ONNX Runtime sessions the check opened, per model and level (what the check cost)."""
+    sessions = check.get("sessions") or []
+    if not sessions:
+        return []
+    per_model: dict[str, int] = {}
+    for entry in sessions:
+        per_model[entry["model"]] = per_model.get(entry["model"], 0) + 1
+    counts = sorted(set(per_model.values()))
+    each = (f"{counts[0]} per model" if len(counts) == 1
+            else ", ".join(f"{count} for the {model}" for model, count in per_model.items()))
+    levels = check.get("levels") or sorted({entry["level"] for entry in sessions})
+    text = f"  ONNX Runtime sessions: {each}, at {' and '.join(levels)}"
+    if "ORT_ENABLE_ALL" not in levels:
+        text += " (--optimized-figure adds the ORT_ENABLE_ALL figure: one more session per model)"
+    return [text]
 
 
 def check_step_lines(check: Optional[dict[str, Any]]) -> list[str]:

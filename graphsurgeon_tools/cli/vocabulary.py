@@ -51,6 +51,7 @@ FLAGS: dict[str, Flag] = {
     "freedom": Flag("--freedom", "--no-freedom"),
     "check": Flag("--check", "--no-check"),
     "check_dims": Flag("--check-dims"),
+    "optimized_figure": Flag("--optimized-figure"),
     "share_data": Flag("--share-data"),
     "strict": Flag("--strict"),
     # swap-plugin

@@ -1,8 +1,8 @@
 """Issue 10 items 1 and 2: where the built-in check proves exactness, and what it reports besides.
 
 The check runs both models at ORT_ENABLE_EXTENDED (exact for a rewrite that only turns constant
-scales into inputs) and reports ORT_ENABLE_ALL's difference as a figure: the layout pass builds
-other kernels for constant scales. Dims written as dim_value -1 are symbolic.
+scales into inputs), one session each; asked (optimized_figure=True) it reports ORT_ENABLE_ALL's
+difference as a figure: the layout pass builds other kernels for constant scales. Dims written as dim_value -1 are symbolic.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def two_conv_bilinear(channels: int = 16, size: int = 16, seed: int = 0) -> onnx
 
 
 def test_check_is_exact_at_the_extended_level_and_reports_the_optimized_difference() -> None:
-    result = make_dynamic_scale(two_conv_bilinear())
+    result = make_dynamic_scale(two_conv_bilinear(), optimized_figure=True)
     check = result.check
     assert check.passed is True and check.level == EXACT_LEVEL == "ORT_ENABLE_EXTENDED"
     assert [o.max_abs_diff for o in check.outputs] == [0.0]
@@ -44,6 +44,17 @@ def test_check_is_exact_at_the_extended_level_and_reports_the_optimized_differen
     assert optimized["level"] == "ORT_ENABLE_ALL"
     assert 0 < optimized["max_abs_diff"] < 1e-3 and optimized["original_drift"] > 0
     assert "ORT_ENABLE_ALL" in check.summary
+    assert check.to_dict()["levels"] == ["ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"]
+
+
+def test_by_default_the_check_runs_the_exact_level_only_and_says_so() -> None:
+    check = make_dynamic_scale(two_conv_bilinear()).check
+    assert check.passed is True and [o.max_abs_diff for o in check.outputs] == [0.0]
+    report = check.to_dict()
+    assert report["optimized"] == {} and report["levels"] == ["ORT_ENABLE_EXTENDED"]
+    assert report["sessions"] == [{"model": "reference", "level": "ORT_ENABLE_EXTENDED"},
+                                  {"model": "candidate", "level": "ORT_ENABLE_EXTENDED"}]
+    assert "ORT_ENABLE_ALL" not in check.summary
 
 
 def test_check_compares_site_outputs_and_names_the_site_that_differs() -> None:

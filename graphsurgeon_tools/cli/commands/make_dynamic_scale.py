@@ -17,6 +17,7 @@ from graphsurgeon_tools.cli._app import (
     JsonOption,
     ModelArgument,
     NodesOption,
+    OptimizedFigureOption,
     OutputOption,
     ProfileOption,
     check_detail_lines,
@@ -136,6 +137,7 @@ def make_dynamic_scale(
         typer.Option("--check/--no-check", help="Compare original and rewritten model in ONNX Runtime (default on)."),
     ] = True,
     check_dims: CheckDimsOption = None,
+    optimized_figure: OptimizedFigureOption = False,
     atol: Annotated[
         float, typer.Option("--atol", help="The check's absolute tolerance: |a - b| <= atol + rtol * |b| between "
                                            "the written model and MODEL (default 0: exact).")
@@ -170,7 +172,7 @@ def make_dynamic_scale(
             nodes=split_csv(nodes), shared=shared, input_name=input_name, factor=factor, layout=layout,
             keep_default=keep_default, from_sizes=from_sizes, inline_functions=inline_functions, only_free=only_free,
             freedom=freedom, simplify=simplify, check=check, check_dims=dims, custom_op_libs=custom_op_lib,
-            atol=atol, rtol=rtol, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+            atol=atol, rtol=rtol, optimized_figure=optimized_figure, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
         ))
 
     result, _ = run_rewrite(

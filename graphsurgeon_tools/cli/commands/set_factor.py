@@ -16,6 +16,7 @@ from graphsurgeon_tools.cli._app import (
     InPlaceOption,
     JsonOption,
     ModelArgument,
+    OptimizedFigureOption,
     OutputOption,
     ProfileOption,
     check_detail_lines,
@@ -112,6 +113,7 @@ def set_factor(
                                                 "Runtime (default on; plugin nodes through onnxtool's kernel)."),
     ] = True,
     check_dims: CheckDimsOption = None,
+    optimized_figure: OptimizedFigureOption = False,
     custom_op_lib: CustomOpLibOption = None,
     profile: ProfileOption = None,
     as_json: JsonOption = False,
@@ -132,7 +134,8 @@ def set_factor(
 
     def make_pass(dims: Optional[dict[str, int]]) -> SetFactor:
         return SetFactor(SetFactorOptions(sites=sites, every=factor, original=original, check=check,
-                                          check_dims=dims, custom_op_libs=custom_op_lib))
+                                          check_dims=dims, custom_op_libs=custom_op_lib,
+                                          optimized_figure=optimized_figure))
 
     run_rewrite(model, make_pass, output=output, in_place=in_place, default_output=default_output, human=_human,
                 as_json=as_json, profile=profile, check=check, check_dims=check_dims,

@@ -13,6 +13,7 @@ from graphsurgeon_tools.cli._app import (
     InPlaceOption,
     JsonOption,
     NodesOption,
+    OptimizedFigureOption,
     OutputOption,
     ProfileOption,
     check_detail_lines,
@@ -143,6 +144,7 @@ def swap_plugin(
                                                 "plugin model)."),
     ] = True,
     check_dims: CheckDimsOption = None,
+    optimized_figure: OptimizedFigureOption = False,
     qdq_form: Annotated[
         str,
         typer.Option("--qdq-form", help="Quantized sites (DequantizeLinear -> Resize -> QuantizeLinear): 'inside' "
@@ -172,7 +174,7 @@ def swap_plugin(
         return SwapPlugin(SwapPluginOptions(
             plugin=plugin, signature=signature, domain=domain, nodes=split_csv(nodes), reverse=reverse, spec=spec,
             keep_constant=keep_constant, size_input=size_input, inline_functions=inline_functions, check=check,
-            check_dims=dims, qdq_form=qdq_form, custom_op_libs=custom_op_lib,
+            check_dims=dims, qdq_form=qdq_form, custom_op_libs=custom_op_lib, optimized_figure=optimized_figure,
         ))
 
     def after_run(result: Any) -> None:

@@ -73,6 +73,7 @@ def make_dynamic_scale(
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
     atol: float = 0.0,
     rtol: float = 0.0,
+    optimized_figure: bool = False,
 ) -> DynamicScaleResult:
     """Turn the constant scales of the selected Resize/Upsample sites into graph inputs.
 
@@ -116,6 +117,10 @@ def make_dynamic_scale(
             applies to the end-to-end difference between the written model and the model
             given; with ``simplify=True`` onnxsim's constant folding may move numbers by a
             few float32 ulps, which fails an exact check (the report gives onnxsim's share).
+        optimized_figure: also run both models of the check at ``ORT_ENABLE_ALL`` and report
+            their difference there as a figure (``result.check.optimized``), never a verdict; it
+            costs a second ONNX Runtime session per model, so it is off by default (one session
+            per model, at the level the verdict is taken at).
 
     Raises InvalidScalesError (NaN, zero, negative, wrong length), UsageError (bad
     selection, ``shared`` with differing values, a name clash), PreconditionError (the input

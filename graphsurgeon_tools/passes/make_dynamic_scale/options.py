@@ -43,6 +43,7 @@ class DynamicScaleOptions:
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None
     atol: float = 0.0
     rtol: float = 0.0
+    optimized_figure: bool = False
 
     def __post_init__(self) -> None:
         if self.only_free and not self.freedom:

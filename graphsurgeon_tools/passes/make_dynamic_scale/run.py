@@ -273,7 +273,8 @@ class MakeDynamicScale(Pass):
             feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()},
                                              self.reference_feeds))
         result.check = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
-                                      dims=check_dims, atol=self.options.atol, rtol=self.options.rtol)
+                                      dims=check_dims, atol=self.options.atol, rtol=self.options.rtol,
+                                      optimized_figure=self.options.optimized_figure)
         self._check_other_branches(original, reference, result, feeds)
         return result.check
 

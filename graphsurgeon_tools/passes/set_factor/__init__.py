@@ -66,6 +66,7 @@ class SetFactorOptions:
     check: bool = True
     check_dims: Optional[Mapping[str, int]] = None
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None
+    optimized_figure: bool = False
 
     def __post_init__(self) -> None:
         if self.every is not None and self.original:
@@ -148,7 +149,7 @@ class SetFactor(Pass):
         # The factor feeds go to the input model; a dynamic input the written model still reads (a
         # site not selected, or refused) gets the same value there, since both draw from one feed.
         return compare_models(reference, result.model, reference_feeds=feeds, dims=dims, session_factory=_session,
-                              optimized_figure=False)
+                              optimized_figure=self.options.optimized_figure)
 
 
 def _session(blob: bytes, options: Any) -> Any:
@@ -217,6 +218,7 @@ def set_factor(
     check: bool = True,
     check_dims: Optional[Mapping[str, int]] = None,
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
+    optimized_figure: bool = False,
 ) -> SetFactorResult:
     """Bake factors into the dynamic sites of ``model`` (a ModelProto, a path or a gs Graph).
 
@@ -229,6 +231,10 @@ def set_factor(
         check: compare the written model with ``model`` fed the factors in ONNX Runtime.
         check_dims: sizes of named dims for the check's inputs.
         custom_op_libs: ONNX Runtime custom-op libraries the check's sessions register.
+        optimized_figure: also run both models of the check at ``ORT_ENABLE_ALL`` and report
+            their difference there as a figure (``result.check.optimized``), never a verdict; it
+            costs a second ONNX Runtime session per model, so it is off by default (one session
+            per model, at the level the verdict is taken at).
 
     Returns a :class:`SetFactorResult` (``raise_if_failed()`` raises CheckFailedError on a
     difference). Raises UsageError when nothing is asked for, a name matches nothing or a

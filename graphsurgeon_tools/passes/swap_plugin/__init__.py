@@ -117,7 +117,7 @@ class SwapPlugin(Pass):
 
         check = run_check(reference, result.model, result, op_type=self.op_type,
                           generic=self.spec.handler != "resize", pending=result.pending_sizes,
-                          dims=self.options.check_dims)
+                          dims=self.options.check_dims, optimized_figure=self.options.optimized_figure)
         if check.skipped:
             result.notes.append(f"check skipped: {check.skipped}")
         elif check.tolerance:
@@ -142,6 +142,7 @@ def swap_plugin(
     check_dims: Optional[dict[str, int]] = None,
     qdq_form: str = "inside",
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None,
+    optimized_figure: bool = False,
 ) -> SwapPluginResult:
     """Replace matching nodes by plugin nodes (or, with ``reverse=True``, plugin nodes by Resize).
 
@@ -177,6 +178,10 @@ def swap_plugin(
             ``plugin-dtype-unsupported``, while the kernel has no int8/uint8 path). See :mod:`.qdq_forms`.
         custom_op_libs: the user's own ONNX Runtime op libraries, registered on the check's
             sessions, for models with custom ops ORT lacks.
+        optimized_figure: also run both models of the check at ``ORT_ENABLE_ALL`` and report
+            their difference there as a figure (``result.check.optimized``), never a verdict; it
+            costs a second ONNX Runtime session per model, so it is off by default (one session
+            per model, at the level the verdict is taken at).
 
     Raises UsageError, InvalidModelError / PreconditionError (the input is broken),
     InvalidScalesError, InvalidSpecError; UnsupportedModelError when the requested signature

@@ -3,9 +3,9 @@
 ``run_check(original, rewritten, result, ...) -> CheckResult``
 
 The one check (:func:`graphsurgeon_tools.check.equivalence.compare_models`: exact at
-``ORT_ENABLE_EXTENDED``, the fully optimized difference as a figure, the Resize/plugin site
-outputs both graphs share compared, vacuous comparisons not passed), run as make-dynamic-scale
-runs it. What differs here is only how the models run and what the new inputs get:
+``ORT_ENABLE_EXTENDED``, one session per model; the fully optimized difference as a figure only
+with ``optimized_figure=True``; the Resize/plugin site outputs both graphs share compared,
+vacuous comparisons not passed), run as make-dynamic-scale runs it. What differs here is only how the models run and what the new inputs get:
 
 - Sessions: a model with plugin nodes runs through
   :func:`graphsurgeon_tools.runtime.make_session` (the compiled ``trt.plugins`` library, the
@@ -37,7 +37,7 @@ from ``ORT_ENABLE_EXTENDED`` on, ORT's QDQ transformers change the original's ar
 nearest Resize runs on the int8 tensor, DQ -> Conv -> Q becomes QLinearConv) but cannot see
 through a plugin node, so the two models would compute different functions there. Such a model
 is compared at ``ORT_ENABLE_BASIC`` (no QDQ transformer; both compute the float function), the
-fused difference is the ``ORT_ENABLE_ALL`` figure, and where the float site outputs agree within
+fused difference is the ``ORT_ENABLE_ALL`` figure (with ``optimized_figure=True``), and where the float site outputs agree within
 the bound but the QuantizeLinear after a site rounds an element to the neighbouring step, the
 quantized tensors are compared in steps (at most one) and the graph outputs downstream become a
 figure (``CheckResult.figures``), not a failure.
@@ -57,17 +57,27 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
+import onnx
 from onnx import ModelProto
 
+from graphsurgeon_tools.check import equivalence
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
+from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
 from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.passes.make_dynamic_scale import layouts
+from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
 from graphsurgeon_tools.passes.swap_plugin import requantized
 from graphsurgeon_tools.passes.swap_plugin.result import SwapPluginResult
 from graphsurgeon_tools.resize.original_values import (
     ORIGINAL_VALUES_KEY,
     read_original_values,
 )
+from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
+from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
+from graphsurgeon_tools.resize.scales import ort_output_length
+from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES
+from graphsurgeon_tools.runtime.session import make_session, ort_errors
 
 __all__ = ["KERNEL_ULPS", "no_kernel_reason", "run_check"]
 
@@ -85,8 +95,6 @@ KERNEL_ULPS = {"float32": 64.0, "float64": 64.0, "float16": 2.0, "bfloat16": 2.0
 
 def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[str]:
     """Why the check cannot run the plugin model here, or None when it can."""
-    from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES
-
     if generic:
         return (f"the generic spec {spec_source} has no ONNX Runtime kernel for {op_type} here (only "
                 f"{', '.join(KERNEL_OP_TYPES)} has one); run the plugin model in TensorRT to compare it")
@@ -98,8 +106,6 @@ def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[
 
 def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]:
     """None (exact) unless a plugin node interpolates; then the dtype-aware bound (see KERNEL_ULPS)."""
-    from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
-
     modes = {plugin_node_attributes(n)["mode"] for n in plugin_model.graph.node if n.op_type == op_type}
     if not modes - {"nearest"}:
         return None
@@ -139,9 +145,6 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
                         "check cannot shape that input")
             feeds[name] = np.zeros(shape, dtype=np.dtype(item.get("dtype") or "float32"))
     if pending:  # signature="sizes" with symbolic dims: the original (h, w) at the check's input shapes
-        from graphsurgeon_tools.check.feeds import concrete_input_shapes
-        from graphsurgeon_tools.passes.make_dynamic_scale import layouts
-
         shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
         feeds.update(layouts.sizes_feeds(original, pending, shapes))
         unknown = [p for p in pending if p[0] not in feeds]
@@ -155,13 +158,6 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     sizes, the sizes tensor's own value) in one ORT run
     of the original on the check's inputs (ORT's floor rule); {} when the original does not
     run (the check then says so itself)."""
-    import onnx
-
-    from graphsurgeon_tools.check.feeds import random_feeds
-    from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
-    from graphsurgeon_tools.resize.scales import ort_output_length
-    from graphsurgeon_tools.runtime.session import make_session, ort_errors
-
     pending = [PendingSizes(*entry) for entry in pending]
     names = sorted({p.sizes or p.x for p in pending} - {o.name for o in original.graph.output})
     for name in names:  # appended for the session, removed after: no copy of the caller's model here
@@ -243,7 +239,7 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.
 
 def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result: SwapPluginResult, *,
               op_type: str, generic: bool, pending: Optional[list[Any]] = None,
-              dims: Optional[dict[str, int]] = None) -> CheckResult:
+              dims: Optional[dict[str, int]] = None, optimized_figure: bool = False) -> CheckResult:
     """The built-in check of one swap-plugin run (forward or ``result.reverse``).
 
     Args:
@@ -254,9 +250,8 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         generic: a generic spec's swap (no kernel: skipped).
         pending: make-dynamic-scale's pending sizes inputs (``signature="sizes"``, symbolic dims).
         dims: sizes for named symbolic dims (``check_dims=``).
+        optimized_figure: also the ``ORT_ENABLE_ALL`` figure (a second session per model).
     """
-    from graphsurgeon_tools.check.equivalence import compare_models
-
     reason = no_kernel_reason(op_type, generic, result.spec_source)
     if reason:
         return CheckResult(passed=None, skipped=reason)
@@ -267,9 +262,10 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         def pinned(blob: bytes, options: Any) -> Any:
             return _Pinned(_session(blob, options), pins)
 
-        checked = compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})},
-                                 tolerance=_tolerance(original_proto, op_type),
-                                 session_factory=pinned if pins else _session)
+        checked = equivalence.compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})},
+                                             tolerance=_tolerance(original_proto, op_type),
+                                             session_factory=pinned if pins else _session,
+                                             optimized_figure=optimized_figure)
         if checked.skipped and pins and not all_recorded:  # say which factors it could not run at
             checked.skipped += (f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
                                 f"and were fed factor {PINNED_FACTOR:g} (sizes {list(PINNED_SIZES)})")
@@ -277,13 +273,11 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
     feeds = _forward_feeds(result, original_proto, list(pending or ()), dims)
     if isinstance(feeds, str):
         return CheckResult(passed=None, skipped=feeds)
-    from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
-
     quantized = qdq_sites(original_proto)
     level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
     tolerance = _tolerance(rewritten, op_type)
-    checked = compare_models(original, rewritten, feeds, dims=dims, session_factory=_session, level=level,
-                             tolerance=tolerance)
+    checked = equivalence.compare_models(original, rewritten, feeds, dims=dims, session_factory=_session,
+                                         level=level, tolerance=tolerance, optimized_figure=optimized_figure)
     if quantized:
         requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
                           op_type)

@@ -41,6 +41,7 @@ class SwapPluginOptions:
     check_dims: Optional[dict[str, int]] = None
     qdq_form: str = "inside"
     custom_op_libs: Optional[Sequence[Union[str, Path]]] = None
+    optimized_figure: bool = False
 
     def __post_init__(self) -> None:
         if self.signature not in SIGNATURES:

@@ -6,7 +6,8 @@ The forward check of a model with quantized Resize sites (:mod:`graphsurgeon_too
 ran at ``ORT_ENABLE_BASIC``, where no QDQ transformer runs in either model. What is left:
 
 - ``figures["qdq"]``: which sites are quantized and which ORT fusions change the original's
-  arithmetic from ``ORT_ENABLE_EXTENDED`` on (the fused difference is ``optimized``'s figure).
+  arithmetic from ``ORT_ENABLE_EXTENDED`` on (the fused difference is ``optimized``'s figure when
+  the check was asked for it, ``optimized_figure=True``; the text says whether it was measured).
 - A float site output within the bound can still sit on a rounding boundary of the
   QuantizeLinear after it, so that Q rounds one element to the neighbouring step in one model
   and not in the other; from there on the two models see different inputs, and every tensor
@@ -31,7 +32,8 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
+from graphsurgeon_tools.check import equivalence
+from graphsurgeon_tools.check.equivalence import CheckResult
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
 from graphsurgeon_tools.check.sites_alone import sites_alone, with_outputs
 from graphsurgeon_tools.check.tolerance import UlpTolerance
@@ -41,13 +43,17 @@ from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, QdqSite
 __all__ = ["judge"]
 
 
-def _describe(quantized: Mapping[str, QdqSite]) -> str:
+def _describe(quantized: Mapping[str, QdqSite], optimized: Mapping[str, Any]) -> str:
     kinds = sorted({site.describe() for site in quantized.values()})
+    if optimized.get("max_abs_diff") is not None:
+        fused = f"the fused difference is the {optimized['level']} figure, {optimized['max_abs_diff']:g}"
+    else:
+        fused = ("the fused difference is not measured " + (f"({optimized['note']})" if optimized.get("note") else
+                 "(ask with optimized_figure=True: one more session per model)"))
     return (f"{len(quantized)} quantized Resize site(s): {'; '.join(kinds)}. ONNX Runtime's QDQ transformers "
             f"(from {FUSED_LEVEL}) run a nearest Resize between an equal DQ/Q pair on the integer tensor and fuse "
             "DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv in the original, and cannot look through a "
-            f"plugin node: compared at {UNFUSED_LEVEL}, where both models compute the same float function; the "
-            "fused difference is the fully optimized figure")
+            f"plugin node: compared at {UNFUSED_LEVEL}, where both models compute the same float function; {fused}")
 
 
 def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
@@ -56,17 +62,18 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
           ) -> None:
     """Add the QDQ figures to ``checked``; pass it where only requantization rounding differs.
     ``tolerance``: the float bound the check used (None: exact, where no rounding can move)."""
-    checked.figures["qdq"] = {"text": _describe(quantized), "sites": [s.to_dict() for s in quantized.values()]}
+    checked.figures["qdq"] = {"text": _describe(quantized, checked.optimized),
+                              "sites": [s.to_dict() for s in quantized.values()]}
     if checked.passed is not False or checked.skipped or tolerance is None:
         return
     produced = {name for node in rewritten.graph.node for name in node.output if name}
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
     if not names:
         return
-    steps = compare_models(with_outputs(original, names), with_outputs(rewritten, names), feeds, dims=dims,
-                           session_factory=session, level=UNFUSED_LEVEL,
-                           tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
-                                                  why="quantized tensors in steps"))
+    steps = equivalence.compare_models(with_outputs(original, names), with_outputs(rewritten, names), feeds,
+                                       dims=dims, session_factory=session, level=UNFUSED_LEVEL,
+                                       tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
+                                                              why="quantized tensors in steps"))
     if steps.skipped or not steps.outputs:
         return
     moved = [o for o in steps.outputs if (o.max_abs_error or 0.0) > 0]

@@ -26,8 +26,11 @@ def test_forward_check_is_exact_for_nearest_and_compares_the_site(signature) -> 
     assert check.atol == 0.0 and check.level == "ORT_ENABLE_EXTENDED"
     assert [o.name for o in check.outputs] == ["y"]
     assert [s.name for s in check.sites] == ["resized"]  # the plugin node's output, compared
-    assert check.optimized["level"] == "ORT_ENABLE_ALL" and check.optimized["max_abs_diff"] == 0.0
+    assert check.optimized == {} and check.levels == ["ORT_ENABLE_EXTENDED"]  # one session per model
     assert result.to_dict()["check"]["passed"] is True
+    asked = swap_plugin(golden.resize_model(13), signature=signature, optimized_figure=True).check
+    assert asked.optimized["level"] == "ORT_ENABLE_ALL" and asked.optimized["max_abs_diff"] == 0.0
+    assert asked.levels == ["ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"]
 
 
 @pytest.mark.parametrize("signature", SIGNATURES)

@@ -73,13 +73,20 @@ def test_a_plain_resize_is_not_a_qdq_site() -> None:
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
 def test_the_float_plugin_inside_the_qdq_pair_passes_the_check_like_with_like(mode: str, per_channel: bool) -> None:
     model = _qdq_model(mode=mode, per_channel=per_channel)
-    result = swap_plugin(model)
+    asked = mode == "cubic"  # the fused figure is opt-in: one more session per model
+    result = swap_plugin(model, optimized_figure=asked)
     assert [s.op_type_after for s in result.rewritten] == ["DynamicTRTResize"]
     check = result.check
     assert check.passed is True, check.summary
     assert check.level == UNFUSED_LEVEL  # both models compute the same float function there
     assert "QLinearConv" in check.figures["qdq"]["text"] and "ORT_ENABLE_EXTENDED" in check.figures["qdq"]["text"]
-    assert check.optimized["max_abs_diff"] is not None  # the fused difference: a figure
+    if asked:
+        assert check.optimized["max_abs_diff"] is not None  # the fused difference: a figure
+        assert check.levels == [UNFUSED_LEVEL, "ORT_ENABLE_ALL"]
+        assert "the fused difference is the ORT_ENABLE_ALL figure" in check.figures["qdq"]["text"]
+    else:
+        assert check.optimized == {} and check.levels == [UNFUSED_LEVEL]
+        assert "the fused difference is not measured" in check.figures["qdq"]["text"]
     # the plugin sits between the DQ and the Q the quantizer wrote: the deployable "inside" form
     nodes = {n.op_type: n for n in result.model.graph.node}
     plugin = nodes["DynamicTRTResize"]
@@ -106,7 +113,7 @@ def test_the_requantized_rule_passes_only_within_one_step() -> None:
     feeds = {"scales": np.array([1, 1, 2, 2], np.float32)}
 
     def session_with_shift(shift: int):
-        from graphsurgeon_tools.passes.swap_plugin.check import _session
+        from graphsurgeon_tools.check.sessions import plugin_or_cpu_session as _session
 
         def factory(blob, options):
             inner = _session(blob, options)
@@ -147,9 +154,9 @@ def test_the_requantized_rule_passes_only_within_one_step() -> None:
 def test_a_float_site_that_differs_is_still_a_failure() -> None:
     from graphsurgeon_tools.check.compare import compare_arrays
     from graphsurgeon_tools.check.equivalence import CheckResult
+    from graphsurgeon_tools.check.sessions import plugin_or_cpu_session as _session
     from graphsurgeon_tools.check.tolerance import UlpTolerance
     from graphsurgeon_tools.passes.swap_plugin import requantized
-    from graphsurgeon_tools.passes.swap_plugin.check import _session
 
     model = _qdq_model(mode="linear")
     plugin = swap_plugin(model, check=False).model
@@ -349,7 +356,7 @@ def _chain() -> onnx.ModelProto:
 def _moved(shifts: dict[str, float]):
     """A session factory whose plugin-model runs return ``shifts`` added to the named outputs: what a
     rounding flip upstream looks like downstream (the rule is judged on these values)."""
-    from graphsurgeon_tools.passes.swap_plugin.check import _session
+    from graphsurgeon_tools.check.sessions import plugin_or_cpu_session as _session
 
     def factory(blob, options):
         inner = _session(blob, options)
