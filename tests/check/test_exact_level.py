@@ -1,4 +1,4 @@
-"""Issue 10 items 1 and 2: where the built-in check proves exactness, and what it reports besides.
+"""Where the built-in check proves exactness, and what it reports besides.
 
 The check runs both models at ORT_ENABLE_EXTENDED (exact for a rewrite that only turns constant
 scales into inputs), one session each; asked (optimized_figure=True) it reports ORT_ENABLE_ALL's

@@ -1,4 +1,4 @@
-"""Issue 10 item 5: a comparison against a constant or below-atol reference is vacuous; PSNR only
+"""A comparison against a constant or below-atol reference is vacuous; PSNR only
 where it means something (image-like, non-vacuous)."""
 
 from __future__ import annotations

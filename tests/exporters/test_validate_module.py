@@ -1,4 +1,4 @@
-"""validate() and `onnxtool validate` against a user's own, unmodified PyTorch module (issue 11)."""
+"""validate() and `onnxtool validate` against a user's own, unmodified PyTorch module."""
 
 from __future__ import annotations
 

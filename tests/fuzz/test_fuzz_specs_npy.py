@@ -1,4 +1,4 @@
-"""Fuzzing the two user-written inputs besides models: plugin spec files and ``.npy`` arrays (issue 12).
+"""Fuzzing the two user-written inputs besides models: plugin spec files and ``.npy`` arrays.
 
 Laws:
 

@@ -1,4 +1,4 @@
-"""Hostile cases, second round (issue 12, classes 1, 4, 5, 6): what a command reads is never written,
+"""Hostile cases, second round: what a command reads is never written,
 no file argument can hang it, and no user input is an internal error.
 
 Same :class:`~hostile.corpus.Case` shape as :mod:`hostile.corpus` (run by

@@ -1,6 +1,5 @@
-"""Hostile cases for issue 12's "no silent claims" and "every written model loads" (classes 2
-and 3): sites outside the main graph, attributes out of range, opset imports from the future,
-and validate on nothing.
+"""Hostile cases for "no silent claims" and "every written model loads": sites outside the main
+graph, attributes out of range, opset imports from the future, and validate on nothing.
 
 Same :class:`~hostile.corpus.Case` shape as :mod:`hostile.corpus` (run by
 tests/hostile/test_hostile_sites.py through :mod:`hostile.harness`). Groups:

@@ -67,7 +67,7 @@ BY_ID = {c.id: c for c in COMMANDS}
 
 
 def registered_commands() -> set[str]:
-    """Command names on the typer app right now (commands land while this suite exists)."""
+    """Command names registered on the typer app (run_and_check fails a command missing from them)."""
     import typer.main
 
     from graphsurgeon_tools.cli import app

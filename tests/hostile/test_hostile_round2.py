@@ -1,4 +1,4 @@
-"""Hostile inputs, second round (issue 12, classes 1, 4, 5, 6): every command x applicable case.
+"""Hostile inputs, second round (what is read is never written, nothing hangs, no internal error): every command x applicable case.
 
 Cases live in tests/hostile/corpus_round2.py; the promises are :func:`hostile.harness.check_failure`'s
 (exit code, one stderr line naming the file, no traceback, tmp tree unchanged). Cases that

@@ -1,4 +1,4 @@
-"""Issue 12 classes 2 and 3 on the hostile harness: every command x applicable case of
+"""No silent claims, and every written model loads, on the hostile harness: every command x applicable case of
 :mod:`hostile.corpus_sites` (exit code, one stderr line naming the file and the problem, no
 traceback, tmp tree unchanged), the claims valid models must produce, and the Python API
 face (only OnnxToolError, naming the file).

@@ -1,5 +1,5 @@
 """The pass contract (passes/base.py): one result shape, one selector, one failure policy,
-and the cost rule of issue 9: one full checker run and one site discovery per pass run."""
+and the cost rule: one full checker run and one site discovery per pass run."""
 
 from __future__ import annotations
 

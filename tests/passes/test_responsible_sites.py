@@ -1,4 +1,4 @@
-"""A failed built-in check names each responsible site (issue 10 item 6): the differing site outputs
+"""A failed built-in check names each responsible site: the differing site outputs
 whose input does not depend on another differing site."""
 
 from __future__ import annotations

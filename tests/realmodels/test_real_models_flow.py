@@ -1,4 +1,4 @@
-"""Issue 10: the whole flow on real models, as a new user would run it.
+"""The whole flow on real models, as a new user would run it.
 
 Models built by their projects' own code with random weights (transformers DPT, SegFormer, Swin2SR
 nearest+conv, UperNet/ConvNeXt FPN; a diffusers AutoencoderKL decoder), each exported by both torch
@@ -12,8 +12,8 @@ For every one:
 * ``validate`` of the plugin and of the dynamic model against the original (each site at its own
   factor) and against ``onnx-reference`` passes, and no comparison passes on a vacuous reference.
 
-Tests that fail today carry ``xfail(strict=True)`` with the issue item that explains them (see
-``KNOWN``); a fix makes them XPASS, which fails the run until the mark is removed.
+A test that fails for a known reason carries ``xfail(strict=True)`` with that reason (see
+``KNOWN``, empty today); a fix makes them XPASS, which fails the run until the mark is removed.
 """
 
 from __future__ import annotations
@@ -35,10 +35,8 @@ SIGNATURES = ("scales", "size-tensor")
 # torch model, and the shipped detectors at their small text page.
 ONNX_REFERENCE_CASES = tuple(c for c in CASES if "/" not in c and c != "layout_cdla" or c.endswith("/torchscript-17"))
 
-# Why each failing (test, case pattern) still fails, by issue 10 item. Items 1-5 are fixed: exactness at
-# ORT_ENABLE_EXTENDED, dims <= 0 symbolic, baked factors of sizes sites, factor freedom (validate's default
-# sweep runs a rewritten model at the original values its pass recorded, and skips factors that are not
-# free), vacuous marks.
+# Why a (test, case pattern) fails, for each one that does: none today (exactness at ORT_ENABLE_EXTENDED,
+# dims <= 0 symbolic, baked factors of sizes sites, factor freedom and vacuous marks all hold).
 KNOWN: dict[tuple[str, str], str] = {}
 
 

@@ -1,4 +1,4 @@
-"""Factor freedom (issue 10 item 4): which sites can change their factor alone, and what pins the others."""
+"""Factor freedom: which sites can change their factor alone, and what pins the others."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Factor freedom on the real models of issue 10 (tests/realmodels: projects' own code, both exporters,
+"""Factor freedom on the real models (tests/realmodels: projects' own code, both exporters,
 PaddleOCR-family shipped ONNX): every site is decided, the pinning node is the one the architecture
 predicts, and the model runs at its own factors."""
 

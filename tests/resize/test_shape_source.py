@@ -1,4 +1,4 @@
-"""shape_source (issue 10 item 6): sizes from the SHAPE of data, told apart from data and from big constant subgraphs."""
+"""shape_source: sizes from the SHAPE of data, told apart from data and from big constant subgraphs."""
 
 from __future__ import annotations
 

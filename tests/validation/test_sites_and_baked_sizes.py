@@ -1,4 +1,4 @@
-"""Issue 10 items 3 and 5 in validate: sizes-driven sites have a baked factor each site is fed;
+"""validate on sizes-driven and vacuous sites: sizes-driven sites have a baked factor each site is fed;
 site outputs are compared; a sweep point with only vacuous comparisons is not a pass."""
 
 from __future__ import annotations

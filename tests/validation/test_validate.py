@@ -300,7 +300,7 @@ def test_table_and_junit_render_the_report() -> None:
     assert "x2" in text and "FAIL" in text and "diagnosis" in text and "FAILED" in text
     root = ET.fromstring(junit_xml(report))
     suite = root.find("testsuite")
-    # one testcase per factor and compared tensor: the output and the Resize site's output (issue 10)
+    # one testcase per factor and compared tensor: the output and the Resize site's output
     assert suite.get("tests") == "4" and suite.get("failures") == "4"
     assert [c.get("name") for c in suite.findall("testcase")][:2] == ["x2.y", "x2.up"]
     assert "coordinate_transformation_mode" in suite.find("testcase/failure").text

@@ -1,4 +1,4 @@
-"""validate reads every make-dynamic-scale layout and the V3 plugin form (issue 13): the SRCNN export with
+"""validate reads every make-dynamic-scale layout and the V3 plugin form: the SRCNN export with
 the shipped weights, rewritten, then swept against the PyTorch reference at factors 2, 3 and 4."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 item 4 in validate: a rewritten model records its new inputs' original values, and the
+"""validate at the original point: a rewritten model records its new inputs' original values, and the
 default sweep against onnx-reference runs it there ("original") besides the free factors of 2, 3, 4."""
 
 from __future__ import annotations

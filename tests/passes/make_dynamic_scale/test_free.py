@@ -1,4 +1,4 @@
-"""make-dynamic-scale and factor freedom (issue 10 item 4): the report says which sites are free,
+"""make-dynamic-scale and factor freedom: the report says which sites are free,
 ``only_free=True`` rewrites only those, and a sizes-driven skip says when simplify=True would help."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""make-dynamic-scale layouts (issue 13): scales | factor | sizes.
+"""make-dynamic-scale layouts: scales | factor | sizes.
 
 Each layout is bit-exact in ONNX Runtime at the original factors (the pass's own check and
 a second input size), equals PyTorch at other whole factors (SRCNN) and the re-baked

@@ -1,4 +1,4 @@
-"""swap-plugin, issue 10 items 4 and 6: rank from the scales, nothing added when nothing is swapped,
+"""swap-plugin's sites: rank from the scales, nothing added when nothing is swapped,
 sizes from static shapes, Resize-18 ``axes`` sites, and each site's factor freedom in the report."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""swap-plugin's V3 form (issue 13): DynamicTRTResize(X, sizes:int64[2]) with a TensorRT shape input."""
+"""swap-plugin's V3 form: DynamicTRTResize(X, sizes:int64[2]) with a TensorRT shape input."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def _op_types(model: onnx.ModelProto) -> list[str]:
 
 
 # What DynamicTRTResize cannot express: the swap must refuse with a reason and change nothing.
-# Resize-18 `axes` sites are swapped (the scales/sizes are expanded in-graph, issue 10 item 6).
+# Resize-18 `axes` sites are swapped (the scales/sizes are expanded in-graph).
 REFUSED = {
     "antialias": "antialias=1",
     "tf_crop_and_resize": "tf_crop_and_resize",
