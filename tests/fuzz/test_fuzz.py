@@ -303,9 +303,27 @@ def test_make_dynamic_scale_rewrites_exactly_or_refuses(request: pytest.FixtureR
     assert tally["rewritten"] >= 25, tally  # and the pass must mostly rewrite them
 
 
-def test_swap_plugin_matches_original_or_refuses(request: pytest.FixtureRequest) -> None:
+def _swap_plugin_refusing_what_it_leaves(model: onnx.ModelProto, **keywords: Any) -> Any:
+    """swap_plugin, and when a forward call swaps nothing, every site it found is refused with a real code.
+
+    The law below calls this instead of carrying the check itself: its source seeds hypothesis's
+    derandomized examples, so the examples stay those the law always ran."""
     from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+    from graphsurgeon_tools.resize import find_resize_sites
+
+    result = swap_plugin(model, **keywords)
+    if not keywords.get("reverse") and not result.changed:
+        refused = {s.node: s.code for s in result.skipped}
+        sites = {s.node_name for s in find_resize_sites(model)}
+        assert sites <= set(refused), f"sites neither swapped nor refused: {sorted(sites - set(refused))}"
+        assert all(code and code != "unclassified" for code in refused.values()), refused
+    return result
+
+
+def test_swap_plugin_matches_original_or_refuses(request: pytest.FixtureRequest) -> None:
     from graphsurgeon_tools.runtime import make_session
+
+    swap_plugin = _swap_plugin_refusing_what_it_leaves
 
     tally: Counter = Counter()
 
