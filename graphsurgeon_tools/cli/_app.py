@@ -1,6 +1,7 @@
 """The typer application and what every command shares: options, report output, exit codes.
 
-Command modules register themselves on :data:`app`. They stay thin: parse options,
+Command modules (``cli/commands/``) add their command to :data:`app` in ``register(app)``,
+called by :func:`graphsurgeon_tools.cli.commands.register_all`. They stay thin: parse options,
 make one call into the library, hand the result's ``to_dict()`` to :func:`emit`.
 
 Requires: typer and the standard library at import time.
