@@ -2,7 +2,12 @@
 
 The rule here is "touch the graph, never the weights": :func:`weightless_copy` gives the
 checker and shape inference a copy of the model without its large tensors, so a check
-on a multi-GiB model costs what the graph costs.
+on a multi-GiB model costs what the graph costs. :func:`weightless_bytes` is the same
+model serialized, and the model's own bytes when nothing in it is big: the checker and
+shape inference take bytes, so a model without big weights is never copied for them.
+
+:func:`shape_inference` is the one call into ``onnx.shape_inference.infer_shapes`` in
+graphsurgeon_tools: every reader of inferred shapes goes through it (or a helper here).
 
 Requires: a ModelProto. Ensures: the checker and shape inference see every node, input,
 output and small initializer; big initializers are seen as typed graph inputs.
@@ -12,7 +17,7 @@ big raw_data (its size is left for ONNX Runtime to refuse).
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Union
 
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
@@ -23,13 +28,16 @@ from graphsurgeon_tools.errors import InvalidModelError
 __all__ = [
     "WEIGHTLESS_THRESHOLD",
     "check_model_full",
+    "check_model_structure",
     "check_tensor_data",
     "infer_shapes",
     "inferred_copy",
     "inferred_output_types",
+    "shape_inference",
     "static_shape",
     "tensor_nbytes_from_dims",
     "value_info_map",
+    "weightless_bytes",
     "weightless_copy",
 ]
 
@@ -70,13 +78,24 @@ def weightless_copy(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) ->
     target.sparse_initializer.extend(graph.sparse_initializer)
     declared = {i.name for i in graph.input}
     for init in graph.initializer:
-        # Size from dims: len(raw_data) copies the bytes and upb's ByteSize() serializes them.
-        big = init.data_location == TensorProto.EXTERNAL or tensor_nbytes_from_dims(init) >= threshold
-        if not big:
+        if not _is_big(init, threshold):
             target.initializer.append(init)
         elif init.name not in declared:
             target.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
     return copy
+
+
+def _is_big(init: TensorProto, threshold: int) -> bool:
+    # Size from dims: len(raw_data) copies the bytes and upb's ByteSize() serializes them.
+    return init.data_location == TensorProto.EXTERNAL or tensor_nbytes_from_dims(init) >= threshold
+
+
+def weightless_bytes(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) -> bytes:
+    """:func:`weightless_copy` of ``model``, serialized: the model's own bytes when no initializer
+    is big (one serialization, no copy of the graph). What the checker and shape inference read."""
+    if any(_is_big(init, threshold) for init in model.graph.initializer):
+        return weightless_copy(model, threshold).SerializeToString()
+    return model.SerializeToString()
 
 
 def tensor_nbytes_from_dims(tensor: TensorProto) -> int:
@@ -85,11 +104,23 @@ def tensor_nbytes_from_dims(tensor: TensorProto) -> int:
     count = 1
     for dim in tensor.dims:
         count *= int(dim)
-    try:
-        size = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
-    except (KeyError, ValueError, TypeError):
-        size = 8
-    return count * max(int(size), 1)
+    return count * _itemsize(tensor.data_type)
+
+
+_ITEMSIZES: dict[int, int] = {}
+
+
+def _itemsize(data_type: int) -> int:
+    """Bytes per element of an ONNX element type (8 for a type numpy lacks), memoised: every
+    initializer of a model asks, and onnx's mapping builds a numpy dtype each time."""
+    size = _ITEMSIZES.get(data_type)
+    if size is None:
+        try:
+            size = max(int(onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize), 1)
+        except (KeyError, ValueError, TypeError):
+            size = 8
+        _ITEMSIZES[data_type] = size
+    return size
 
 
 _TYPED_FIELDS = {
@@ -153,7 +184,27 @@ def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
                 problem = check_tensor_data(init)
                 if problem:
                     raise InvalidModelError(problem)
-    onnx.checker.check_model(weightless_copy(model), full_check=True)
+    onnx.checker.check_model(weightless_bytes(model), full_check=True)
+
+
+def check_model_structure(model: Union[ModelProto, bytes]) -> None:
+    """The structural ONNX checker (no shape inference) on ``model`` or its weightless bytes
+    (:func:`weightless_bytes`; bytes are checked as given). Raises onnx's ValidationError."""
+    onnx.checker.check_model(model if isinstance(model, bytes) else weightless_bytes(model))
+
+
+def shape_inference(model: Union[ModelProto, bytes], *, strict: bool = False, check_type: bool = False,
+                    data_prop: bool = True) -> ModelProto:
+    """ONNX shape inference (``onnx.shape_inference.infer_shapes``): the one call into it here.
+
+    ``model``: a ModelProto (inferred on its :func:`weightless_bytes`: weights never serialized)
+    or bytes (taken as they are). Returns the inferred model, a new proto (the weightless copy:
+    NOT runnable when the model had big weights). ``strict``: errors raise (InferenceError)
+    instead of stopping quietly; ``check_type``: inputs/outputs type-checked; ``data_prop``:
+    shape values propagated through Shape/Gather/Concat... (the default here; onnx's is False).
+    """
+    data = model if isinstance(model, bytes) else weightless_bytes(model)
+    return onnx.shape_inference.infer_shapes(data, check_type=check_type, strict_mode=strict, data_prop=data_prop)
 
 
 def infer_shapes(model: ModelProto) -> None:
@@ -162,9 +213,7 @@ def infer_shapes(model: ModelProto) -> None:
     Works on a weightless copy, so the weights are never serialized. Only ``value_info``
     changes: graph inputs/outputs keep what the caller put there.
     """
-    inferred = onnx.shape_inference.infer_shapes(
-        weightless_copy(model), check_type=False, strict_mode=False, data_prop=True
-    )
+    inferred = shape_inference(model)
     declared = {i.name for i in model.graph.input} | {o.name for o in model.graph.output}
     declared |= {i.name for i in model.graph.initializer}
     kept = [v for v in inferred.graph.value_info if v.name not in declared]
@@ -177,6 +226,11 @@ def inferred_copy(model: ModelProto, input_shapes: Optional[Mapping[str, Sequenc
     the copy with its value_info filled in, or None when inference refuses the model. Run it once
     and hand the result to each reader of the same unchanged model. ``input_shapes`` fixes the
     named graph inputs' dims first (shapes at one concrete run)."""
+    if not input_shapes:  # nothing to change: inferred from the model's own bytes, no copy
+        try:
+            return shape_inference(model)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
+            return None
     work = weightless_copy(model)
     for info in work.graph.input:
         shape = (input_shapes or {}).get(info.name)
@@ -186,17 +240,30 @@ def inferred_copy(model: ModelProto, input_shapes: Optional[Mapping[str, Sequenc
             dim.ClearField("dim_param")
             dim.dim_value = int(value)
     try:
-        return onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
+        return shape_inference(work.SerializeToString())
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
         return None
 
 
 def inferred_output_types(model: ModelProto) -> dict[str, onnx.TypeProto]:
-    """Graph-output types that shape inference derives from the inputs (ignoring the declared ones)."""
-    skeleton = weightless_copy(model)
-    for output in skeleton.graph.output:
+    """Graph-output types that shape inference derives from the inputs (ignoring the declared ones).
+
+    The declared output shapes are cleared for the serialization only (then put back): the model
+    is never copied for it and comes back as it was."""
+    outputs = model.graph.output
+    declared = [(output.HasField("type"), onnx.TypeProto()) for output in outputs]
+    for (_, saved), output in zip(declared, outputs):
+        saved.CopyFrom(output.type)
         output.type.tensor_type.ClearField("shape")
-    inferred = onnx.shape_inference.infer_shapes(skeleton, check_type=False, strict_mode=False, data_prop=True)
+    try:
+        data = weightless_bytes(model)
+    finally:
+        for (had_type, saved), output in zip(declared, outputs):
+            if had_type:
+                output.type.CopyFrom(saved)
+            else:
+                output.ClearField("type")
+    inferred = shape_inference(data)
     return {o.name: o.type for o in inferred.graph.output}
 
 

@@ -44,6 +44,15 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 import onnx
 from onnx import ModelProto
 
+from graphsurgeon_tools.check.steps import Intermediate, measure_step, name_models
+from graphsurgeon_tools.core import graphs
+from graphsurgeon_tools.core.checker import (
+    check_model_full,
+    check_model_structure,
+    check_tensor_data,
+    weightless_bytes,
+)
+from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
 from graphsurgeon_tools.errors import (
     CheckFailedError,
     InvalidModelError,
@@ -51,8 +60,11 @@ from graphsurgeon_tools.errors import (
     PostconditionError,
     PreconditionError,
     UsageError,
+    naming,
 )
+from graphsurgeon_tools.passes.responsible import responsible_sites
 from graphsurgeon_tools.refusal import Refusal
+from graphsurgeon_tools.runtime.session import custom_op_scope
 
 __all__ = ["ModelCheck", "Pass", "PassResult", "Skip", "Timer", "select"]
 
@@ -129,8 +141,6 @@ class PassResult:
         return self.check is not None and self.check.passed is False
 
     def failure_message(self) -> str:
-        from graphsurgeon_tools.passes.responsible import responsible_sites
-
         bad = [o for o in self.check.outputs if not o.passed]
         sites = {o.name: o for o in getattr(self.check, "sites", ()) if not o.passed}
         if bad:
@@ -228,35 +238,31 @@ class ModelCheck:
     """
 
     def __init__(self, model: ModelProto, *, label: str = "the input model") -> None:
-        from graphsurgeon_tools.core.checker import check_tensor_data, weightless_copy
-        from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
-
         self.label = label
         default_opset(model)  # InvalidModelError when there is none
         raise_if_unknown_opsets(model, label)  # any domain onnx defines, ai.onnx.ml included
-        self.snapshot = weightless_copy(model)
+        # The snapshot is the weightless model's bytes: one serialization, checked as bytes by
+        # the C++ checker, parsed again only if the output fails its full check.
+        self.snapshot = weightless_bytes(model)
         try:
             for init in model.graph.initializer:
                 problem = check_tensor_data(init)
                 if problem:
                     raise PreconditionError(f"{label} fails the ONNX checker: {problem}")
-            onnx.checker.check_model(self.snapshot)
+            check_model_structure(self.snapshot)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
             raise PreconditionError(f"{label} fails the ONNX checker: {_one_line(exc)}") from None
 
     def unchanged(self) -> None:
         """The full check of the input (nothing was rewritten, so nothing else is checked)."""
-        from graphsurgeon_tools.core.checker import check_model_full
-
         try:
-            check_model_full(self.snapshot, check_data=False)
+            # the snapshot's opsets were judged at construction: the checker itself is what is left
+            onnx.checker.check_model(self.snapshot, full_check=True)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
             raise PreconditionError(f"{self.label} fails the ONNX checker: {_one_line(exc)}") from None
 
     def ensures(self, model: ModelProto, what: str) -> None:
         """The full check of the output; a failure is ours unless the input fails it too."""
-        from graphsurgeon_tools.core.checker import check_model_full
-
         try:
             check_model_full(model, check_data=False)  # weights untouched: their sizes were checked before
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
@@ -326,15 +332,11 @@ class Pass:
     def record_step(self, step: str, model: ModelProto, **changes: Any) -> None:
         """Record an intermediate model ``call`` made before its own rewrite (onnxsim, inlining):
         the check measures it against the user's model on its own (graphsurgeon_tools.check.steps)."""
-        from graphsurgeon_tools.check.steps import Intermediate
-
         self.intermediates.append(Intermediate(step, model, dict(changes)))
 
     def _steps_against(self, reference: Any, result: PassResult) -> None:
         """Name the check's two models; measure every intermediate step against the user's model.
         A step beyond the check's bound fails the check like any other difference."""
-        from graphsurgeon_tools.check.steps import measure_step, name_models
-
         check = result.check
         name_models(check, reference, result.model)
         if check.passed is None:  # skipped: the steps cannot be run either
@@ -348,8 +350,6 @@ class Pass:
             check.passed = False
 
     def __call__(self, model: Any, *, label: Optional[str] = None) -> PassResult:
-        from graphsurgeon_tools.errors import naming
-
         if label is None and isinstance(model, (str, os.PathLike)):
             label = os.fsdecode(model)
         self.label = label or "the model"
@@ -378,8 +378,6 @@ class Pass:
         timer.lap("checker")
         _guarded(PostconditionError, f"{self.name}: the output model", self.ensures, result.model, result)
         if reference is not None and result.changed:
-            from graphsurgeon_tools.runtime.session import custom_op_scope
-
             timer = Timer(result.timings)
             with custom_op_scope(getattr(self.options, "custom_op_libs", None)):
                 result.check = self.self_check(reference, result)
@@ -413,7 +411,5 @@ def as_model(model: Any) -> tuple[ModelProto, Optional[Callable[[ModelProto], An
     """
     if isinstance(model, ModelProto):
         return model, None, False
-    from graphsurgeon_tools.core import graphs
-
     proto, give_back = graphs.as_model(model)
     return proto, (give_back if graphs.is_gs_graph(model) else None), True
