@@ -254,7 +254,7 @@ def test_a_node_onnx_refuses_does_not_crash_the_flow() -> None:
 
 def test_shape_flow_follows_resize_scales_exactly_as_onnx_inference_does():
     """The quick Resize rule (no call into ONNX) gives ONNX's floor(float32(dim) * scale) or defers."""
-    from graphsurgeon_tools.resize.shape_flow import Tensor, _quick_resize
+    from graphsurgeon_tools.resize.shape_rules import Tensor, quick_resize
 
     rng = np.random.default_rng(0)
     schema = onnx.defs.get_schema("Resize", 13, "")
@@ -264,7 +264,7 @@ def test_shape_flow_follows_resize_scales_exactly_as_onnx_inference_does():
         shape = tuple(int(d) for d in rng.integers(1, 3000, 4))
         scales = (rng.uniform(0.01, 9, 4) if index % 2 else rng.choice([0.5, 1, 2, 1 / 3, 2 / 3, 0.7, 1.5], 4))
         scales = scales.astype(np.float32)
-        quick = _quick_resize(node, [Tensor(1, shape), Tensor(), Tensor(1, (4,), scales)])
+        quick = quick_resize(node, [Tensor(1, shape), Tensor(), Tensor(1, (4,), scales)])
         if quick is None:  # a product float32 may round up: ONNX decides those
             continue
         decided += 1
