@@ -45,15 +45,21 @@ from graphsurgeon_tools.resize.shape_rules import (
     label,
     plugin_output,
     quick_output,
+    resize_by_scales,
+    resize_by_scales_form,
 )
 from graphsurgeon_tools.resize.shape_values import MAX_VALUE_ELEMENTS, VALUE_OPS, compute_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto, NodeProto
 
-#: Same-shape unary ops whose output the base pass takes straight from a static input: those of
+#: Same-shape unary ops whose output a pass takes straight from a static input: those of
 #: SAME_SHAPE whose value no rule computes (compute_value knows the others) and that keep the type.
 _FAST_UNARY = SAME_SHAPE - VALUE_OPS - {"Cast"}
+#: What a node is, decided once by the base pass: ``_UNARY`` (a _FAST_UNARY op), ``_RESIZE`` (a Resize
+#: of resize_by_scales_form), ``_OTHER`` (the general rules). Neither of the first two has clash rules
+#: or a computed value: their answer is quick_output's, or the general rules' where it has none.
+_OTHER, _UNARY, _RESIZE = 0, 1, 2
 
 __all__ = ["BudgetSpent", "Clash", "MAX_VALUE_ELEMENTS", "ShapeFlow", "Tensor", "format_shape"]
 
@@ -78,8 +84,8 @@ class ShapeFlow:
         self.imports = {imp.domain or "": imp.version for imp in model.opset_import}
         #: tensor -> indices of the nodes reading it (core.graph.consumers' answer), built by the base pass
         self.consumers: dict[str, list[int]] = {}
-        #: node index -> (node, its inputs, its outputs): read once from the proto by the base pass
-        self._facts: list[tuple["NodeProto", tuple[str, ...], tuple[str, ...]]] = []
+        #: node index -> (node, its inputs, its outputs, its kind): read once from the proto by the base pass
+        self._facts: list[tuple["NodeProto", tuple[str, ...], tuple[str, ...], int]] = []
         self._schemas: dict[tuple[str, str], Any] = {}
         self.base: dict[str, Tensor] = {}
         self.base_clash: Optional[Clash] = None
@@ -138,15 +144,18 @@ class ShapeFlow:
                 if budget[0] <= 0:
                     raise BudgetSpent()
                 budget[0] -= 1
-            node, names, outs = facts[index]
+            node, names, outs, kind = facts[index]
             inputs = [(state[n] if n in state else base.get(n, UNKNOWN)) if n else UNKNOWN for n in names]
             if index in overrides:
                 outputs: Any = {outs[0]: overrides[index](inputs)}
             else:
-                clash = clash_at(node, inputs, [n for n in names if n in state])
-                if clash is not None:
-                    return clash, None
-                outputs = self._node(node, inputs)
+                if kind:
+                    outputs = self._known(node, inputs, outs, kind)
+                else:
+                    clash = clash_at(node, inputs, [n for n in names if n in state])
+                    if clash is not None:
+                        return clash, None
+                    outputs = self._node(node, inputs)
                 if isinstance(outputs, Clash):
                     if all(base.get(o, UNKNOWN).shape is not None for o in outs if o):
                         return outputs, None
@@ -167,17 +176,15 @@ class ShapeFlow:
         return None, (lost[0] if lost else None)
 
     def _run_base(self) -> None:
-        """The base pass, in node order. It also records each node's inputs and outputs and the
-        consumer map (no other walk over the graph); a same-shape unary op (Relu...) whose input
-        is static takes its input's element type and shape without the general rules."""
+        """The base pass, in node order. It also records each node's inputs, outputs and kind and
+        the consumer map (no other walk over the graph), so a downstream pass never reads the proto."""
         base = self.base
         consumers = self.consumers
         facts = self._facts
-        fast: dict[tuple[str, str], bool] = {}
+        kinds: dict[tuple[str, str], int] = {}
         for index, node in enumerate(self.graph.node):
             names = tuple(node.input)
             outs = tuple(node.output)
-            facts.append((node, names, outs))
             # once per node, as core.graph.consumers: a body's captures count as the node's reads
             for name in node_reads(node) if len(node.attribute) else (names if len(names) == 1 else set(names)):
                 if name:
@@ -186,20 +193,22 @@ class ShapeFlow:
                     else:
                         consumers[name] = [index]
             key = (node.op_type, node.domain)
-            quick = fast.get(key)
-            if quick is None:
-                quick = fast[key] = key[0] in _FAST_UNARY and key[1] in DEFAULT_DOMAINS
-            if quick and len(outs) == 1 and names and names[0]:
-                first = base.get(names[0], UNKNOWN)
-                if first.static and first.elem:  # quick_output's answer, without the detour
-                    if outs[0]:
-                        base[outs[0]] = first if first.value is None else Tensor(first.elem, first.shape)
-                    continue
+            kind = kinds.get(key)
+            if kind is None:
+                kind = kinds[key] = _OTHER if key[1] not in DEFAULT_DOMAINS else \
+                    _UNARY if key[0] in _FAST_UNARY else _RESIZE if key[0] == "Resize" else _OTHER
+            if len(outs) != 1 or not names or (kind == _UNARY and not names[0]) or \
+                    (kind == _RESIZE and not resize_by_scales_form(node, names)):
+                kind = _OTHER
+            facts.append((node, names, outs, kind))
             inputs = [base.get(n, UNKNOWN) if n else UNKNOWN for n in names]
-            clash = clash_at(node, inputs, [])
-            if clash is not None and self.base_clash is None:
-                self.base_clash = clash
-            outputs = self._node(node, inputs)
+            if kind:
+                outputs = self._known(node, inputs, outs, kind)
+            else:
+                clash = clash_at(node, inputs, [])
+                if clash is not None and self.base_clash is None:
+                    self.base_clash = clash
+                outputs = self._node(node, inputs)
             if isinstance(outputs, Clash):
                 outputs = {}  # ONNX cannot say: unknown from here (not a clash of ours)
             for name in outs:
@@ -207,6 +216,19 @@ class ShapeFlow:
                     base[name] = outputs.get(name, UNKNOWN)
 
     # -- one node -------------------------------------------------------------------------
+    def _known(self, node: "NodeProto", inputs: list[Tensor], outs: tuple[str, ...], kind: int) -> Any:
+        """:meth:`_node`'s answer for a node of a known kind (no clash rule applies to it): the
+        quick rule's output straight away, the general rules (a Clash included) where it has none."""
+        first = inputs[0]
+        if kind == _UNARY:
+            if first.static and first.elem:
+                return {outs[0]: first if first.value is None else Tensor(first.elem, first.shape)}
+        else:
+            resized = resize_by_scales(first, inputs[2])
+            if resized is not None:
+                return {outs[0]: resized}
+        return self._node(node, inputs)
+
     def _schema(self, node: "NodeProto") -> Any:
         domain = node.domain or ""
         key = (node.op_type, domain)

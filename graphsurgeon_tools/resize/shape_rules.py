@@ -27,8 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from onnx import NodeProto
 
-__all__ = ["BROADCASTING", "SAME_SHAPE", "UNKNOWN", "Clash", "Tensor", "clash_at", "format_shape", "from_type",
-           "label", "plugin_output", "quick_output", "quick_resize"]
+__all__ = ["BROADCASTING", "CLASH_OPS", "SAME_SHAPE", "UNKNOWN", "Clash", "Tensor", "clash_at", "format_shape",
+           "from_type", "label", "plugin_output", "quick_output", "quick_resize", "resize_by_scales",
+           "resize_by_scales_form"]
 
 
 #: Ops whose inputs broadcast against each other (numpy rules).
@@ -105,7 +106,7 @@ SAME_SHAPE = frozenset({"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "
                          "Clip", "Mish", "Softmax", "LogSoftmax", "Floor", "Ceil", "Round", "Sign", "Reciprocal",
                          "Sin", "Cos", "Not", "Cast", "BatchNormalization", "InstanceNormalization"})
 _BOOL = 9  # onnx.TensorProto.BOOL
-_CLASH_OPS = BROADCASTING | {"Concat", "MatMul", "Reshape"}
+CLASH_OPS = BROADCASTING | {"Concat", "MatMul", "Reshape"}
 _COMPARISONS = frozenset({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
 
 
@@ -163,14 +164,26 @@ def quick_resize(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     """A Resize with known float scales, no sizes and no ``axes``: ONNX's own rule, each dim
     ``floor(float32(dim) * scale)`` (a chain of Resize sites is what the freedom analysis re-runs
     most). Anything else (sizes, axes, a scales length that is wrong) is left to ONNX."""
-    if len(inputs) not in (3, 4) or (len(inputs) == 4 and node.input[3]) or not inputs[0].static \
-            or not inputs[0].elem or get_attr(node, "axes", None) is not None:
+    if not resize_by_scales_form(node, node.input):
         return None
-    scales = inputs[2].value
-    if scales is None or scales.dtype.char != "f" or scales.ndim != 1 or scales.size != len(inputs[0].shape):
+    return resize_by_scales(inputs[0], inputs[2])
+
+
+def resize_by_scales_form(node: "NodeProto", names: Sequence[str]) -> bool:
+    """The node's own part of :func:`quick_resize`'s condition: a scales slot, no sizes, no ``axes``
+    (a walker decides it once per node)."""
+    return len(names) in (3, 4) and not (len(names) == 4 and names[3]) and get_attr(node, "axes", None) is None
+
+
+def resize_by_scales(x: Tensor, scales_tensor: Tensor) -> Optional[Tensor]:
+    """:func:`quick_resize` on a node of :func:`resize_by_scales_form`: X resized by the scales' value."""
+    if not x.static or not x.elem:
+        return None
+    scales = scales_tensor.value
+    if scales is None or scales.dtype.char != "f" or scales.ndim != 1 or scales.size != len(x.shape):
         return None
     dims = []
-    for dim, scale in zip(inputs[0].shape, scales.tolist()):
+    for dim, scale in zip(x.shape, scales.tolist()):
         product = dim * scale  # exact in double for dims below 2**24: two float32 significands
         if dim >= 1 << 24 or not math.isfinite(product) or product < 0:
             return None  # ONNX's inference says what it makes of nonsense scales
@@ -178,7 +191,7 @@ def quick_resize(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
         if whole + 1 - product <= (whole + 1) * 2.0**-24:
             return None  # float32 may round the product up to the next integer: ONNX decides
         dims.append(whole)
-    return Tensor(inputs[0].elem, tuple(dims))
+    return Tensor(x.elem, tuple(dims))
 
 
 def from_type(type_proto: Any) -> Tensor:
@@ -193,7 +206,7 @@ def from_type(type_proto: Any) -> Tensor:
 
 def clash_at(node: "NodeProto", inputs: list[Tensor], touched: list[str]) -> Optional[Clash]:
     """The clash rules on static shapes (the changed input named first when there is one)."""
-    if node.op_type not in _CLASH_OPS or node.domain not in DEFAULT_DOMAINS:
+    if node.op_type not in CLASH_OPS or node.domain not in DEFAULT_DOMAINS:
         return None
     try:
         return _clash_rules(node, inputs, touched)
