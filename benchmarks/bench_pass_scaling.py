@@ -15,24 +15,36 @@ beside them: each command once more with ``--check --json`` (the check's ``secon
 report gives them; it runs each model in ONNX Runtime at the exact level, then once more at
 the optimized level for the report's figure: two sessions per model).
 
+Which code runs: the children are this interpreter with this environment (``PYTHONPATH``
+reaches them); the first line printed names the ``graphsurgeon_tools`` they import. Its
+bytecode is compiled first (``compileall``, as ``pip install`` does), so a process does not
+compile ~20,000 lines of source on every start when ``PYTHONDONTWRITEBYTECODE`` is set;
+``--no-compile`` measures that cost too. ``--stages`` adds, per command, where the time goes:
+interpreter start, ``import onnx``, the command's own imports, the pass's stages (its
+``timings``: structural check, find, freedom, plan, rewrite, shapes, full checker) and the
+rest (load, save, report, typer).
+
 Before issue 9 the first took 82x: ``remove_unused`` rebuilt the consumer map once per
 site, and the passes ran the full checker several times. Every command runs in its own
 process under a small runner reporting the child's wall time, CPU time (user+sys) and
 peak RSS; runs alternate, medians and best-of-N are printed. On a shared machine the CPU
 ratio is the steadiest figure. Files go to a temp dir that is deleted at the end.
 
-Usage: ``python benchmarks/bench_pass_scaling.py [--runs N] [--sites N] [--nodes N] [--dir D] [--no-freedom]``
+Usage: ``python benchmarks/bench_pass_scaling.py [--runs N] [--sites N] [--nodes N] [--dir D] [--no-freedom]
+[--no-compile] [--stages]``
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 RUNNER = r"""
@@ -136,6 +148,48 @@ def check_cost(label: str, model: Path, out: Path) -> None:
               f"(passed={check.get('passed')}, skipped={check.get('skipped')!r})", flush=True)
 
 
+def best_wall(command: list[str], runs: int) -> float:
+    return min(measure(command)["wall"] for _ in range(max(runs, 1)))
+
+
+def stages(label: str, model: Path, out: Path, runs: int) -> None:
+    """Where one command's time goes: start, imports, the pass's own stages, the rest (best of ``runs``)."""
+    start = best_wall([sys.executable, "-c", "pass"], runs)
+    onnx_import = best_wall([sys.executable, "-c", "import onnx"], runs)
+    for name in COMMANDS:
+        package = name.replace("-", "_")
+        imports = best_wall([sys.executable, "-c", "import onnx, graphsurgeon_tools.cli, typer._adapters, "
+                             f"graphsurgeon_tools.passes.{package}"], runs)
+        whole, timings = None, {}
+        for _ in range(max(runs, 1)):
+            begin = time.perf_counter()
+            done = subprocess.run(cli(name, model, out / f"{name}.stages.onnx", "--no-check", "--json"),
+                                  capture_output=True, text=True)
+            wall = time.perf_counter() - begin
+            if done.returncode != 0:
+                print(f"{label}: {name} --json exit {done.returncode}: {done.stderr.strip()[-300:]}", flush=True)
+                break
+            if whole is None or wall < whole:
+                whole, timings = wall, json.loads(done.stdout).get("timings") or {}
+        if whole is None:
+            continue
+        work = sum(timings.values())
+        parts = [f"start {start:.3f}", f"import onnx {onnx_import - start:.3f}",
+                 f"our imports (cli, typer, pass) {imports - onnx_import:.3f}"]
+        parts += [f"{key} {value:.3f}" for key, value in timings.items()]
+        parts.append(f"rest (load, save, report, typer, lazy imports) {whole - imports - work:.3f}")
+        print(f"{label}: {name} stages, best of {runs} (s): whole {whole:.3f} = " + ", ".join(parts), flush=True)
+
+
+def compile_package() -> str:
+    """Compile the bytecode of the graphsurgeon_tools the children import; returns its folder."""
+    where = subprocess.run([sys.executable, "-c", "import graphsurgeon_tools, os; "
+                            "print(os.path.dirname(graphsurgeon_tools.__file__))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL)
+    return where
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -144,7 +198,19 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
     parser.add_argument("--no-freedom", action="store_true", help="also make-dynamic-scale --no-freedom rows")
     parser.add_argument("--no-check-cost", action="store_true", help="skip the --check runs")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave the package's bytecode as it is (cost of compiling it on every start included "
+                             "when PYTHONDONTWRITEBYTECODE is set)")
+    parser.add_argument("--stages", action="store_true", help="also a per-stage breakdown of each command")
     args = parser.parse_args()
+    if args.no_compile:
+        where = subprocess.run([sys.executable, "-c", "import graphsurgeon_tools, os; "
+                                "print(os.path.dirname(graphsurgeon_tools.__file__))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        print(f"running {where} (bytecode as found; PYTHONDONTWRITEBYTECODE="
+              f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})", flush=True)
+    else:
+        print(f"running {compile_package()} (bytecode compiled first, as pip install does)", flush=True)
     folder = Path(tempfile.mkdtemp(prefix="bench_scaling_", dir=args.dir))
     try:
         sites, nodes = folder / "sites.onnx", folder / "nodes.onnx"
@@ -158,6 +224,9 @@ def main() -> int:
                     summary.append(f"  {label:>18}  {name:<18} {' '.join(extra) or '(freedom on)':<13} "
                                    f"{ratio:5.2f}x (goal <= {goal}x)")
         print("median wall ratios, whole process, built-in check off:\n" + "\n".join(summary), flush=True)
+        if args.stages:
+            stages(f"{args.sites} Resize sites", sites, folder, args.runs)
+            stages(f"{args.nodes} nodes", nodes, folder, args.runs)
         if not args.no_check_cost:
             check_cost(f"{args.sites} Resize sites", sites, folder)
             check_cost(f"{args.nodes} nodes", nodes, folder)

@@ -361,7 +361,9 @@ class Pass:
         proto, give_back, self.owned = as_model(model)
         loaded = time.perf_counter() - start
         _guarded(PreconditionError, f"{self.name}: the input model", self.requires, proto)
+        checked = time.perf_counter()
         model_check = ModelCheck(proto, label=self.label)
+        structure = time.perf_counter() - checked
         checking = bool(getattr(self.options, "check", False))
         mutable = self.in_place or self.owned
         # The check's reference is the model as handed in: bytes when the pass may change the proto.
@@ -370,6 +372,7 @@ class Pass:
         result = self.call(proto)
         if not mutable and result.changed and result.model is proto:
             raise PostconditionError(f"{self.name} is declared not in place but changed the caller's model")
+        result.timings = {"structure": structure, **result.timings}
         timer = Timer(result.timings)
         if result.changed:
             model_check.ensures(result.model, self.name)

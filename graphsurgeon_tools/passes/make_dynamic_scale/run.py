@@ -69,21 +69,36 @@ def site_names(site: ResizeSite) -> tuple[str, str]:
 
 
 def _rewritten(plans: list[Plan], layout: str = "scales") -> list[RewrittenSite]:
-    return [
-        RewrittenSite(**{key: value for key, value in layouts.arithmetic(plan, layout).items()
-                         if key in ("layout", "onnxruntime", "tensorrt")}, layouts=layouts.alternatives(plan),
+    # What the layout texts read of a site (layouts.arithmetic / alternatives: its scales, where it
+    # lives, its op, axes, mode, input rank and shape): sites alike in all of it share one analysis,
+    # so a graph of many like sites words each kind once. Sizes computed at run time are not shared.
+    analyses: dict[tuple, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {}
+    out = []
+    for plan in plans:
+        site = plan.site
+        key = None if plan.runtime is not None else (
+            plan.value, site.scope, site.op_type, site.op_version, site.opset, site.axes,
+            site.coordinate_transformation_mode, site.input_rank, site.input_shape)
+        analysis = analyses.get(key) if key is not None else None
+        if analysis is None:
+            facts = layouts.arithmetic(plan, layout)
+            analysis = ({k: facts[k] for k in ("layout", "onnxruntime", "tensorrt")}, layouts.alternatives(plan))
+            if key is not None:
+                analyses[key] = analysis
+        here, every = analysis
+        out.append(RewrittenSite(
+            **here, layouts={name: dict(entry) for name, entry in every.items()},
             node=plan.label,
-            op_type=plan.site.op_type,
-            op_version=9 if plan.bumped else plan.site.op_version,
-            mode=plan.site.mode,
-            coordinate_transformation_mode=plan.site.coordinate_transformation_mode,
+            op_type=site.op_type,
+            op_version=9 if plan.bumped else site.op_version,
+            mode=site.mode,
+            coordinate_transformation_mode=site.coordinate_transformation_mode,
             source=plan.source,
             original_scales=[float(v) for v in plan.value],
             new_input=plan.input_name,
             fed_value=[float(v) for v in plan.fed],
-        )
-        for plan in plans
-    ]
+        ))
+    return out
 
 
 def dynamize_sites(
