@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
+import onnx
 
 from exporters.routing import FlooredSize, OutputSize, ResizeCall, ResizeRouter
-from exporters.site_mapping import SiteMapping, map_sites
+from exporters.site_mapping import SiteMapping, candidate_sites, map_sites
+from graphsurgeon_tools.validation.ports import model_ports
 from graphsurgeon_tools.validation.references import Reference, RunFailed
 
 __all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "module_dtype", "site_values"]
@@ -164,8 +166,6 @@ class RoutedModuleReference(Reference):
     def expose(self, names: list[str]) -> list[str]:
         """Also return the outputs of the candidate's scale-driven sites among ``names`` (by the candidate's
         tensor names): each is the routed call's output paired with that site."""
-        from exporters.site_mapping import candidate_sites
-
         outputs = {site.output_name for site in candidate_sites(self.candidate)}
         self._exposed = [n for n in names if n in outputs]
         return list(self._exposed)
@@ -230,10 +230,6 @@ class RoutedModuleReference(Reference):
         """Site number -> what the candidate's feeds give it (factors or OutputSize); free sites only."""
         assert self.mapping is not None, "prepare() first"
         if not hasattr(self, "_factor_inputs"):  # integer inputs that hold factors (validate's own ports)
-            import onnx
-
-            from graphsurgeon_tools.validation.ports import model_ports
-
             model = self.candidate if isinstance(self.candidate, onnx.ModelProto) \
                 else onnx.load(str(self.candidate), load_external_data=False)
             self._factor_inputs = {s.name for s in model_ports(model, "the candidate").scale_inputs

@@ -40,8 +40,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+import onnx
+from onnx import helper
+
 from exporters.routing import ResizeCall
 from graphsurgeon_tools.errors import CheckFailedError
+from graphsurgeon_tools.resize import ValueSource, find_resize_sites
+from graphsurgeon_tools.validation.ports import model_ports
 
 __all__ = ["CandidateSite", "SiteMapping", "SiteMappingError", "candidate_sites", "map_sites"]
 
@@ -136,8 +141,6 @@ def _scope_of(node: Any) -> Optional[str]:
 
 
 def _plugin_site(node: Any, index: int, driver: str, producers: dict[str, Any], ranks: dict[str, int]) -> CandidateSite:
-    from onnx import helper
-
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     mode = _text(attrs.get("mode"), "nearest")
     mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
@@ -157,15 +160,9 @@ def _plugin_site(node: Any, index: int, driver: str, producers: dict[str, Any], 
 
 def candidate_sites(candidate: Union[Any, str]) -> list[CandidateSite]:
     """The candidate's scale-driven resize sites (Resize, Upsample, DynamicTRTResize) in graph order."""
-    import onnx
-
-    from graphsurgeon_tools.resize import ValueSource, find_resize_sites
-
     model = candidate if isinstance(candidate, onnx.ModelProto) else onnx.load(str(candidate), load_external_data=False)
     # Which graph input drives each node: validate's own ports, so a pair [f, f] or a single
     # factor expanded in the graph, a shared input and a size tensor built in-graph all count.
-    from graphsurgeon_tools.validation.ports import model_ports
-
     drivers = {node: scale.name for scale in model_ports(model, "the candidate").scale_inputs for node in scale.nodes}
     producers = {out: node for node in model.graph.node for out in node.output}
     ranks = {i.name: len(i.type.tensor_type.shape.dim) for i in model.graph.input}

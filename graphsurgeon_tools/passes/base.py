@@ -52,6 +52,7 @@ from graphsurgeon_tools.core.checker import (
     check_tensor_data,
     weightless_bytes,
 )
+from graphsurgeon_tools.core.declared_inputs import DeclaredInput, record_declared_inputs
 from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
 from graphsurgeon_tools.errors import (
     CheckFailedError,
@@ -124,6 +125,7 @@ class PassResult:
     rewritten: list[Any] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     new_inputs: list[Any] = field(default_factory=list)
+    declared_inputs: list[DeclaredInput] = field(default_factory=list)
     removed_nodes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -171,6 +173,7 @@ class PassResult:
             "rewritten": [_plain(s) for s in self.rewritten],
             "skipped": [_plain(s) for s in self.skipped],
             "new_inputs": [_plain(i) for i in self.new_inputs],
+            "declared_inputs": [d.to_dict() for d in self.declared_inputs],
             "removed_nodes": list(self.removed_nodes),
             "notes": list(self.notes),
             "timings": {key: round(value, 4) for key, value in self.timings.items()},
@@ -373,6 +376,8 @@ class Pass:
         if not mutable and result.changed and result.model is proto:
             raise PostconditionError(f"{self.name} is declared not in place but changed the caller's model")
         result.timings = {"structure": structure, **result.timings}
+        if result.changed and result.declared_inputs:  # validate reads them from the written file
+            record_declared_inputs(result.model, result.declared_inputs)
         timer = Timer(result.timings)
         if result.changed:
             model_check.ensures(result.model, self.name)

@@ -49,7 +49,7 @@ from graphsurgeon_tools.runtime.session import custom_op_scope
 from graphsurgeon_tools.validation.diagnosis import diagnose as run_diagnosis
 from graphsurgeon_tools.validation.evidence import vacuous_reason
 from graphsurgeon_tools.validation.localise import localise_nodes
-from graphsurgeon_tools.validation.point import original_point, prepare_inputs, run_point
+from graphsurgeon_tools.validation.point import original_point, prepare_inputs, run_point, takes_no_factor
 from graphsurgeon_tools.validation.quantized import QuantizedPlan
 from graphsurgeon_tools.validation.reference_specs import ReferenceLike, make_reference
 from graphsurgeon_tools.validation.references import Reference
@@ -165,8 +165,12 @@ def validate(
     the upsampled tensor, a baked Reshape) are skipped as ``not free at xN: ...``.
     Without ``factors`` against ``onnx-reference``, a candidate written by make_dynamic_scale or
     swap_plugin is also compared at the point ``original``: each scale input fed the original
-    value the pass recorded (metadata_props ``onnxtool.original_values``), so a model whose
-    sites are all pinned is still compared at the factors it was made for.
+    value the pass recorded (metadata_props ``onnxtool.original_values``, or a pass's declared
+    inputs, ``onnxtool.declared_inputs``), so a model whose sites are all pinned is still compared
+    at the factors it was made for. Against a static reference that bakes no factor (the model a
+    pass was given, when its new inputs drive no Resize) that point is the only one. A pass's
+    declared inputs of layout ``value`` are fed their original at every point (or what ``inputs``
+    gives them).
 
     Returns the report; a mismatch is not an exception (see ``raise_if_failed``). Raises
     :class:`OnnxToolError` subclasses (exit code 3, or 2 for usage) for unreadable models,
@@ -240,14 +244,19 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
                              "every other site at its original factor")
         plan, point_fixed = _site_plan(sites, runner, ref, data, fixed, notes, results)
     else:
-        finder = ClashFinder(model, runner.ports, originals_of(ref, data),
-                             {name: array.shape for name, array in data})
-        plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
-        point_fixed = [(None, fixed)] * len(plan)
         original = original_point(sweep, runner, ref, fixed)
-        if original is not None:
-            plan.insert(0, (None, ""))
-            point_fixed.insert(0, ("original", original))
+        if original is not None and takes_no_factor(ref):  # the one point both sides compute alike
+            notes.append("the reference is static and takes no factor: compared at the point original (each "
+                         "driven input fed the value its pass recorded); give factors= to ask for others")
+            plan, point_fixed = [(None, "")], [("original", original)]
+        else:
+            finder = ClashFinder(model, runner.ports, originals_of(ref, data),
+                                 {name: array.shape for name, array in data})
+            plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
+            point_fixed = [(None, fixed)] * len(plan)
+            if original is not None:
+                plan.insert(0, (None, ""))
+                point_fixed.insert(0, ("original", original))
     runnable = sum(1 for _, reason in plan if not reason)
     total = runnable + (1 if diagnose else 0)
     failing: Optional[tuple[FactorResult, dict[str, Any]]] = None

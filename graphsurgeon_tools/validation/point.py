@@ -3,7 +3,7 @@
 * :func:`prepare_inputs`: the data inputs (the user's arrays, conformed, or seeded random data)
   and the scale inputs the user fixed;
 * :func:`original_point`: the scale feeds of the point ``original`` (each input fed the value the
-  pass that made it recorded), when the default sweep has that point;
+  pass that made it recorded or declared), when the default sweep has that point;
 * :func:`run_point`: run the candidate and the reference at one point and compare every output
   and every resize site output both have (``|a - b| <= atol + rtol * |b|``, or the dtype-aware
   bound), quantized tensors in steps.
@@ -42,14 +42,15 @@ from graphsurgeon_tools.validation.report import FactorResult
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
 from graphsurgeon_tools.validation.sweep import Factor, format_factor
 
-__all__ = ["original_point", "prepare_inputs", "run_point"]
+__all__ = ["original_point", "prepare_inputs", "run_point", "takes_no_factor"]
 
 
 def prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed: int, size: int,
                     notes: list[str], *, max_output_bytes: Optional[int] = None, label: str = "the candidate"
                     ) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
     given = dict(inputs or {})
-    known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs}
+    known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs} | {
+        f.name for f in ports.fixed_inputs}
     unknown = sorted(set(given) - known)
     if unknown:
         raise UsageError(
@@ -78,6 +79,14 @@ def prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed
                                                    limit=max_output_bytes, what=label)
             notes.append(f"scale input {spec.name!r} is fixed by {source}: the factor sweep does not drive it")
             described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(spec.dtype), "source": source})
+    for declared in ports.fixed_inputs:  # a pass's declared input: the user's value instead of its original
+        if declared.name in given:
+            array, source = load_user_array(declared.name, given[declared.name])
+            fixed[declared.name] = conform_array(declared.name, array, declared.shape, np.dtype(declared.dtype),
+                                                 source, notes)
+            described.append({"name": declared.name, "shape": list(array.shape), "dtype": declared.dtype,
+                              "source": source})
+    ports.fixed_feeds(given=fixed)  # UsageError now for a declared input nothing can feed
     return data, fixed, described
 
 
@@ -85,13 +94,21 @@ def original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Refere
                     fixed: dict[str, np.ndarray]) -> Optional[dict[str, np.ndarray]]:
     """The scale feeds of the default sweep's "original" point, or None when it has none.
 
-    Only without factors=, against onnx-reference (it runs the candidate's own feeds), and when
-    make_dynamic_scale / swap_plugin recorded every driven scale input's original value.
+    Only without factors=, against onnx-reference (it runs the candidate's own feeds) or a static
+    reference that bakes no factor (:func:`takes_no_factor`: the original point is where both
+    compute the same function), and when every driven scale input's original value is recorded
+    (make_dynamic_scale / swap_plugin's record, or a pass's declaration).
     """
-    if sweep is not None or ref.kind != "onnx-reference":
+    if sweep is not None or (ref.kind != "onnx-reference" and not takes_no_factor(ref)):
         return None
     feeds = runner.ports.original_feeds(fixed)
     return None if feeds is None else {**feeds, **fixed}
+
+
+def takes_no_factor(ref: Reference) -> bool:
+    """A static reference that bakes no factor validate can read (no resize at all, or sites it
+    cannot read a factor from): a factor sweep means nothing to it."""
+    return not ref.dynamic and ref.baked_factor is None and not ref.baked_scales
 
 
 def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
@@ -126,8 +143,9 @@ def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
     try:
         baked = reference.baked_scales if not reference.dynamic else None
         feeds = candidate.feeds(factor, dict(data), fixed, baked)
-        result.scale_feeds = {s.name: np.asarray(feeds[s.name]).tolist() if feeds[s.name].ndim <= 1
-                              else f"zeros{list(feeds[s.name].shape)}" for s in candidate.ports.scale_inputs}
+        driven = [*candidate.ports.scale_inputs, *candidate.ports.fixed_inputs]
+        result.scale_feeds = {s.name: np.asarray(feeds[s.name]).tolist() if np.ndim(feeds[s.name]) <= 1
+                              else f"zeros{list(feeds[s.name].shape)}" for s in driven}
         actual = candidate.run(feeds)
         expected = reference.run(factor, data, feeds, candidate.ports.baked_scales)
     except RunFailed as exc:

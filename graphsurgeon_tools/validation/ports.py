@@ -1,15 +1,20 @@
-"""Model ports: which graph inputs carry data, which drive a resize's scales, and how to feed a factor.
+"""Model ports: which graph inputs carry data, which a factor drives, which are fed a fixed value.
 
-:func:`model_ports` finds the data inputs and the scale inputs of an ONNX model: a graph
-input is a scale input when it reaches the scales/sizes slot of a Resize, Upsample or
-``DynamicTRTResize`` node. :meth:`ScaleInput.feed` gives the value for an upscale factor
+:func:`model_ports` sorts the graph inputs of an ONNX model. A pass's declarations come first
+(:mod:`graphsurgeon_tools.core.declared_inputs`, recorded in the model's metadata): a declared input
+with a factor layout is a scale input of that layout driving the nodes it declares, one with the
+``value`` layout is a :attr:`Ports.fixed_inputs` entry, fed its declared original (so a new pass is
+driven by validate without any change here). Inputs nobody declared (models from elsewhere) are
+found by walking the graph: a graph input is a scale input when it reaches the scales/sizes slot of
+a Resize, Upsample or ``DynamicTRTResize`` node. :meth:`ScaleInput.feed` gives the value for an upscale factor
 ``f`` in the input's layout (a full scales vector ``[1, 1, f, f]``, a factor pair
 ``[f, f]``, a single factor, a ``sizes`` vector, or a size tensor whose *shape* is the
 output size); :class:`Ports` also carries the factor a static model has baked in.
 
 Requires: a ModelProto (not shape-inferred: declared input shapes are what is fed).
-Ensures: every non-initializer graph input is exactly one of data or scale input; an input
-of an element type validate cannot feed is an :class:`InvalidModelError`.
+Ensures: every non-initializer graph input is exactly one of data, scale or fixed input; an input
+of an element type validate cannot feed is an :class:`InvalidModelError`; a declaration whose
+element type is not the graph input's (written for another model) is not trusted.
 Does NOT run or modify the model.
 """
 
@@ -17,26 +22,22 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.core.checker import weightless_copy
-from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
+from graphsurgeon_tools.core.declared_inputs import DeclaredInput, read_declared_inputs
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.core.graph import scopes
 from graphsurgeon_tools.core.opsets import default_opset
-from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError
-from graphsurgeon_tools.resize import find_resize_sites
+from graphsurgeon_tools.errors import InvalidModelError, InvalidScalesError, UsageError
 from graphsurgeon_tools.resize.original_values import read_original_values
-from graphsurgeon_tools.resize.runtime_sizes import recognise
-from graphsurgeon_tools.resize.scales import sizes_to_scales
 from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS, is_resize_node, op_version, scale_slots
-from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
+from graphsurgeon_tools.validation.baked import sites_baked_scales
 
-__all__ = ["PLUGIN_OP_TYPE", "DataInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
+__all__ = ["PLUGIN_OP_TYPE", "DataInput", "DeclaredInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
 
 # Ops that move a value without computing a new one (a sizes input passes through them unchanged).
 _VALUE_PRESERVING = frozenset({"Identity", "Cast", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice",
@@ -142,8 +143,13 @@ class Ports:
     baked_note: str = ""
     resize_nodes: int = 0
     # Scale input -> the value that reproduces the original model, as make_dynamic_scale /
-    # swap_plugin recorded it (metadata_props "onnxtool.original_values"); see original_feeds.
+    # swap_plugin recorded it (metadata_props "onnxtool.original_values") or a pass declared it
+    # (core.declared_inputs); see original_feeds.
     original_values: dict[str, Any] = field(default_factory=dict)
+    # Declared inputs no factor drives (layout "value"): fed their original, or the user's value.
+    fixed_inputs: tuple[DeclaredInput, ...] = ()
+    # Every declaration the model carries that fits its inputs (scale and fixed ones).
+    declared: tuple[DeclaredInput, ...] = ()
 
     @property
     def is_dynamic(self) -> bool:
@@ -169,10 +175,27 @@ class Ports:
                 return None
         return feeds if feeds else None
 
+    def fixed_feeds(self, given: Any = ()) -> dict[str, np.ndarray]:
+        """One array per fixed input not in ``given``: its declared original.
+
+        Raises :class:`UsageError` for one with no recorded original (the user must give it)."""
+        feeds: dict[str, np.ndarray] = {}
+        for spec in self.fixed_inputs:
+            if spec.name in given:
+                continue
+            value = spec.original_array()
+            if value is None:
+                raise UsageError(f"input {spec.name!r} (declared by {spec.by or 'a pass'}) has no recorded original "
+                                 f"value to feed: give it with inputs=")
+            feeds[spec.name] = value
+        return feeds
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "data_inputs": [d.to_dict() for d in self.data_inputs],
             "scale_inputs": [s.to_dict() for s in self.scale_inputs],
+            "fixed_inputs": [d.name for d in self.fixed_inputs],
+            "declared_inputs": [d.to_dict() for d in self.declared],
             "outputs": list(self.outputs),
             "dynamic": self.is_dynamic,
             "baked_factor": self.baked_factor,
@@ -226,95 +249,6 @@ def _scale_slots(node: onnx.NodeProto, opset: int) -> list[tuple[int, str]]:
 def _is_resize(node: onnx.NodeProto) -> bool:
     # Resize/Upsample in the default domain; the plugin in whatever domain the spec picked.
     return node.op_type == PLUGIN_OP_TYPE or is_resize_node(node)
-
-
-def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: Optional[int]) -> tuple[float, ...]:
-    if axes is None:
-        return tuple(float(s) for s in scales)
-    rank = rank or (max(a for a in axes) + 1)
-    full = [1.0] * rank
-    for axis, value in zip(axes, scales):
-        full[axis % rank] = float(value)
-    return tuple(full)
-
-
-def _static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
-    """Fully static shapes (every dim a positive int) that shape inference with data propagation finds."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
-        return {}  # a model inference cannot follow keeps its runtime sizes unknown
-    shapes: dict[str, tuple[int, ...]] = {}
-    for info in (*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output):
-        dims = info.type.tensor_type.shape.dim
-        if info.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") and d.dim_value > 0 for d in dims):
-            shapes[info.name] = tuple(int(d.dim_value) for d in dims)
-    return shapes
-
-
-def _sites_baked_scales(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, ...]], list[str], int]:
-    """Constant scales of every Resize/Upsample/plugin node, the nodes without any, and the count.
-
-    Uses :func:`graphsurgeon_tools.resize.find_resize_sites` for Resize/Upsample (it
-    folds constant subgraphs); a site driven by constant sizes with static input dims
-    counts with the scales that reproduce its sizes exactly (as ``from_sizes=True``
-    computes them), and so does one whose sizes are computed from static shapes (shape
-    inference with data propagation pins its input and output shapes), and so does one whose
-    run-time sizes are round(dim * constant) (resize.runtime_sizes: the constants). The plugin
-    node is not a Resize site, so its constant scales input is read directly.
-    """
-    baked: dict[str, tuple[float, ...]] = {}
-    unknown: list[str] = []
-    count = 0
-    static_shapes: Optional[dict[str, tuple[int, ...]]] = None
-    flow: Any = None  # resize.shape_flow, built at the first run-time sizes site
-    for site in find_resize_sites(model, nested=True):  # bodies too (functions: their calls are not sites)
-        if site.scope.startswith("function "):
-            continue
-        count += 1
-        name = site.node_name or f"#{site.node_index}"
-        if site.has_constant_scales and site.scales:
-            baked[name] = _full_scales(site.scales, site.axes, site.input_rank)
-            continue
-        # Constant sizes on static input dims bake a factor too: the one make_dynamic_scale
-        # (from_sizes=True) computes, so a rewrite of this site is fed its own factor.
-        from_sizes, _ = sizes_to_scales(site)
-        if from_sizes is None and site.sizes_source is ValueSource.RUNTIME and site.axes is None:
-            # Sizes computed from Shape of static tensors (the TorchScript exporter's interpolate
-            # size=...): shape inference with data propagation pins both shapes in a static model.
-            if static_shapes is None:
-                static_shapes = _static_shapes(model)
-            before, after = static_shapes.get(site.input_name), static_shapes.get(site.output_name)
-            if before and after and len(before) == len(after):
-                pinned = replace(site, sizes=after, input_shape=before, sizes_source=ValueSource.FOLDED)
-                from_sizes, _ = sizes_to_scales(pinned)
-        if from_sizes is None and site.sizes_source is ValueSource.RUNTIME and site.in_main_graph:
-            # round(dim * constant) sizes (a recompute_scale_factor export): the constants are its factor
-            flow = flow or shape_flow_for_sources(model)
-            pattern, _ = recognise(model, site, flow)
-            if pattern is not None:
-                from_sizes = (1.0,) * pattern.start + pattern.factors
-        if from_sizes is not None:
-            baked[name] = _full_scales(from_sizes, site.axes, site.input_rank)
-        else:
-            unknown.append(name)
-    tracer: Optional[ConstantTracer] = None
-    for index, node in enumerate(model.graph.node):
-        if node.op_type != PLUGIN_OP_TYPE:
-            continue
-        count += 1
-        name = node.name or f"#{index}"
-        value = None
-        if len(node.input) > 1 and node.input[1]:
-            tracer = tracer or ConstantTracer(model)
-            trace = tracer.trace(node.input[1])
-            if trace.source in (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY):
-                value = None if trace.value is None else np.asarray(trace.value)
-        if value is not None and value.size and value.ndim == 1 and np.issubdtype(value.dtype, np.floating):
-            baked[name] = tuple(float(v) for v in value)
-        else:
-            unknown.append(name)
-    return baked, unknown, count
 
 
 def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
@@ -380,9 +314,24 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
 
     scale_inputs: list[ScaleInput] = []
     data_inputs: list[DataInput] = []
+    fixed_inputs: list[DeclaredInput] = []
+    declared = read_declared_inputs(model)
     for info in inputs:
         shape = _value_info_shape(info)
         dtype = _value_info_dtype(info, where)
+        declaration = declared.get(info.name)
+        if declaration is not None and np.dtype(declaration.dtype) != dtype:
+            declared.pop(info.name)  # written for another model: not trusted
+            declaration = None
+        if declaration is not None and not declaration.factor_driven:
+            fixed_inputs.append(declaration)
+            continue
+        if declaration is not None:  # the pass said what a factor is for this input
+            length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
+            rank = x_rank.get(info.name, 4)
+            scale_inputs.append(ScaleInput(info.name, declaration.layout, length, rank, dtype,
+                                           declaration.drives or tuple(driven.get(info.name, ("", []))[1]), shape))
+            continue
         if info.name not in driven:
             data_inputs.append(DataInput(info.name, shape, dtype))
             continue
@@ -404,7 +353,7 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
             layout = "scales"
         scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
 
-    baked, unknown, count = _sites_baked_scales(model)
+    baked, unknown, count = sites_baked_scales(model)
     baked_factor: Optional[float] = None
     note = ""
     if scale_inputs:
@@ -422,6 +371,12 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
                 f"{name}={list(scales)}" for name, scales in list(baked.items())[:4]
             )
     # The passes' record of each new input's original value (the sweep's `original` point).
+    originals = read_original_values(model) if scale_inputs else {}
+    for declaration in declared.values():
+        if declaration.original_shape is not None:
+            originals[declaration.name] = {"shape": list(declaration.original_shape)}
+        elif declaration.original is not None:
+            originals[declaration.name] = list(declaration.original)
     return Ports(
         data_inputs=tuple(data_inputs),
         scale_inputs=tuple(scale_inputs),
@@ -430,7 +385,9 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         baked_factor=baked_factor,
         baked_note=note,
         resize_nodes=count,
-        original_values=read_original_values(model) if scale_inputs else {},
+        original_values=originals,
+        fixed_inputs=tuple(fixed_inputs),
+        declared=tuple(declared.values()),
     )
 
 

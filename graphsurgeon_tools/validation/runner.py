@@ -102,6 +102,7 @@ class OnnxRunner:
         self.quiet = quiet
         self.ports = model_ports(model, where)
         self._session = session
+        self._fixed_names = {spec.name for spec in self.ports.fixed_inputs}
         self.exposed: list[str] = []  # site tensors run() returns after the graph outputs
         self.level: Optional[str] = None  # ORT optimization level (None: ORT's default); set before the first run
 
@@ -134,12 +135,15 @@ class OnnxRunner:
 
     def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],
               reference_baked: Optional[dict[str, tuple[float, ...]]] = None) -> dict[str, np.ndarray]:
-        """Data plus one value per scale input (``fixed`` ones as given, the rest for ``factor``).
+        """Data plus one value per scale input (``fixed`` ones as given, the rest for ``factor``), and
+        each declared fixed input (``fixed`` when given there, else its declared original).
 
         ``factor=None`` feeds each scale input the scales ``reference_baked`` holds for the
         node it drives (a static reference with different factors per node).
         """
         feeds = dict(data)
+        feeds.update({name: value for name, value in fixed.items() if name in self._fixed_names})
+        feeds.update(self.ports.fixed_feeds(given=feeds))
         x_shape = next(iter(data.values())).shape if data else ()
         for scale in self.ports.scale_inputs:
             if scale.name in fixed:

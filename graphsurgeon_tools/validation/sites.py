@@ -205,8 +205,11 @@ def point_feeds(point: SitePoint, ports: Any, x_shape: Sequence[int],
         if factor is not None:
             feeds[scale.name] = scale.feed(factor, x_shape)
         else:
-            node = next(n for n in scale.nodes if n in originals)
-            feeds[scale.name] = scale.feed_scales(list(originals[node]), x_shape)
+            node = next((n for n in scale.nodes if n in originals), None)
+            if node is not None:
+                feeds[scale.name] = scale.feed_scales(list(originals[node]), x_shape)
+            elif scale.name in (ports.original_feeds() or {}):  # a declared input driving no resize site
+                feeds[scale.name] = ports.original_feeds()[scale.name]
     return feeds
 
 

@@ -15,7 +15,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.resize import sites as resize_sites
 
-COMMON_KEYS = {"pass", "changed", "rewritten", "skipped", "new_inputs", "removed_nodes", "notes", "timings", "check"}
+COMMON_KEYS = {"pass", "changed", "rewritten", "skipped", "new_inputs", "declared_inputs", "removed_nodes", "notes", "timings", "check"}
 
 
 @pytest.fixture
