@@ -21,13 +21,24 @@ nothing gives an empty list, not an error (inspect is how a user finds the names
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
+import onnx
+
+from graphsurgeon_tools.core.checker import check_model_full
+from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import InvalidModelError, naming
+from graphsurgeon_tools.io import load_model
+from graphsurgeon_tools.resize import ValueSource, find_resize_sites
+from graphsurgeon_tools.resize.freedom import site_freedom
+from graphsurgeon_tools.resize.qdq import qdq_sites
+from graphsurgeon_tools.resize.runtime_sizes import recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
+from graphsurgeon_tools.resize.shape_source import SourceNotes
 
 if TYPE_CHECKING:
     from onnx import ModelProto
@@ -87,10 +98,6 @@ def inspect_model(
         nodes: node or output names (exact or ``fnmatch`` globs) to keep; None keeps all.
         freedom: decide each kept site's factor freedom (static shapes only; no ORT run).
     """
-    import onnx
-
-    from graphsurgeon_tools.io import load_model
-
     label = None if isinstance(model, onnx.ModelProto) else str(model)
     with naming(label):  # errors name the file when there is one
         return _inspect(load_model(model), label, nodes, freedom)
@@ -98,12 +105,6 @@ def inspect_model(
 
 def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence[str]],
              freedom: bool) -> InspectionReport:
-    import onnx
-
-    from graphsurgeon_tools.core.checker import check_model_full
-    from graphsurgeon_tools.core.opsets import default_opset
-    from graphsurgeon_tools.resize import find_resize_sites
-
     try:
         # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
         # than half-described; the weights are not serialized for this.
@@ -121,8 +122,6 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
     sites = _quantized_notes(proto, sites)
     decided = {}
     if freedom and sites:
-        from graphsurgeon_tools.resize.freedom import site_freedom
-
         decided = site_freedom(proto, sites=sites)
     return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided,
                             patterns=patterns)
@@ -131,10 +130,6 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
 def _quantized_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
     """A main-graph site between quantization nodes says so (resize.qdq): the form ORT's quantizer and
     ModelOpt write, which swap-plugin and validate compare at ORT_ENABLE_BASIC."""
-    import dataclasses
-
-    from graphsurgeon_tools.resize.qdq import qdq_sites
-
     found = qdq_sites(proto) if any(s.in_main_graph for s in sites) else {}
     return [dataclasses.replace(s, notes=s.notes + (f"quantized: {found[s.output_name].describe()}",))
             if s.in_main_graph and s.output_name in found else s for s in sites]
@@ -146,30 +141,16 @@ def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"],
     instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"; sizes
     that are round(dim * constant) say the pattern (make-dynamic-scale makes the constant an input)
     and land in ``patterns``."""
-    import dataclasses
-
-    from graphsurgeon_tools.resize import ValueSource
-    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
-
-    flow = None
+    sources = SourceNotes(proto)
     out = []
     for site in sites:
-        better = {}
-        for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
-                                     ("sizes", site.sizes_source, site.sizes_tensor)):
-            if source == ValueSource.RUNTIME and tensor and site.in_main_graph:
-                flow = flow or shape_flow_for_sources(proto)
-                found = shape_source(proto, tensor, flow=flow)
-                if found is not None:
-                    better[kind] = f"{kind}: {found.describe()}"
-                if kind == "sizes":
-                    from graphsurgeon_tools.resize.runtime_sizes import recognise
-
-                    pattern, _ = recognise(proto, site, flow)
-                    if pattern is not None:
-                        patterns[site.node_name or site.output_name] = pattern
-                        better[kind] = (f"{kind}: {pattern.describe()}; make-dynamic-scale turns the constant(s) "
-                                        "into an input (every layout)")
+        better = {kind: f"{kind}: {text}" for kind, text in sources.of_site(site).items()}
+        if site.sizes_source == ValueSource.RUNTIME and site.sizes_tensor and site.in_main_graph:
+            pattern, _ = recognise(proto, site, sources.flow)
+            if pattern is not None:
+                patterns[site.node_name or site.output_name] = pattern
+                better["sizes"] = (f"sizes: {pattern.describe()}; make-dynamic-scale turns the constant(s) "
+                                   "into an input (every layout)")
         if better:
             notes = [better.pop(n.split(":", 1)[0], n) for n in site.notes]
             site = dataclasses.replace(site, notes=tuple(notes + list(better.values())))

@@ -25,6 +25,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.check.compare import compare_arrays
 from graphsurgeon_tools.check.sessions import plugin_or_cpu_session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.core.dtypes import elem_type
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL
 from graphsurgeon_tools.runtime.session import ort_errors
@@ -101,7 +102,7 @@ def _cut(model: ModelProto, x: str, out: str, x_value: np.ndarray) -> ModelProto
         elif name in producer:
             keep.add(producer[name])
             stack.extend(model.graph.node[producer[name]].input)
-    x_info = onnx.helper.make_tensor_value_info(x, onnx.helper.np_dtype_to_tensor_dtype(x_value.dtype), list(x_value.shape))
+    x_info = onnx.helper.make_tensor_value_info(x, elem_type(x_value.dtype), list(x_value.shape))
     inputs = [x_info, *(graph_inputs[n] for n in sorted(used) if n in graph_inputs and n not in initializers)]
     graph = onnx.helper.make_graph([model.graph.node[i] for i in sorted(keep)], "site", inputs,
                               [onnx.ValueInfoProto(name=out)],

@@ -19,7 +19,8 @@ from onnx import TensorProto
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["DTYPES", "DType", "dtype_name", "elem_type", "is_known", "itemsize", "names", "np_dtype", "onnx_name"]
+__all__ = ["DTYPES", "DType", "dtype_name", "elem_type", "is_float", "is_known", "itemsize", "names", "np_dtype",
+           "onnx_name"]
 
 
 class DType(NamedTuple):
@@ -55,6 +56,12 @@ def names() -> tuple[str, ...]:
 def is_known(elem: int) -> bool:
     """Whether ONNX element type ``elem`` is in the table."""
     return elem in _BY_ELEM
+
+
+def is_float(elem: int) -> bool:
+    """Whether ONNX element type ``elem`` is one of the table's floating types (float16/32/64, bfloat16)."""
+    entry = _BY_ELEM.get(elem)
+    return entry is not None and entry.name.startswith(("float", "bfloat"))
 
 
 def dtype_name(elem: int) -> str:

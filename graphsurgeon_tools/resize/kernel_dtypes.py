@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphsurgeon_tools.core.dtypes import elem_type
+
 __all__ = ["KERNEL_DTYPES", "ONNX_ELEM_DTYPES", "KernelDtype", "kernel_dtype_problem"]
 
 
@@ -45,7 +47,7 @@ __all__ = ["KERNEL_DTYPES", "ONNX_ELEM_DTYPES", "KernelDtype", "kernel_dtype_pro
 class KernelDtype:
     """One element type: the modes the compiled kernels run on it and how they compute."""
 
-    onnx_elem: int  # onnx.TensorProto.DataType value
+    onnx_elem: int  # onnx.TensorProto.DataType value (from core.dtypes, the one table)
     modes: tuple[str, ...]
     antialias: bool  # the torch op takes antialias=True on it (the plugin node never does)
     ort_resize: bool  # ONNX Runtime's own CPU Resize runs it (the reference exists)
@@ -56,13 +58,14 @@ _ALL = ("nearest", "linear", "cubic")
 _INT = ("nearest", "linear")
 
 KERNEL_DTYPES: dict[str, KernelDtype] = {
-    "float32": KernelDtype(1, _ALL, True, True, "float32; nearest exact, linear/cubic within a few ulps of ORT"),
-    "float16": KernelDtype(10, _ALL, True, True, "float32 rounded once to float16, as ORT"),
-    "bfloat16": KernelDtype(16, _ALL, True, False, "float32 rounded once to bfloat16"),
-    "float64": KernelDtype(11, _ALL, True, False, "double"),
-    "uint8": KernelDtype(2, _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
-    "int8": KernelDtype(3, _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
-    "int32": KernelDtype(6, _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
+    "float32": KernelDtype(elem_type("float32"), _ALL, True, True,
+                           "float32; nearest exact, linear/cubic within a few ulps of ORT"),
+    "float16": KernelDtype(elem_type("float16"), _ALL, True, True, "float32 rounded once to float16, as ORT"),
+    "bfloat16": KernelDtype(elem_type("bfloat16"), _ALL, True, False, "float32 rounded once to bfloat16"),
+    "float64": KernelDtype(elem_type("float64"), _ALL, True, False, "double"),
+    "uint8": KernelDtype(elem_type("uint8"), _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
+    "int8": KernelDtype(elem_type("int8"), _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
+    "int32": KernelDtype(elem_type("int32"), _INT, False, True, "ORT's: float32 blend truncated to the integer type"),
 }
 
 #: onnx.TensorProto element type -> the name in KERNEL_DTYPES.

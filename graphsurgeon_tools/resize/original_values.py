@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 from onnx import ModelProto
 
+from graphsurgeon_tools.core.dtypes import is_known, np_dtype
+
 __all__ = ["ORIGINAL_VALUES_KEY", "original_feeds", "read_original_values", "record_original_values"]
 
 
@@ -44,8 +46,6 @@ def original_feeds(model: ModelProto) -> dict[str, np.ndarray]:
     whose values are never read) becomes zeros of that shape. Entries that do not fit their
     input (a record written for another model) are left out, so the caller's own feed stands.
     """
-    from onnx import helper
-
     recorded = read_original_values(model)
     feeds: dict[str, np.ndarray] = {}
     for graph_input in model.graph.input:
@@ -53,7 +53,9 @@ def original_feeds(model: ModelProto) -> dict[str, np.ndarray]:
         tensor_type = graph_input.type.tensor_type
         if entry is None or not tensor_type.elem_type:
             continue
-        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        if not is_known(tensor_type.elem_type):
+            continue
+        dtype = np_dtype(tensor_type.elem_type)
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
         if isinstance(entry, Mapping):
             shape = entry.get("shape")

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
+from onnx import TensorProto
 
+from graphsurgeon_tools.core.dtypes import is_float, is_known, np_dtype
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,8 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MAX_NODES", "RuntimeSizes", "ScaledAxis", "recognise"]
 
 MAX_NODES = 256
-_FLOATS = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
-_INTS = {6, 7}
+_INTS = {TensorProto.INT32, TensorProto.INT64}  # the Casts whose truncation the pattern knows
 _PASS = ("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity")
 
 
@@ -154,8 +155,6 @@ class _Walker:
     def _folded(self, node: "NodeProto") -> Optional[np.ndarray]:
         """A small constant behind Identity/Cast/Gather/Slice/Reshape/(Un)Squeeze of constants: the form
         a factor input put back as a constant takes (make-dynamic-scale's relayout)."""
-        from onnx import helper
-
         data = self.constant(node.input[0]) if node.input else None
         rest = [self.constant(i) if i else None for i in node.input[1:]]
         if data is None or data.size > 16 or any(r is None for r, i in zip(rest, node.input[1:]) if i):
@@ -164,7 +163,8 @@ class _Walker:
         if op == "Identity":
             return data
         if op == "Cast":
-            return data.astype(helper.tensor_dtype_to_np_dtype(_attr(node, "to", 1)))
+            to = _attr(node, "to", 1)
+            return data.astype(np_dtype(to)) if is_known(to) else None
         if op == "Gather" and _attr(node, "axis", 0) == 0:
             return np.take(data, rest[0].astype(np.int64), axis=0)
         if op == "Slice" and data.ndim == 1 and len(rest) >= 2 and rest[0].size == 1 and rest[1].size == 1 \
@@ -252,9 +252,9 @@ class _Walker:
             return None
         out = []
         for term in data:
-            if to in _FLOATS and term.kind == "dim":
+            if is_float(to) and term.kind == "dim":
                 out.append(_replace(term, kind="fdim", dtype=to))
-            elif to in _FLOATS and term.kind == "fscaled":
+            elif is_float(to) and term.kind == "fscaled":
                 out.append(term)  # float32 -> float32/64: the product's value is kept
             elif to in _INTS and term.kind == "fscaled":
                 out.append(_replace(term, kind="scaled", rounding=term.rounding or "trunc"))

@@ -30,9 +30,10 @@ from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.refusal import Fix, Refusal
-from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes
+from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes, recognise
 from graphsurgeon_tools.resize.sanity import KNOWN_SOURCES
 from graphsurgeon_tools.resize.scales import sizes_to_scales
+from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, site_shape_sources
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource, in_function
 
 #: Sources whose value is known before running the model (the one list: resize.sanity).
@@ -152,22 +153,15 @@ def _with_shape_source(model: ModelProto, site: ResizeSite, refusal: Refusal, fl
     """``refusal`` plus where run-time scales/sizes come from when they read data SHAPES (static
     ones fold: the refusal then is "static-shape-source" with simplify=True as its fix), see
     resize.shape_source."""
-    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
-
-    if not site.in_main_graph:
+    if not site.in_main_graph or ValueSource.RUNTIME not in (site.scales_source, site.sizes_source):
         return refusal
-    for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
-                                 ("sizes", site.sizes_source, site.sizes_tensor)):
-        if source != ValueSource.RUNTIME or not tensor:
-            continue
-        if not flow:
-            flow.append(shape_flow_for_sources(model))
-        found = shape_source(model, tensor, flow=flow[0])
-        if found is not None:
-            text = f"{refusal.text}; its {kind} are {found.describe()}"
-            if found.foldable:
-                return Refusal("static-shape-source", text, SIMPLIFY)
-            return Refusal(refusal.code, text, refusal.fix)
+    if not flow:
+        flow.append(shape_flow_for_sources(model))
+    for kind, found in site_shape_sources(model, site, flow[0]).items():
+        text = f"{refusal.text}; its {kind} are {found.describe()}"
+        if found.foldable:
+            return Refusal("static-shape-source", text, SIMPLIFY)
+        return Refusal(refusal.code, text, refusal.fix)
     return refusal
 
 
@@ -175,9 +169,6 @@ def _runtime_plan(model: ModelProto, site: ResizeSite, refusal: Refusal,
                   flow: list[Any]) -> tuple[Optional[Plan], Optional[Refusal]]:
     """A plan for run-time sizes that are round(dim * constant) (resize.runtime_sizes), else the refusal
     with the reason the pattern was not recognised."""
-    from graphsurgeon_tools.resize.runtime_sizes import recognise
-    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
-
     if not flow:
         flow.append(shape_flow_for_sources(model))
     found, why = recognise(model, site, flow[0])

@@ -20,10 +20,10 @@ freed constants (the caller's one cleanup does) or declare the input.
 
 from __future__ import annotations
 
-import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
 from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core.dtypes import elem_type
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 
 __all__ = ["replace_constants", "runtime_arithmetic"]
@@ -68,7 +68,7 @@ def replace_constants(model: ModelProto, plan: Plan, source: str, taken: set[str
             (lo, lo_node), (hi, hi_node) = const([j]), const([j + first.width])
             picked = fresh("slice")
             nodes += [lo_node, hi_node, helper.make_node("Slice", [source, lo, hi], [picked], name=picked)]
-        want = helper.np_dtype_to_tensor_dtype(np.dtype(first.const_dtype))
+        want = elem_type(first.const_dtype)
         if integer or want != TensorProto.FLOAT:
             cast = fresh("cast")
             nodes.append(helper.make_node("Cast", [picked], [cast], name=cast, to=want))

@@ -43,6 +43,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
 from graphsurgeon_tools.check.feeds import concrete_input_shapes
 from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
+from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.passes.base import Pass, PassResult, Timer
 from graphsurgeon_tools.passes.set_factor.rule import Factor, Plan, bake, find_sites, plan_sites
@@ -171,7 +172,7 @@ def check_feeds(model: ModelProto, plans: list[Plan],
             if name in feeds:
                 continue
             info = infos[name]
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type)
+            dtype = np_dtype(info.type.tensor_type.elem_type)
             if kind == "scales":
                 feeds[name] = np.asarray(plan.scales, dtype=dtype)
             elif kind == "factor":

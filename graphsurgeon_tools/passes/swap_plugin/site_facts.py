@@ -27,7 +27,8 @@ import numpy as np
 from onnx import ModelProto, NodeProto
 
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder
-from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
+from graphsurgeon_tools.resize.shape_source import SourceNotes
+from graphsurgeon_tools.resize.sites import ResizeSite
 
 __all__ = ["SourceNotes", "expand_axes", "freedom_of", "full_rank_view", "site_rank"]
 
@@ -90,41 +91,6 @@ def expand_axes(builder: Builder, nodes: list[NodeProto], base: str, vector: str
     index = np.array([rank + normal.index(i) if i in normal else i for i in range(rank)], dtype=np.int64)
     picks = builder.initializer(f"{base}/axes/index", index)
     return builder.node(nodes, "Gather", [extended, picks], f"{base}/axes/full", axis=0)
-
-
-class SourceNotes:
-    """Says where a site's run-time scales/sizes come from (one shape flow per pass, built lazily)."""
-
-    def __init__(self, model: ModelProto) -> None:
-        self.model = model
-        self._flow: Any = None
-
-    def describe(self, tensor: str) -> Optional[str]:
-        from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources, shape_source
-
-        if not tensor:
-            return None
-        if self._flow is None:
-            self._flow = shape_flow_for_sources(self.model)
-        source = shape_source(self.model, tensor, flow=self._flow)
-        return source.describe() if source is not None else None
-
-    def of_site(self, site: ResizeSite) -> dict[str, str]:
-        """{"scales"|"sizes": text} for the run-time vectors of ``site`` that read data shapes."""
-        found = {}
-        for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
-                                     ("sizes", site.sizes_source, site.sizes_tensor)):
-            if source == ValueSource.RUNTIME:
-                text = self.describe(tensor)
-                if text:
-                    found[kind] = text
-        return found
-
-    def notes(self, site: ResizeSite) -> tuple[str, ...]:
-        """The site's notes with the tracer's run-time reasons replaced where the shape source says more."""
-        better = self.of_site(site)
-        return tuple(f"{kind}: {better[kind]}" if kind in better else note
-                     for note in site.notes for kind in [note.split(":", 1)[0]])
 
 
 def freedom_of(model: ModelProto, sites: list[ResizeSite]) -> dict[str, Any]:
