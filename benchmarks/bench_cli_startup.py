@@ -1,6 +1,6 @@
 """`onnxtool --help` start-up time against `python -c "import onnx, typer"`, side by side.
 
-Goal (issue 2): at most 1.5x. Both run as fresh processes, alternating, N times each;
+Goal: at most 1.5x. Both run as fresh processes, alternating, N times each;
 the medians and their ratio are printed. Also lists which heavy modules `--help` imports
 (none of torch, onnxruntime, onnxsim may appear).
 

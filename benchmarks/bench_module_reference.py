@@ -14,7 +14,7 @@ every case alike, the median wall time of one sweep over x2, x3, x4 (every site 
 * ``validate``: ``graphsurgeon_tools.validate(candidate, module, factors=[2, 3, 4])``, the
   whole API (sessions, ports, reference, comparison, report) from a file on disk.
 
-The goal (issue 11) is ``validate`` within 1.5x of the floor. Prints medians and bests (the
+The goal is ``validate`` within 1.5x of the floor. Prints medians and bests (the
 best of the rounds is the figure to trust on a loaded machine) and their ratios to the floor.
 Usage: ``python benchmarks/bench_module_reference.py [--rounds N] [--size S]``.
 """
