@@ -31,6 +31,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto
 
+from graphsurgeon_tools.check import limits
 from graphsurgeon_tools.check.limits import check_output_size, resized_shape
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import InvalidInputError, InvalidModelError, InvalidScalesError, OnnxToolError
@@ -120,6 +121,9 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     """
     from graphsurgeon_tools.core.checker import weightless_copy
 
+    cap = limits.max_output_bytes(max_output_bytes)
+    if cap is None:  # the limit is off: nothing can be refused, no shape inference to pay for
+        return
     # The inputs the run will create count too: a declared 2**20 x 2**20 input is refused here,
     # not by numpy's MemoryError when the feeds are drawn.
     elem_types = {inp.name: inp.type.tensor_type.elem_type for inp in model.graph.input}
@@ -143,6 +147,7 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
         # inference is a guard here, not a verdict: a model it cannot follow is judged by ORT
         return
+    itemsizes: dict[int, int] = {}
     for info in list(inferred.graph.value_info) + list(inferred.graph.output):
         tensor_type = info.type.tensor_type
         if not tensor_type.HasField("shape") or tensor_type.elem_type == 0:
@@ -150,10 +155,15 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
         dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor_type.shape.dim]
         if None in dims:
             continue
-        try:
-            check_output_size(dims, tensor_type.elem_type, limit=max_output_bytes, what=f"{what}: tensor {info.name!r}")
-        except ValueError:
-            continue
+        elem = tensor_type.elem_type
+        if elem not in itemsizes:
+            try:
+                itemsizes[elem] = int(limits.tensor_nbytes((), elem))
+            except ValueError:  # an element type numpy has no size for: not judged here
+                itemsizes[elem] = 0
+        # The arithmetic inline (tens of thousands of tensors on a big graph); the message from the one home.
+        if itemsizes[elem] and itemsizes[elem] * math.prod(dims) > cap:
+            check_output_size(dims, elem, limit=max_output_bytes, what=f"{what}: tensor {info.name!r}")
 
 
 def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
