@@ -12,8 +12,8 @@ The four goal ratios are taken with the factor-freedom analysis on (the default:
 static shape flow over each site's downstream) and the built-in check off. ``--no-freedom``
 adds make-dynamic-scale rows without the analysis. The built-in check's own cost is stated
 beside them: each command once more with ``--check --json`` (the check's ``seconds`` as the
-report gives them; it runs each model in ONNX Runtime at the exact level, then once more at
-the optimized level for the report's figure: two sessions per model).
+report gives them, and the ONNX Runtime sessions it opened: one per model, at the exact level;
+the optimized-level figure, a second session per model, is ``--optimized-figure``'s).
 
 Which code runs: the children are this interpreter with this environment (``PYTHONPATH``
 reaches them); the first line printed names the ``graphsurgeon_tools`` they import. Its
@@ -144,8 +144,10 @@ def check_cost(label: str, model: Path, out: Path) -> None:
             print(f"{label}: {name} --check exit {done.returncode}: {done.stderr.strip()[-300:]}", flush=True)
             continue
         check = json.loads(done.stdout).get("check") or {}
-        print(f"{label}: {name} --check: the check itself {check.get('seconds', float('nan')):.2f}s "
-              f"(passed={check.get('passed')}, skipped={check.get('skipped')!r})", flush=True)
+        opened = [s for s in check.get("sessions") or [] if not s.get("reused")]
+        print(f"{label}: {name} --check: the check itself {check.get('seconds', float('nan')):.2f}s, "
+              f"{len(opened)} ONNX Runtime session(s) (passed={check.get('passed')}, "
+              f"skipped={check.get('skipped')!r})", flush=True)
 
 
 def best_wall(command: list[str], runs: int) -> float:

@@ -20,8 +20,12 @@ as much as the original differs from itself between the two levels. That differe
 never a verdict, and costs a second session per model (session creation is most of a check's
 time on a big graph), so it is measured only when asked (``optimized_figure=True``): both models
 also run at ``ORT_ENABLE_ALL`` and ``CheckResult.optimized`` gives the difference next to the
-original's own drift between the levels. By default each model gets ONE session, run once;
+original's own drift between the levels. By default each model gets ONE session;
 ``CheckResult.levels`` and ``CheckResult.sessions`` say which levels ran and which sessions opened.
+A check that compares more than once (seeds that take other If branches, an intermediate step
+measured against the user's model, the quantized tensors of a QDQ model) does so inside
+:func:`graphsurgeon_tools.check.reuse.reuse_sessions`, where each model object keeps its one
+session per level (such sessions say ``reused``).
 
 A check where every compared tensor of the original is vacuous (constant on the check's inputs)
 proves nothing: it is skipped with that reason, not passed.
@@ -51,7 +55,7 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check.compare import OutputComparison, abs_diff, compare_arrays
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, guard_output_sizes, random_feeds
-from graphsurgeon_tools.check.sessions import custom_domains, plain_session, session_input
+from graphsurgeon_tools.check.sessions import SITE_OPS, custom_domains, plain_session, session_for
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.resize.original_values import original_feeds
@@ -65,7 +69,6 @@ __all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "
 EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
 #: The level whose difference is reported as a figure (what a deployment runs by default).
 OPTIMIZED_LEVEL = "ORT_ENABLE_ALL"
-_SITE_OPS = ("Resize", "Upsample", "DynamicTRTResize")
 
 SessionFactory = Callable[[Union[bytes, ModelProto, str], Any], Any]
 
@@ -85,8 +88,9 @@ class CheckResult:
     level: str = EXACT_LEVEL
     # Every level the two models ran at (the verdict's first; OPTIMIZED_LEVEL when its figure was asked for).
     levels: list[str] = field(default_factory=list)
-    # Each ONNX Runtime session the comparison opened: {"model": "reference"|"candidate", "level"}.
-    sessions: list[dict[str, str]] = field(default_factory=list)
+    # Each ONNX Runtime session the comparison ran a model in: {"model": "reference"|"candidate", "level",
+    # "reused": True when it was kept by an earlier comparison of the same check (check.sessions)}.
+    sessions: list[dict[str, Any]] = field(default_factory=list)
     # At OPTIMIZED_LEVEL: {"level", "max_abs_diff" (rewritten vs original), "original_drift" (the
     # original against itself between the two levels), "note"}; empty when not run.
     optimized: dict[str, Any] = field(default_factory=dict)
@@ -155,7 +159,7 @@ def _shared_site_outputs(original: ModelProto, rewritten: ModelProto) -> list[st
     produced = {name for node in rewritten.graph.node for name in node.output if name}
     graph_outputs = {o.name for o in original.graph.output} | {o.name for o in rewritten.graph.output}
     return [node.output[0] for node in original.graph.node
-            if node.op_type in _SITE_OPS and node.output and node.output[0] in produced
+            if node.op_type in SITE_OPS and node.output and node.output[0] in produced
             and node.output[0] not in graph_outputs]
 
 
@@ -201,6 +205,8 @@ def compare_models(
     tolerance: Optional[UlpTolerance] = None,
     level: str = EXACT_LEVEL,
     optimized_figure: bool = False,
+    outputs: Optional[Sequence[str]] = None,
+    expose: Sequence[str] = (),
 ) -> CheckResult:
     """Run both models in ORT on the same seeded inputs and compare every output of the original.
 
@@ -223,13 +229,16 @@ def compare_models(
             ``ort.GraphOptimizationLevel``); OPTIMIZED_LEVEL's difference stays a figure.
         optimized_figure: also run both models at OPTIMIZED_LEVEL for that figure (a second
             session per model); False (default): one session per model, ``optimized`` left empty.
+        outputs: the tensors of the original compared as its outputs (default: its graph outputs),
+            e.g. the quantized tensors after the sites, from the sessions an earlier comparison
+            kept (:func:`graphsurgeon_tools.check.reuse.reuse_sessions`).
+        expose: tensors a session opened here also exposes, for a later comparison in the same
+            :func:`~graphsurgeon_tools.check.reuse.reuse_sessions` scope to fetch.
 
     Returns a :class:`CheckResult`; does NOT raise on a mismatch (the caller decides), but
     raises :class:`ResourceLimitError` before running a model whose tensors would exceed
     the output size limit. Does not compare outputs that only the rewritten model has.
     """
-    import onnxruntime as ort  # deferred: onnxruntime, loaded only when a check runs
-
     start = time.perf_counter()
     new_feeds = dict(new_feeds or {})
     original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
@@ -253,21 +262,15 @@ def compare_models(
     # ORT's own exception types, a failed plugin kernel, a model the plugin bridge refuses.
     run_errors = (*ort_errors(), OnnxToolError)
 
-    opened: list[dict[str, str]] = []
+    opened: list[dict[str, Any]] = []
+    models = {"reference": (original, original_proto), "candidate": (rewritten, rewritten_proto)}
 
-    def run(role: str, proto: ModelProto, feed: Mapping[str, np.ndarray], level: str,
-            extra: Sequence[str] = ()) -> dict[str, np.ndarray]:
-        blob, folder = session_input(proto, list(extra))
-        options = ort.SessionOptions()
-        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-        options.log_severity_level = 4  # failures come back as exceptions, reported in one line; ORT's
-        # own coloured log line on stderr would only say it twice (and break the one-line contract)
-        if folder:
-            options.add_session_config_entry("session.model_external_initializers_file_folder_path", folder)
-        opened.append({"model": role, "level": level})
-        session = factory(blob, options)
+    def run(role: str, feed: Mapping[str, np.ndarray], level: str, extra: Sequence[str] = ()) -> dict[str, np.ndarray]:
+        key, proto = models[role]
+        session, fresh = session_for(key, proto, level, [*output_names, *extra], factory, expose=expose)
+        opened.append({"model": role, "level": level, "reused": not fresh})
         wanted = {i.name for i in session.get_inputs()}
-        fetch = {*outputs, *extra}  # what is compared: the original's outputs and the shared site outputs
+        fetch = {*output_names, *extra}  # what is compared: the original's outputs and the shared site outputs
         names = [o.name for o in session.get_outputs() if o.name in fetch]
         values = session.run(names, {k: v for k, v in feed.items() if k in wanted})
         return dict(zip(names, values))
@@ -275,9 +278,9 @@ def compare_models(
     input_shapes = {k: list(v) for k, v in shapes.items()}
     rewritten_feeds = {**feeds, **new_feeds}
     sites = _shared_site_outputs(original_proto, rewritten_proto)
-    outputs = [o.name for o in original_proto.graph.output]
+    output_names = list(outputs) if outputs is not None else [o.name for o in original_proto.graph.output]
     try:
-        expected = run("reference", original_proto, feeds, level, sites)
+        expected = run("reference", feeds, level, sites)
     except run_errors as exc:  # the original is not ours to judge
         return CheckResult(
             passed=None,
@@ -287,7 +290,7 @@ def compare_models(
             levels=[level], sessions=opened,
         )
     try:
-        actual = run("candidate", rewritten_proto, rewritten_feeds, level, sites)
+        actual = run("candidate", rewritten_feeds, level, sites)
     except run_errors as exc:  # the original ran and the rewrite does not: that is a failed check
         return CheckResult(
             passed=False, input_shapes=input_shapes, seed=seed, atol=atol,
@@ -302,7 +305,7 @@ def compare_models(
         return {"atol": found[0], "rtol": found[1]}
 
     comparisons: list[OutputComparison] = []
-    for name in outputs:
+    for name in output_names:
         want, got = expected[name], actual.get(name)
         if got is None:
             missing = OutputComparison(output=name, reference_output=name, candidate_shape=None,
@@ -332,22 +335,22 @@ def compare_models(
         result.skipped = (f"vacuous: every compared tensor of the original is constant on the check's inputs "
                           f"{shapes} (give other sizes with dims=)")
     if optimized_figure:
-        result.optimized = _optimized(run, original_proto, rewritten_proto, feeds, rewritten_feeds,
-                                      {name: expected[name] for name in outputs}, run_errors)
+        result.optimized = _optimized(run, feeds, rewritten_feeds, {name: expected[name] for name in output_names},
+                                      run_errors)
         if result.optimized["max_abs_diff"] is not None or not result.optimized["note"]:
             result.levels.append(OPTIMIZED_LEVEL)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _optimized(run: Callable[..., dict[str, np.ndarray]], original: ModelProto, rewritten: ModelProto,
-               feeds: Mapping[str, np.ndarray], rewritten_feeds: Mapping[str, np.ndarray],
+def _optimized(run: Callable[..., dict[str, np.ndarray]], feeds: Mapping[str, np.ndarray],
+               rewritten_feeds: Mapping[str, np.ndarray],
                exact: Mapping[str, np.ndarray], run_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
     """The figure at OPTIMIZED_LEVEL: rewritten vs original, and the original against itself across levels."""
     figures: dict[str, Any] = {"level": OPTIMIZED_LEVEL, "max_abs_diff": None, "original_drift": None, "note": ""}
     try:
-        original_all = run("reference", original, feeds, OPTIMIZED_LEVEL)
-        rewritten_all = run("candidate", rewritten, rewritten_feeds, OPTIMIZED_LEVEL)
+        original_all = run("reference", feeds, OPTIMIZED_LEVEL)
+        rewritten_all = run("candidate", rewritten_feeds, OPTIMIZED_LEVEL)
     except run_errors as exc:  # a figure, not a verdict: say why it is missing
         figures["note"] = f"not measured: {' '.join(str(exc).split())[:200]}"
         return figures

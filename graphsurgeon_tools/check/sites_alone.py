@@ -23,7 +23,7 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.check.compare import compare_arrays
-from graphsurgeon_tools.check.sessions import plugin_or_cpu_session
+from graphsurgeon_tools.check.sessions import check_options, plugin_or_cpu_session, session_for
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.core.dtypes import elem_type
 from graphsurgeon_tools.errors import OnnxToolError
@@ -44,24 +44,21 @@ def with_outputs(model: ModelProto, names: list[str]) -> ModelProto:
 
 def sites_alone(original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
                 session: Callable[[bytes, Any], Any], tolerance: UlpTolerance,
-                op_type: str = "DynamicTRTResize") -> Optional[list[Any]]:
+                op_type: str = "DynamicTRTResize", *, key: object = None) -> Optional[list[Any]]:
     """Each plugin node of ``rewritten`` run alone on the tensor its Resize reads in the original
     (one run of the original at UNFUSED_LEVEL on ``feeds``, each model taking the inputs it has),
-    compared with that Resize's output there; None when no plugin node has a counterpart."""
-    import onnxruntime as ort  # deferred: onnxruntime, only when a quantized site is judged
-
+    compared with that Resize's output there; None when no plugin node has a counterpart.
+    ``key``: the object the check ran the original as (its kept session is reused when it exposes
+    the sites' inputs, :mod:`graphsurgeon_tools.check.reuse`); each cut site is a model of its own."""
     plugins = [n for n in rewritten.graph.node if n.op_type == op_type and n.input and n.output]
     originals = {o for n in original.graph.node for o in n.output}
     plugins = [n for n in plugins if n.input[0] in originals and n.output[0] in originals]
     if not plugins:
         return None
     wanted = sorted({n.input[0] for n in plugins} | {n.output[0] for n in plugins})
-    options = ort.SessionOptions()
-    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, UNFUSED_LEVEL)
-    options.log_severity_level = 4
-    probe = with_outputs(original, wanted)
+    options = check_options(UNFUSED_LEVEL)
     try:
-        first = session(probe.SerializeToString(), options)
+        first, _ = session_for(original if key is None else key, original, UNFUSED_LEVEL, wanted, session)
         takes = {i.name for i in first.get_inputs()}
         values = dict(zip(wanted, first.run(wanted, {k: v for k, v in feeds.items() if k in takes})))
     except (*ort_errors(), OnnxToolError, ValueError):

@@ -288,14 +288,17 @@ def session_lines(check: dict[str, Any]) -> list[str]:
     sessions = check.get("sessions") or []
     if not sessions:
         return []
-    per_model: dict[str, int] = {}
+    per_model = {entry["model"]: 0 for entry in sessions}
     for entry in sessions:
-        per_model[entry["model"]] = per_model.get(entry["model"], 0) + 1
+        per_model[entry["model"]] += 0 if entry.get("reused") else 1
     counts = sorted(set(per_model.values()))
     each = (f"{counts[0]} per model" if len(counts) == 1
             else ", ".join(f"{count} for the {model}" for model, count in per_model.items()))
     levels = check.get("levels") or sorted({entry["level"] for entry in sessions})
     text = f"  ONNX Runtime sessions: {each}, at {' and '.join(levels)}"
+    reused = sum(1 for entry in sessions if entry.get("reused"))
+    if reused:
+        text += f" ({reused} kept from an earlier comparison of this check)"
     if "ORT_ENABLE_ALL" not in levels:
         text += " (--optimized-figure adds the ORT_ENABLE_ALL figure: one more session per model)"
     return [text]

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 import onnx
 from onnx import ModelProto
 
+from graphsurgeon_tools.check.reuse import reuse_sessions
 from graphsurgeon_tools.check.steps import Intermediate, measure_step, name_models
 from graphsurgeon_tools.core import graphs
 from graphsurgeon_tools.core.checker import (
@@ -387,7 +388,9 @@ class Pass:
         _guarded(PostconditionError, f"{self.name}: the output model", self.ensures, result.model, result)
         if reference is not None and result.changed:
             timer = Timer(result.timings)
-            with custom_op_scope(getattr(self.options, "custom_op_libs", None)):
+            # Steps are measured against the same user model: its session is kept for them.
+            libraries = getattr(self.options, "custom_op_libs", None)
+            with custom_op_scope(libraries), reuse_sessions(bool(self.intermediates)):
                 result.check = self.self_check(reference, result)
                 if result.check is not None:
                     self._steps_against(reference, result)

@@ -52,8 +52,8 @@ def test_by_default_the_check_runs_the_exact_level_only_and_says_so() -> None:
     assert check.passed is True and [o.max_abs_diff for o in check.outputs] == [0.0]
     report = check.to_dict()
     assert report["optimized"] == {} and report["levels"] == ["ORT_ENABLE_EXTENDED"]
-    assert report["sessions"] == [{"model": "reference", "level": "ORT_ENABLE_EXTENDED"},
-                                  {"model": "candidate", "level": "ORT_ENABLE_EXTENDED"}]
+    assert report["sessions"] == [{"model": "reference", "level": "ORT_ENABLE_EXTENDED", "reused": False},
+                                  {"model": "candidate", "level": "ORT_ENABLE_EXTENDED", "reused": False}]
     assert "ORT_ENABLE_ALL" not in check.summary
 
 

@@ -7,7 +7,9 @@ from (its graph inputs and node types: the two models of a check differ there; t
 check exposes do not count). Real models, real sessions, real plugin kernel; each check must
 still pass. The report says which levels ran and which sessions were opened, and asking for
 the optimized-level figure (``optimized_figure=True``) adds exactly one session per model at
-``ORT_ENABLE_ALL`` (the CLI's report of it: tests/cli/test_check_cost_cli.py).
+``ORT_ENABLE_ALL`` (the CLI's report of it: tests/cli/test_check_cost_cli.py). A check that
+compares more than once (seeds for If branches, an intermediate step measured against the user's
+model) reuses each model's session: a step is a third model with one session of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import golden
 import onnx
 import onnx.parser
 import pytest
+from hostile import nested
 from onnxruntime.capi import onnxruntime_inference_collection as ort_collection
 
 from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin
@@ -66,7 +69,8 @@ def _assert_one_each(check, sessions: Counter, level: str = EXACT) -> None:
     assert len(sessions) == 2 and set(sessions.values()) == {1}, sessions  # two models, one session each
     report = check.to_dict()
     assert report["levels"] == [level] and report["optimized"] == {}
-    assert report["sessions"] == [{"model": "reference", "level": level}, {"model": "candidate", "level": level}]
+    assert report["sessions"] == [{"model": "reference", "level": level, "reused": False},
+                                  {"model": "candidate", "level": level, "reused": False}]
 
 
 def test_make_dynamic_scale_checks_with_one_session_per_model(sessions: Counter) -> None:
@@ -108,6 +112,29 @@ def test_the_optimized_figure_on_request_costs_one_more_session_per_model(sessio
     assert check.optimized["max_abs_diff"] is not None
     assert len(sessions) == 2 and set(sessions.values()) == {2}, sessions
     assert check.levels == [EXACT, "ORT_ENABLE_ALL"]
+    assert not any(s["reused"] for s in check.sessions)
     assert sorted((s["model"], s["level"]) for s in check.sessions) == sorted(
         (model, level) for model in ("reference", "candidate") for level in (EXACT, "ORT_ENABLE_ALL"))
 
+
+
+def test_the_seeds_for_other_if_branches_reuse_the_two_sessions(sessions: Counter) -> None:
+    result = make_dynamic_scale(nested.if_model())
+    assert result.check.passed is True and any("every branch ran" in n for n in result.notes)
+    assert len(sessions) == 2 and set(sessions.values()) == {1}, sessions
+
+
+@pytest.mark.parametrize("case", ["inline-functions", "relayout"])
+def test_a_step_measured_against_the_users_model_reuses_its_session(sessions: Counter, case: str) -> None:
+    if case == "inline-functions":
+        model, keywords = nested.function_model(), {"inline_functions": True}
+    else:
+        model = make_dynamic_scale(golden.resize_model(13, mode="linear"), check=False).model
+        keywords = {"layout": "sizes"}
+    assert not sessions
+    result = make_dynamic_scale(model, **keywords)
+    check = result.check
+    assert check.passed is True and [step["step"] for step in check.steps] == [case]
+    assert check.steps[0]["passed"] is True
+    # the user's model, the written model, the step's model: one session each
+    assert len(sessions) == 3 and set(sessions.values()) == {1}, sessions

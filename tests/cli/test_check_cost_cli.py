@@ -10,7 +10,8 @@ import json
 import golden
 
 EXACT = "ORT_ENABLE_EXTENDED"
-ONE_EACH = [{"model": "reference", "level": EXACT}, {"model": "candidate", "level": EXACT}]
+ONE_EACH = [{"model": "reference", "level": EXACT, "reused": False},
+            {"model": "candidate", "level": EXACT, "reused": False}]
 
 
 def test_the_cli_report_says_which_levels_ran(run_cli, save_model_file) -> None:

@@ -5,9 +5,11 @@
 The one check (:func:`graphsurgeon_tools.check.equivalence.compare_models`: exact at
 ``ORT_ENABLE_EXTENDED``, one session per model; the fully optimized difference as a figure only
 with ``optimized_figure=True``; the Resize/plugin site outputs both graphs share compared,
-vacuous comparisons not passed), run as make-dynamic-scale runs it. What differs here is only how the models run and what the new inputs get:
+vacuous comparisons not passed), run as make-dynamic-scale runs it. What differs here is only
+how the models run and what the new inputs get:
 
-- Sessions: a model with plugin nodes runs through
+- Sessions: one per model (a sizes run, the comparison and a QDQ judgement share it,
+  :mod:`graphsurgeon_tools.check.reuse`); a model with plugin nodes runs through
   :func:`graphsurgeon_tools.runtime.make_session` (the compiled ``trt.plugins`` library, the
   onnxruntime-extensions kernel otherwise); a model without (the original of a forward swap,
   the result of ``reverse=True``) runs in a plain CPU session. Both register the user's
@@ -37,10 +39,10 @@ from ``ORT_ENABLE_EXTENDED`` on, ORT's QDQ transformers change the original's ar
 nearest Resize runs on the int8 tensor, DQ -> Conv -> Q becomes QLinearConv) but cannot see
 through a plugin node, so the two models would compute different functions there. Such a model
 is compared at ``ORT_ENABLE_BASIC`` (no QDQ transformer; both compute the float function), the
-fused difference is the ``ORT_ENABLE_ALL`` figure (with ``optimized_figure=True``), and where the float site outputs agree within
-the bound but the QuantizeLinear after a site rounds an element to the neighbouring step, the
-quantized tensors are compared in steps (at most one) and the graph outputs downstream become a
-figure (``CheckResult.figures``), not a failure.
+fused difference is the ``ORT_ENABLE_ALL`` figure (with ``optimized_figure=True``), and where the
+float site outputs agree within the bound but the QuantizeLinear after a site rounds an element to
+the neighbouring step, the quantized tensors are compared in steps (at most one) and the graph
+outputs downstream become a figure (``CheckResult.figures``), not a failure.
 
 Skipped with the reason, never failed: plugin nodes with no kernel here (a generic spec, an
 op_type other than DynamicTRTResize), and a ``size_input=`` whose original output size is
@@ -54,17 +56,19 @@ contract counts them), and does NOT write files.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
-import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.check import equivalence
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+from graphsurgeon_tools.check.reuse import reuse_sessions
+from graphsurgeon_tools.check.sessions import session_for
 from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
 from graphsurgeon_tools.passes.swap_plugin import requantized
@@ -77,7 +81,7 @@ from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
 from graphsurgeon_tools.resize.scales import ort_output_length
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES
-from graphsurgeon_tools.runtime.session import make_session, ort_errors
+from graphsurgeon_tools.runtime.session import ort_errors
 
 __all__ = ["KERNEL_ULPS", "no_kernel_reason", "run_check"]
 
@@ -130,8 +134,16 @@ class _Pinned:
         return self.session.run(names, {**feed, **{k: v for k, v in self.pinned.items() if k in wanted}}, *args)
 
 
+class _Run(NamedTuple):
+    """How the check runs the original: the object it is keyed by, the level, what its session exposes."""
+
+    key: object
+    level: str
+    expose: list[str]
+
+
 def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list[Any],
-                   dims: Optional[dict[str, int]]) -> Union[dict[str, np.ndarray], str]:
+                   dims: Optional[dict[str, int]], run: _Run) -> Union[dict[str, np.ndarray], str]:
     """Feeds for the inputs the swap added, at the original factors; a string: why there are none."""
     feeds: dict[str, np.ndarray] = {}
     for item in result.new_inputs:
@@ -149,30 +161,24 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
         feeds.update(layouts.sizes_feeds(original, pending, shapes))
         unknown = [p for p in pending if p[0] not in feeds]
         if unknown:  # shape inference stops short of the site (e.g. DPT's Reshapes): one run tells
-            feeds.update(_sizes_from_a_run(original, unknown, shapes))
+            feeds.update(_sizes_from_a_run(original, unknown, shapes, run))
     return feeds
 
 
-def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str, list[int]]) -> dict[str, np.ndarray]:
+def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str, list[int]],
+                      run: _Run) -> dict[str, np.ndarray]:
     """The original output sizes of ``pending`` sites from the dims their input X has (or, for run-time
-    sizes, the sizes tensor's own value) in one ORT run
-    of the original on the check's inputs (ORT's floor rule); {} when the original does not
-    run (the check then says so itself)."""
+    sizes, the sizes tensor's own value) in one ORT run of the original on the check's inputs (ORT's
+    floor rule), in the session the comparison then reuses; {} when the original does not run (the
+    check then says so itself)."""
     pending = [PendingSizes(*entry) for entry in pending]
-    names = sorted({p.sizes or p.x for p in pending} - {o.name for o in original.graph.output})
-    for name in names:  # appended for the session, removed after: no copy of the caller's model here
-        original.graph.output.append(onnx.ValueInfoProto(name=name))
+    names = sorted({p.sizes or p.x for p in pending})
     try:
-        session = make_session(original)
-    except ort_errors():
-        return {}
-    finally:
-        for _ in names:
-            original.graph.output.pop()
-    wanted = [o.name for o in session.get_outputs()]
-    try:
-        values = dict(zip(wanted, session.run(wanted, random_feeds(original, shapes))))
-    except ort_errors():
+        session, _ = session_for(run.key, original, run.level, names, _session, expose=run.expose)
+        takes = {i.name for i in session.get_inputs()}
+        feed = {k: v for k, v in random_feeds(original, shapes).items() if k in takes}
+        values = dict(zip(names, session.run(names, feed)))
+    except (*ort_errors(), OnnxToolError):
         return {}
     feeds: dict[str, np.ndarray] = {}
     for name, x, scales, sizes, start in pending:
@@ -270,15 +276,19 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
             checked.skipped += (f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
                                 f"and were fed factor {PINNED_FACTOR:g} (sizes {list(PINNED_SIZES)})")
         return checked
-    feeds = _forward_feeds(result, original_proto, list(pending or ()), dims)
-    if isinstance(feeds, str):
-        return CheckResult(passed=None, skipped=feeds)
     quantized = qdq_sites(original_proto)
     level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
-    tolerance = _tolerance(rewritten, op_type)
-    checked = equivalence.compare_models(original, rewritten, feeds, dims=dims, session_factory=_session,
-                                         level=level, tolerance=tolerance, optimized_figure=optimized_figure)
-    if quantized:
-        requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
-                          op_type)
+    run = _Run(original, level, requantized.kept_tensors(quantized, rewritten, op_type) if quantized else [])
+    # A run for the sizes, the comparison and a QDQ judgement share one session per model.
+    with reuse_sessions(bool(quantized) or bool(pending)):
+        feeds = _forward_feeds(result, original_proto, list(pending or ()), dims, run)
+        if isinstance(feeds, str):
+            return CheckResult(passed=None, skipped=feeds)
+        tolerance = _tolerance(rewritten, op_type)
+        checked = equivalence.compare_models(original, rewritten, feeds, dims=dims, session_factory=_session,
+                                             level=level, tolerance=tolerance, optimized_figure=optimized_figure,
+                                             expose=run.expose)
+        if quantized:
+            requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
+                              op_type, reference=original)
     return checked

@@ -22,6 +22,8 @@ ran at ``ORT_ENABLE_BASIC``, where no QDQ transformer runs in either model. What
 Requires: ``checked`` from :func:`graphsurgeon_tools.check.equivalence.compare_models` at
 ``qdq.UNFUSED_LEVEL`` on the same inputs. Ensures: ``checked.passed`` is only ever turned from
 False to True by the rule above; the Q output comparisons are added to ``checked.sites``.
+Sessions: within the check's ``reuse_sessions`` scope, none beyond the check's own two (one per
+model, exposing :func:`kept_tensors`); each site run alone is a small model of its own.
 Does NOT write files or change either model.
 """
 
@@ -35,12 +37,20 @@ from onnx import ModelProto
 from graphsurgeon_tools.check import equivalence
 from graphsurgeon_tools.check.equivalence import CheckResult
 from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
-from graphsurgeon_tools.check.sites_alone import sites_alone, with_outputs
+from graphsurgeon_tools.check.sites_alone import sites_alone
 from graphsurgeon_tools.check.tolerance import UlpTolerance
 from graphsurgeon_tools.core.graph import downstream_tensors
 from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, QdqSite
 
-__all__ = ["judge"]
+__all__ = ["judge", "kept_tensors"]
+
+
+def kept_tensors(quantized: Mapping[str, QdqSite], rewritten: ModelProto, op_type: str) -> list[str]:
+    """What the check's sessions expose for :func:`judge`: the quantized tensors after the sites and
+    each plugin node's input (the tensor its Resize reads in the original)."""
+    names = [name for site in quantized.values() for name in site.quantized_outputs]
+    names += [n.input[0] for n in rewritten.graph.node if n.op_type == op_type and n.input]
+    return list(dict.fromkeys(names))
 
 
 def _describe(quantized: Mapping[str, QdqSite], optimized: Mapping[str, Any]) -> str:
@@ -58,10 +68,13 @@ def _describe(quantized: Mapping[str, QdqSite], optimized: Mapping[str, Any]) ->
 
 def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
           quantized: Mapping[str, QdqSite], dims: Optional[Mapping[str, int]],
-          session: Callable[[bytes, Any], Any], tolerance: Optional[UlpTolerance], op_type: str = "DynamicTRTResize"
-          ) -> None:
+          session: Callable[[bytes, Any], Any], tolerance: Optional[UlpTolerance], op_type: str = "DynamicTRTResize",
+          *, reference: object = None) -> None:
     """Add the QDQ figures to ``checked``; pass it where only requantization rounding differs.
-    ``tolerance``: the float bound the check used (None: exact, where no rounding can move)."""
+    ``tolerance``: the float bound the check used (None: exact, where no rounding can move).
+    ``reference``: the object the check ran the original as (bytes or ``original``): inside the
+    check's :func:`~graphsurgeon_tools.check.reuse.reuse_sessions` the quantized tensors and each
+    site's input come from the sessions the check kept (:func:`kept_tensors` names them)."""
     checked.figures["qdq"] = {"text": _describe(quantized, checked.optimized),
                               "sites": [s.to_dict() for s in quantized.values()]}
     if checked.passed is not False or checked.skipped or tolerance is None:
@@ -70,7 +83,7 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
     if not names:
         return
-    steps = equivalence.compare_models(with_outputs(original, names), with_outputs(rewritten, names), feeds,
+    steps = equivalence.compare_models(original if reference is None else reference, rewritten, feeds, outputs=names,
                                        dims=dims, session_factory=session, level=UNFUSED_LEVEL,
                                        tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
                                                               why="quantized tensors in steps"))
@@ -89,7 +102,7 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
         return
 
     data = random_feeds(original, concrete_input_shapes(original, dims), 0)  # compare_models' own inputs
-    alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type)
+    alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type, key=reference)
     if alone is None or not all(c.passed for c in alone):  # each site on the original's own input must agree
         return
     figure = (f"first moved by the QuantizeLinear after a site: {', '.join(o.name for o in roots)} one step apart "

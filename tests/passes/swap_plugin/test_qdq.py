@@ -451,3 +451,42 @@ def test_modelopts_float16_form_is_checked_in_float16_ulps() -> None:
     check = result.check
     assert check.passed is True, check.summary
     assert check.level == UNFUSED_LEVEL and "ulps of float16" in check.tolerance
+
+
+def test_a_requantization_flip_is_judged_in_the_checks_own_two_sessions(monkeypatch) -> None:
+    """swap-plugin's check on a quantized model (compare, then judge) inside its reuse scope: the
+    quantized tensors and each site's input come from the two sessions the comparison kept, so each
+    whole model gets ONE session; only the sites run alone are (small) models of their own."""
+    from collections import Counter
+
+    from onnxruntime.capi import onnxruntime_inference_collection as ort_collection
+
+    from graphsurgeon_tools.check.equivalence import compare_models
+    from graphsurgeon_tools.check.reuse import reuse_sessions
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
+    from graphsurgeon_tools.passes.swap_plugin import requantized
+
+    built: Counter = Counter()
+    real = ort_collection.InferenceSession._create_inference_session
+
+    def counting(self, *args, **kwargs):
+        proto = onnx.ModelProto.FromString(self._model_bytes)
+        plugin_nodes = any(n.op_type.startswith("DynamicTRTResize") for n in proto.graph.node)
+        built["site" if proto.graph.name == "site" else "plugin" if plugin_nodes else "original"] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ort_collection.InferenceSession, "_create_inference_session", counting)
+    model = _chain()
+    plugin = swap_plugin(model, check=False).model
+    feeds = {i.name: np.array([1, 1, 2, 2], np.float32) for i in plugin.graph.input if i.name.startswith("scales")}
+    tolerance = UlpTolerance({"float32": 64.0})
+    session = _moved({"q1": 1, "q2": 3, "r2": 0.1, "y": 0.15})
+    sites = qdq_sites(model)
+    with reuse_sessions():
+        kept = requantized.kept_tensors(sites, plugin, "DynamicTRTResize")
+        checked = compare_models(model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL,
+                                 tolerance=tolerance, expose=kept)
+        assert checked.passed is False
+        requantized.judge(checked, model, plugin, feeds, sites, None, session, tolerance, reference=model)
+    assert checked.passed is True and checked.figures["requantized"]["roots"] == ["q1"]
+    assert built == {"original": 1, "plugin": 1, "site": 2}, built
