@@ -148,6 +148,19 @@ def test_cli_prints_the_reason_and_exits_1_when_nothing_was_compared(tmp_path, c
     assert "nothing compared: output 'y' is NaN" in out
 
 
+def test_the_cli_validates_a_half_export_against_a_python_module(tmp_path, run_cli) -> None:
+    pytest.importorskip("torch")
+    from validation import half_net  # deferred: imports torch, which the rest of this module does not need
+
+    path = tmp_path / "half.onnx"
+    onnx.save(half_net.half_export(), path)
+    source = tmp_path / "halfnet.py"
+    source.write_text(half_net.SOURCE)
+    run = run_cli("validate", path, "--reference", f"python:{source}:build")
+    assert run.code == 0, run.out + run.err
+    assert "PASSED" in run.out
+
+
 # ------------------------------------------------------------------------------ acceptance: the real SRCNN
 # One export per session: the built-in SRCNN (static x3, shipped weights) made dynamic, and
 # three broken copies of it. Each must fail against the PyTorch C++-op model (exit 1).

@@ -7,7 +7,6 @@ ONNX Runtime and compared with the module run through the routed C++ op.
 
 from __future__ import annotations
 
-import io
 import warnings
 
 import numpy as np
@@ -15,6 +14,8 @@ import onnx
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from validation import half_net  # noqa: E402 - imports torch
 
 from graphsurgeon_tools import swap_plugin, validate  # noqa: E402
 from graphsurgeon_tools.check.tolerance import EPS  # noqa: E402
@@ -48,38 +49,19 @@ class MixedNet(torch.nn.Module):
         return self.b(F.interpolate(y, scale_factor=2, mode="bilinear"))
 
 
-class HalfNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.b = torch.nn.Conv2d(8, 3, 3, padding=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.interpolate(torch.relu(self.a(x)), scale_factor=2, mode="nearest")
-        return self.b(F.interpolate(y, scale_factor=2, mode="bilinear"))
-
-
 def _seeded(cls: type) -> torch.nn.Module:
     torch.manual_seed(0)
     return cls().eval()
 
 
-def _torchscript(module: torch.nn.Module, x: torch.Tensor, **kwargs) -> onnx.ModelProto:
-    buffer = io.BytesIO()
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(module, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"], **kwargs)
-    return onnx.load_from_string(buffer.getvalue())
-
-
 @pytest.fixture(scope="module")
 def half_export() -> onnx.ModelProto:
-    return _torchscript(_seeded(HalfNet).half(), torch.rand(1, 3, 8, 8).half())
+    return half_net.half_export()
 
 
 def test_a_sizes_driven_export_is_compared_at_its_own_factor_by_default() -> None:
     net = _seeded(SizesNet)
-    model = _torchscript(net, torch.rand(1, 3, 8, 8), dynamic_axes={"input": {2: "h", 3: "w"}})
+    model = half_net.torchscript(net, torch.rand(1, 3, 8, 8), dynamic_axes={"input": {2: "h", 3: "w"}})
     assert not any(i.type.tensor_type.elem_type == 1 and len(i.type.tensor_type.shape.dim) == 1
                    for i in model.graph.input)  # no scale input: the sweep cannot drive it
     report = validate(model, net)
@@ -107,7 +89,7 @@ def test_calls_the_exporter_wrote_no_resize_for_are_left_to_pytorch_and_listed()
 
 
 def test_a_half_precision_export_is_validated_against_its_float32_module(half_export) -> None:
-    report = validate(half_export, _seeded(HalfNet))  # float16 data in, float32 parameters
+    report = validate(half_export, half_net.seeded())  # float16 data in, float32 parameters
     assert report.passed, report.summary_line()
     assert "cast from float16 to float32" in report.reference["precision"]
     assert "ulps of float16" in report.tolerance
@@ -116,35 +98,15 @@ def test_a_half_precision_export_is_validated_against_its_float32_module(half_ex
 
 
 def test_a_half_module_takes_float16_inputs_as_they_are(half_export) -> None:
-    report = validate(half_export, _seeded(HalfNet).half())
+    report = validate(half_export, half_net.seeded().half())
     assert report.passed, report.summary_line()
     assert report.reference["precision"] == ""  # nothing to cast
 
 
 def test_explicit_tolerances_still_decide(half_export) -> None:
-    strict = validate(half_export, _seeded(HalfNet), atol=1e-7, rtol=0.0)
+    strict = validate(half_export, half_net.seeded(), atol=1e-7, rtol=0.0)
     assert not strict.passed and strict.tolerance == ""
     assert strict.atol == 1e-7
-
-
-def test_the_cli_validates_a_half_export_against_a_python_module(half_export, tmp_path, run_cli) -> None:
-    path = tmp_path / "half.onnx"
-    onnx.save(half_export, path)
-    source = tmp_path / "halfnet.py"
-    source.write_text(
-        "import torch\nimport torch.nn.functional as F\n\n"
-        "class HalfNet(torch.nn.Module):\n"
-        "    def __init__(self):\n"
-        "        super().__init__()\n"
-        "        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)\n"
-        "        self.b = torch.nn.Conv2d(8, 3, 3, padding=1)\n\n"
-        "    def forward(self, x):\n"
-        "        y = F.interpolate(torch.relu(self.a(x)), scale_factor=2, mode='nearest')\n"
-        "        return self.b(F.interpolate(y, scale_factor=2, mode='bilinear'))\n\n"
-        "def build():\n    torch.manual_seed(0)\n    return HalfNet().eval()\n")
-    run = run_cli("validate", path, "--reference", f"python:{source}:build")
-    assert run.code == 0, run.out + run.err
-    assert "PASSED" in run.out
 
 
 def test_swap_plugin_checks_a_half_precision_export_in_float16_ulps(half_export) -> None:
@@ -156,7 +118,7 @@ def test_swap_plugin_checks_a_half_precision_export_in_float16_ulps(half_export)
 
 
 def test_the_notes_say_what_was_cast_and_what_was_left_to_pytorch(half_export) -> None:
-    report = validate(half_export, _seeded(HalfNet))
+    report = validate(half_export, half_net.seeded())
     assert any(n.startswith("reference: the module's parameters are float32") for n in report.notes)
     assert any(n.startswith("tolerance: dtype-aware default") for n in report.notes)
 
@@ -164,6 +126,6 @@ def test_the_notes_say_what_was_cast_and_what_was_left_to_pytorch(half_export) -
 def test_the_scales_convention_casts_at_the_boundary_too(half_export) -> None:
     from exporters.registrations import TorchModuleRunner
 
-    out = TorchModuleRunner().run(_seeded(HalfNet), [np.random.default_rng(0).random((1, 3, 8, 8)).astype(np.float16)],
+    out = TorchModuleRunner().run(half_net.seeded(), [np.random.default_rng(0).random((1, 3, 8, 8)).astype(np.float16)],
                                   None)
     assert out[0].dtype == np.float16 and out[0].shape == (1, 3, 32, 32)
