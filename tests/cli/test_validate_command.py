@@ -20,6 +20,7 @@ import pytest
 from golden import resize_conv
 from hostile import models
 from onnx import helper, numpy_helper
+from user_net import user_model  # noqa: F401 - the fixture
 
 from graphsurgeon_tools.cli import main
 from graphsurgeon_tools.validation import validate
@@ -159,6 +160,42 @@ def test_the_cli_validates_a_half_export_against_a_python_module(tmp_path, run_c
     run = run_cli("validate", path, "--reference", f"python:{source}:build")
     assert run.code == 0, run.out + run.err
     assert "PASSED" in run.out
+
+
+# ------------------------------------------------------------------------------ a user's own PyTorch module
+# (tests/user_net.py: the user_model fixture; it skips without torch)
+
+
+def test_the_cli_takes_a_python_reference(user_model: dict, run_cli) -> None:
+    folder = user_model["folder"]
+    result = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--factors", "2,3")
+    assert result.code == 0, result.out + result.err
+
+
+def test_the_cli_sweeps_chosen_sites_and_takes_the_scales_convention(user_model: dict, tmp_path: Path,
+                                                                     run_cli) -> None:
+    folder = user_model["folder"]
+    swept = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
+                    "--site", "#1=1.5,3", "--json")
+    assert swept.code == 0, swept.out + swept.err
+    import json
+
+    labels = [point["factor"] for point in json.loads(swept.out)["factors"]]
+    assert len(labels) == 2 and all("=x1.5" in str(labels[0]) or "=x3" in str(label) for label in labels), labels
+    both = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
+                   "--site", "#1=2", "--factors", "2")
+    assert both.code == 2 and "--site" in both.err and "--factors" in both.err, both.err
+
+    from exporters import export, srcnn
+
+    model = srcnn("cxx-op")
+    path = tmp_path / "srcnn.onnx"
+    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
+           output_names=["output"])
+    (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
+    old = run_cli("validate", path, "--reference", f"python:{tmp_path / 'srcnn_ref.py'}:build",
+                  "--scales-argument", "--factors", "2")
+    assert old.code == 0, old.out + old.err
 
 
 # ------------------------------------------------------------------------------ acceptance: the real SRCNN

@@ -1,10 +1,11 @@
-"""validate() and `onnxtool validate` against a user's own, unmodified PyTorch module."""
+"""validate() against a user's own, unmodified PyTorch module (the ``user_model`` fixture: tests/user_net.py).
+
+`onnxtool validate` with such a module: tests/cli/test_validate_command.py."""
 
 from __future__ import annotations
 
 import copy
 import io
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -14,68 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from user_net import user_model  # noqa: E402, F401 - the fixture
+
 from graphsurgeon_tools import make_dynamic_scale, validate  # noqa: E402
-
-# A user's model file: it imports a module beside it, resizes at two sites written in its
-# code, and returns nested outputs (a tuple holding a dict), as real projects do.
-HELPER = """
-import torch.nn as nn
-
-def block():
-    return nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU())
-"""
-MODEL = """
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from helper_blocks import block
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.body = block()
-        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
-        self.tail = nn.Conv2d(2, 1, 3, padding=1)
-
-    def forward(self, x, labels=None):
-        y = self.up(self.body(x))
-        z = self.tail(F.interpolate(y, scale_factor=2, mode="nearest"))
-        return z, {"features": y, "loss": None}
-
-def build():
-    torch.manual_seed(0)
-    return Net().eval()
-"""
-
-
-@pytest.fixture(scope="module")
-def user_model(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    folder = tmp_path_factory.mktemp("user")
-    (folder / "helper_blocks.py").write_text(textwrap.dedent(HELPER))
-    (folder / "net.py").write_text(textwrap.dedent(MODEL))
-    import importlib.util
-    import sys
-
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("net_for_export", folder / "net.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    net = module.build()
-    x = torch.rand(1, 1, 8, 10)
-    buffer = io.BytesIO()
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"],
-                          output_names=["z", "features"])
-    static = onnx.load_from_string(buffer.getvalue())
-    onnx.save(static, folder / "static.onnx")
-    dynamic = make_dynamic_scale(static).model
-    onnx.save(dynamic, folder / "dynamic.onnx")
-    return {"folder": folder, "net": net, "spec": f"python:{folder / 'net.py'}:build", "static": static,
-            "dynamic": dynamic}
 
 
 def test_a_python_file_reference_runs_unmodified_at_every_factor(user_model: dict) -> None:
@@ -141,12 +83,6 @@ def test_the_old_scales_convention_is_chosen_explicitly(tmp_path: Path) -> None:
     (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
     report = validate(path, f"python-scales:{tmp_path / 'srcnn_ref.py'}:build", factors=[2, 3])
     assert report.passed, report.to_dict()
-
-
-def test_the_cli_takes_a_python_reference(user_model: dict, run_cli) -> None:
-    folder = user_model["folder"]
-    result = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--factors", "2,3")
-    assert result.code == 0, result.out + result.err
 
 
 def test_chosen_sites_are_swept_with_the_others_at_their_original_factors(user_model: dict) -> None:
@@ -228,27 +164,3 @@ def test_site_outputs_are_compared_against_the_routed_calls(user_model: dict) ->
     assert kinds == [("output", True), ("output", True), ("site", True)]
 
 
-def test_the_cli_sweeps_chosen_sites_and_takes_the_scales_convention(user_model: dict, tmp_path: Path,
-                                                                     run_cli) -> None:
-    folder = user_model["folder"]
-    swept = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
-                    "--site", "#1=1.5,3", "--json")
-    assert swept.code == 0, swept.out + swept.err
-    import json
-
-    labels = [point["factor"] for point in json.loads(swept.out)["factors"]]
-    assert len(labels) == 2 and all("=x1.5" in str(labels[0]) or "=x3" in str(label) for label in labels), labels
-    both = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
-                   "--site", "#1=2", "--factors", "2")
-    assert both.code == 2 and "--site" in both.err and "--factors" in both.err, both.err
-
-    from exporters import export, srcnn
-
-    model = srcnn("cxx-op")
-    path = tmp_path / "srcnn.onnx"
-    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
-           output_names=["output"])
-    (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
-    old = run_cli("validate", path, "--reference", f"python:{tmp_path / 'srcnn_ref.py'}:build",
-                  "--scales-argument", "--factors", "2")
-    assert old.code == 0, old.out + old.err

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import engines
@@ -24,20 +23,13 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 from onnx_spec_cases import SPEC_CASES, spec_case
+from user_ops import library, twice_as_mul, user_library, user_resize_model  # noqa: F401 - fixtures
 
 from graphsurgeon_tools.runtime import ort_library
 
 RTOL, ATOL = 1e-4, 1e-5
 OPSET = 19
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def library() -> Path:
-    path = ort_library.library_path()
-    if path is None:
-        pytest.skip(f"ONNX Runtime library not available: {ort_library.unavailable_reason()}")
-    return path
 
 
 def _lib_session(model: onnx.ModelProto, library: Path, threads: int = 1) -> ort.InferenceSession:
@@ -396,71 +388,6 @@ def test_include_dir_from_the_environment_must_hold_the_header(tmp_path, monkeyp
 # --------------------------------------------------------------------------- users' own libraries
 
 
-USER_OP = textwrap.dedent("""
-    // A user's op library: Twice(X) = 2 * X (float32), domain user.ops.
-    #include <onnxruntime_c_api.h>
-    #include <cstdint>
-    #include <vector>
-    static const OrtApi* api;
-    struct Twice : OrtCustomOp {
-      Twice() : OrtCustomOp{} {
-        version = 17;
-        CreateKernel = [](const OrtCustomOp*, const OrtApi*, const OrtKernelInfo*) -> void* { return new int(0); };
-        GetName = [](const OrtCustomOp*) { return "Twice"; };
-        GetExecutionProviderType = [](const OrtCustomOp*) -> const char* { return nullptr; };
-        GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
-        GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
-        GetOutputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT; };
-        GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
-        GetInputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
-        GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
-        GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
-        GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
-        GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 1; };
-        GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
-        GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 1; };
-        KernelCompute = [](void*, OrtKernelContext* ctx) {
-          const OrtValue* in; OrtValue* out; OrtTensorTypeAndShapeInfo* info; size_t n, rank;
-          api->KernelContext_GetInput(ctx, 0, &in);
-          api->GetTensorTypeAndShape(in, &info);
-          api->GetTensorShapeElementCount(info, &n);
-          api->GetDimensionsCount(info, &rank);
-          std::vector<int64_t> dims(rank);
-          api->GetDimensions(info, dims.data(), rank);
-          api->ReleaseTensorTypeAndShapeInfo(info);
-          api->KernelContext_GetOutput(ctx, 0, dims.data(), rank, &out);
-          float *x, *y;
-          api->GetTensorMutableData(const_cast<OrtValue*>(in), (void**)&x);
-          api->GetTensorMutableData(out, (void**)&y);
-          for (size_t i = 0; i < n; ++i) y[i] = 2 * x[i];
-        };
-        KernelDestroy = [](void* k) { delete static_cast<int*>(k); };
-      }
-    };
-    extern "C" __attribute__((visibility("default")))
-    OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) {
-      static Twice op;
-      api = base->GetApi(17);
-      OrtCustomOpDomain* domain;
-      if (OrtStatus* s = api->CreateCustomOpDomain("user.ops", &domain)) return s;
-      if (OrtStatus* s = api->CustomOpDomain_Add(domain, &op)) return s;
-      return api->AddCustomOpDomain(options, domain);
-    }
-""")
-
-
-@pytest.fixture(scope="module")
-def user_library(tmp_path_factory: pytest.TempPathFactory, library: Path) -> Path:
-    """A tiny user op library (Twice in user.ops), compiled here against the same headers."""
-    folder = tmp_path_factory.mktemp("user_lib")
-    source = folder / "twice.cpp"
-    source.write_text(USER_OP)
-    out = folder / "libtwice.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{ort_library.header_dir()}", str(source),
-                    "-o", str(out)], check=True, capture_output=True)
-    return out
-
-
 def _user_model() -> onnx.ModelProto:
     twice = helper.make_node("Twice", ["X"], ["T"], domain="user.ops", name="twice")
     resize = helper.make_node("DynamicTRTResize", ["T", "S"], ["Y"], domain="trt.plugins", name="up", mode="linear")
@@ -603,47 +530,11 @@ def test_v3_sizes_form_runs_through_make_session(library):
 # --------------------------------------------------------------------------- custom_op_libs through validate, passes, CLI
 
 
-def _user_resize_model(*, plugin: bool, constant_scales: bool = False) -> onnx.ModelProto:
-    """X -> Twice (user.ops) -> Resize (or the plugin) -> Y; scales an input, or a constant."""
-    twice = helper.make_node("Twice", ["X"], ["T"], domain="user.ops", name="twice")
-    if plugin:
-        resize = helper.make_node("DynamicTRTResize", ["T", "S"], ["Y"], domain="trt.plugins", name="up", mode="linear")
-    else:
-        resize = helper.make_node("Resize", ["T", "", "S"], ["Y"], name="up", mode="linear")
-    inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4, 4])]
-    initializers = []
-    if constant_scales:
-        initializers.append(onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "S"))
-    else:
-        inputs.append(helper.make_tensor_value_info("S", TensorProto.FLOAT, [4]))
-    graph = helper.make_graph([twice, resize], "g", inputs,
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, "OH", "OW"])],
-                              initializer=initializers)
-    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("user.ops", 1)]
-    if plugin:
-        opsets.append(helper.make_opsetid("trt.plugins", 1))
-    return helper.make_model(graph, opset_imports=opsets)
-
-
-def _twice_as_mul(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The same model with Twice written as a standard Mul by 2 (the reference)."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    node = copy.graph.node[0]
-    node.op_type, node.domain = "Mul", ""
-    node.input.append("two")
-    copy.graph.initializer.append(onnx.numpy_helper.from_array(np.array(2, np.float32), "two"))
-    kept = [o for o in copy.opset_import if o.domain != "user.ops"]
-    del copy.opset_import[:]
-    copy.opset_import.extend(kept)
-    return copy
-
-
 def test_validate_registers_custom_op_libs_on_every_session(library, user_library):
     from graphsurgeon_tools.validation import validate
 
-    candidate = _user_resize_model(plugin=True)
-    reference = _twice_as_mul(_user_resize_model(plugin=False))
+    candidate = user_resize_model(plugin=True)
+    reference = twice_as_mul(user_resize_model(plugin=False))
     report = validate(candidate, reference, factors=[2, 3], custom_op_libs=[user_library])
     assert report.passed, report.to_dict()
     with pytest.raises(Exception, match="user.ops|Twice"):
@@ -653,28 +544,11 @@ def test_validate_registers_custom_op_libs_on_every_session(library, user_librar
 def test_the_built_in_check_runs_models_with_a_users_op(library, user_library):
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
-    model = _user_resize_model(plugin=False, constant_scales=True)
+    model = user_resize_model(plugin=False, constant_scales=True)
     without = make_dynamic_scale(model)
     assert without.check is not None and without.check.passed is None  # skipped: ORT lacks user.ops
     checked = make_dynamic_scale(model, custom_op_libs=[user_library])
     assert checked.check is not None and checked.check.passed is True, checked.check.to_dict()
-
-
-def test_cli_custom_op_lib_on_validate_and_make_dynamic_scale(
-        library, user_library, tmp_path, run_cli):
-    original = tmp_path / "user.onnx"
-    onnx.save(_user_resize_model(plugin=False, constant_scales=True), original)
-    done = run_cli("make-dynamic-scale", original, "-o", tmp_path / "dynamic.onnx", "--custom-op-lib", user_library)
-    assert done.code == 0 and "check passed" in done.out, done
-    done = run_cli("swap-plugin", tmp_path / "dynamic.onnx", "-o", tmp_path / "plugin.onnx")  # runs no session
-    assert done.code == 0, done
-    onnx.save(_twice_as_mul(_user_resize_model(plugin=False)), tmp_path / "reference.onnx")
-    done = run_cli("validate", tmp_path / "plugin.onnx", "--reference", tmp_path / "reference.onnx",
-                   "--factors", "2,3", "--custom-op-lib", user_library, "--custom-op-lib", user_library)
-    assert done.code == 0, done
-    done = run_cli("validate", tmp_path / "plugin.onnx", "--reference", tmp_path / "reference.onnx",
-                   "--custom-op-lib", tmp_path / "missing.so")
-    assert done.code == 2 and "--custom-op-lib" in done.err and "missing.so" in done.err, done
 
 
 def test_float16_on_the_extensions_path_is_refused_naming_the_node_not_a_crash(monkeypatch):
