@@ -16,6 +16,8 @@ modules, ruff-clean code, and a test tree that mirrors the packages.
 * Every test module sits in a folder that mirrors a package (tests/passes/swap_plugin/ ->
   graphsurgeon_tools/passes/swap_plugin/, tests/exporters/ -> exporters/, tests/ -> the top-level
   modules), or in one of the few cross-cutting suites named, with the reason, in CROSS_CUTTING.
+* Tests that run the onnxtool command (the run_cli fixture, cli.main/app, typer's CliRunner) live
+  under tests/cli/ (or in a cross-cutting suite).
 """
 
 from __future__ import annotations
@@ -255,3 +257,35 @@ def test_the_mirror_rule_sees_a_misplaced_folder() -> None:
     assert _mirrored_package(TESTS / "exporters") == ROOT / "exporters"
     assert _mirrored_package(TESTS / "passes" / "no_such_pass") is None
     assert _mirrored_package(TESTS / "helpers") is None
+
+
+def _runs_the_command(path: Path) -> list[str]:
+    """The test functions in ``path`` that run the ``onnxtool`` command in process: they take the ``run_cli``
+    fixture, or call graphsurgeon_tools.cli's ``main``/``app`` or typer's CliRunner."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    entries = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and node.module in ("graphsurgeon_tools.cli", "typer.testing") for alias in node.names
+               if alias.name in ("main", "app", "CliRunner")}
+    return [fn.name for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")
+            and ("run_cli" in {a.arg for a in fn.args.args}
+                 or any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in entries
+                        for c in ast.walk(fn)))]
+
+
+def test_command_line_tests_live_under_tests_cli() -> None:
+    elsewhere = {str(path.relative_to(ROOT)): names for path in sorted(TESTS.rglob("test_*.py"))
+                 if path.parent.relative_to(TESTS).parts[:1] not in [("cli",), *[(name,) for name in CROSS_CUTTING]]
+                 and (names := _runs_the_command(path))}
+    assert not elsewhere, f"tests that run the onnxtool command belong under tests/cli/: {elsewhere}"
+
+
+def test_the_command_scan_sees_each_way_of_running_the_command(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "from typer.testing import CliRunner\n"
+        "from graphsurgeon_tools.cli import app, main as run\n"
+        "def test_fixture(run_cli):\n    run_cli('inspect')\n"
+        "def test_main():\n    assert run(['inspect']) == 2\n"
+        "def test_runner():\n    CliRunner().invoke(app, ['inspect'])\n"
+        "def test_api(save_model_file):\n    assert app is not None\n")
+    assert _runs_the_command(probe) == ["test_fixture", "test_main", "test_runner"]
