@@ -100,11 +100,18 @@ class Skip:
 def _plain(item: Any) -> Any:
     """A report entry as JSON-ready data. Flat dataclasses only (dataclasses.asdict deep-copies
     every value, which costs more than the whole rewrite on a graph with thousands of sites)."""
-    if hasattr(item, "to_dict"):
-        return item.to_dict()
-    if is_dataclass(item):
-        return {f.name: _copy_value(getattr(item, f.name)) for f in fields(item)}
-    return item
+    names = _FIELD_NAMES.get(type(item))
+    if names is None:
+        if hasattr(item, "to_dict"):
+            return item.to_dict()
+        if not is_dataclass(item):
+            return item
+        # a dataclass without to_dict: its field names, once per class (thousands of entries per report)
+        names = _FIELD_NAMES[type(item)] = tuple(f.name for f in fields(item))
+    return {name: _copy_value(getattr(item, name)) for name in names}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _copy_value(value: Any) -> Any:

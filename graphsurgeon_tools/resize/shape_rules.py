@@ -184,6 +184,9 @@ def resize_by_scales(x: Tensor, scales_tensor: Tensor) -> Optional[Tensor]:
         return None
     dims = []
     for dim, scale in zip(x.shape, scales.tolist()):
+        if scale == 1.0 and 0 <= dim < 1 << 24:  # the commonest entry (N, C): floor(dim * 1) == dim, exactly
+            dims.append(dim)
+            continue
         product = dim * scale  # exact in double for dims below 2**24: two float32 significands
         if dim >= 1 << 24 or not math.isfinite(product) or product < 0:
             return None  # ONNX's inference says what it makes of nonsense scales

@@ -151,9 +151,8 @@ def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, 
                 else:
                     dim.dim_param = core_graph.unique_name(taken, f"{output.name}_dim{axis}")
         if had_info:
-            skeleton = checker.weightless_copy(model)
             try:
-                result = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+                result = checker.shape_inference(model)
                 wanted = set(had_info)
                 refreshed = [v for v in result.graph.value_info if v.name in wanted]
             except _INFERENCE_FAILURES:

@@ -85,6 +85,8 @@ class Builder:
         self._taken: Optional[set[str]] = None  # every name of the graph: gathered on the first new name
         self.pending: list[tuple[int, list[NodeProto]]] = []
         self.value_infos: list[tuple[str, int, Optional[int], Optional[tuple], str]] = []
+        #: (name, type, repr of the value) -> AttributeProto: like plugin nodes share their attributes
+        self.attributes: dict[tuple[str, type, str], Any] = {}
 
     @property
     def taken(self) -> set[str]:

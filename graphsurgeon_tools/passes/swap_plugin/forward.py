@@ -132,6 +132,30 @@ def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[Res
     return [s for s in candidates if recognise(model, s, flow)[0] is not None]
 
 
+def _new_input_dict(new_input: Any) -> dict[str, Any]:
+    """``dataclasses.asdict`` of a flat NewInput (its lists copied), without asdict's deep walk."""
+    return {f.name: _copied(getattr(new_input, f.name)) for f in dataclasses.fields(new_input)}
+
+
+def _copied(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else value
+
+
+_SIMPLE = frozenset({str, int, float, bool, bytes})
+
+
+def _attribute(name: str, value: Any, builder: Builder) -> Any:
+    """``make_attr(name, value)``, made once per distinct (name, value) in a run: the plugin nodes of
+    like sites carry the same attributes (extend copies the proto into each node)."""
+    if not (type(value) in _SIMPLE or (type(value) in (list, tuple) and all(type(v) in _SIMPLE for v in value))):
+        return make_attr(name, value)  # only plain values have a repr that says all of them
+    key = (name, type(value), repr(value))
+    made = builder.attributes.get(key)
+    if made is None:
+        made = builder.attributes[key] = make_attr(name, value)
+    return made
+
+
 def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult,
                   layout: str = "scales") -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
@@ -142,7 +166,7 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 
     dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
-    result.new_inputs.extend(dataclasses.asdict(i) for i in dyn.new_inputs)
+    result.new_inputs.extend(_new_input_dict(i) for i in dyn.new_inputs)
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
@@ -312,7 +336,7 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
     if signature == shape_input.SIGNATURE:
         attrs[shape_input.SHAPE_INPUT_INDICES] = [1]
     new = helper.make_node(op_type, [site.input_name, second], [site.output_name], name=node.name, domain=domain)
-    new.attribute.extend(make_attr(k, v) for k, v in attrs.items())
+    new.attribute.extend(_attribute(k, v, builder) for k, v in attrs.items())
     replaced_inputs.extend(i for i in list(node.input)[1:] if i and i != second)
     node.CopyFrom(new)
     if extra:
