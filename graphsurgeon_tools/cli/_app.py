@@ -172,32 +172,17 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _printable(value: Any) -> Any:
-    """Every string of a report as valid UTF-8: a file name's undecodable bytes as ``\\xNN``
-    (:func:`graphsurgeon_tools.io.names.printable`), so no strict JSON parser or stream chokes."""
-    from graphsurgeon_tools.io.names import printable
-
-    def walk(item: Any) -> Any:  # one import for the whole report: a big one has ~100,000 values
-        if isinstance(item, str):
-            return item if item.isascii() else printable(item)  # ASCII is valid UTF-8: most strings
-        if isinstance(item, dict):
-            return {(k if k.isascii() else printable(k)) if isinstance(k, str) else k: walk(v)
-                    for k, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [walk(i) for i in item]
-        return item
-
-    return walk(value)
-
-
 def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
     """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``.
 
     Library text in the report (skip reasons, notes) names API keywords; both forms show the
-    flags instead (:func:`graphsurgeon_tools.cli.vocabulary.report_to_flags`)."""
+    flags instead (:func:`graphsurgeon_tools.cli.vocabulary.report_to_flags`), and every string
+    as valid UTF-8: a file name's undecodable bytes as ``\\xNN`` (:func:`graphsurgeon_tools.io.names.printable`),
+    so no strict JSON parser or stream chokes; both in one walk over the report."""
     from graphsurgeon_tools.cli.vocabulary import report_to_flags
+    from graphsurgeon_tools.io.names import printable
 
-    report = _printable(report_to_flags(report))
+    report = report_to_flags(report, printable)
     if as_json:
         text = json.dumps(report, indent=2, default=_json_default)
         sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2, allow_nan=False) + "\n")

@@ -23,7 +23,7 @@ know which command is running: a keyword means the same flag in every command.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 __all__ = ["FLAGS", "Flag", "command_name", "fix_hint", "report_to_flags", "spell_flags", "to_flags"]
 
@@ -125,22 +125,51 @@ def to_flags(message: str) -> str:
     """``'shared=True needs equal scales'`` -> ``'--shared needs equal scales'``."""
     if "=" not in message:  # most report strings: skip the regex
         return message
-    return _KEYWORD.sub(_spell, message)
+    spelled = _SPELLED.get(message)
+    if spelled is None:
+        spelled = _KEYWORD.sub(_spell, message)
+        if len(_SPELLED) < 4096:
+            _SPELLED[message] = spelled
+    return spelled
 
 
-def report_to_flags(report: Any) -> Any:
+#: to_flags' answers (a pure function of the text): a report of many like sites repeats its texts.
+_SPELLED: dict[str, str] = {}
+
+
+#: Values a report walk gives back as they are, checked by exact type first (a report of thousands
+#: of sites holds ~100,000 values, most of them numbers).
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
+def report_to_flags(report: Any, printable: Optional[Callable[[str], str]] = None) -> Any:
     """A copy of a JSON-able report with every string rewritten by :func:`to_flags`, and a
-    ``hint`` (:func:`fix_hint`) added beside each ``code`` whose ``fix`` names a call."""
+    ``hint`` (:func:`fix_hint`) added beside each ``code`` whose ``fix`` names a call.
+
+    ``printable``: the same walk also passes every non-ASCII string (dict keys and hints included)
+    through it and makes every tuple a list: what the CLI prints, in one walk instead of two."""
+    kind = type(report)
+    if kind in _PLAIN:
+        return report
+    if kind is list:
+        return [report_to_flags(item, printable) for item in report]
     if isinstance(report, str):
-        return to_flags(report)
+        text = to_flags(report)
+        return text if printable is None or text.isascii() else printable(text)
     if isinstance(report, dict):
-        out = {key: report_to_flags(value) for key, value in report.items()}
+        if printable is None:
+            out = {key: report_to_flags(value) for key, value in report.items()}
+        else:
+            out = {(printable(key) if isinstance(key, str) and not key.isascii() else key):
+                   report_to_flags(value, printable) for key, value in report.items()}
         fix = report.get("fix")
         if isinstance(report.get("code"), str) and isinstance(fix, dict) and "hint" not in out:
-            out["hint"] = fix_hint(fix)
+            hint = fix_hint(fix)
+            out["hint"] = printable(hint) if printable is not None and isinstance(hint, str) and \
+                not hint.isascii() else hint
         return out
-    if isinstance(report, list):
-        return [report_to_flags(item) for item in report]
+    if isinstance(report, list) or (printable is not None and isinstance(report, tuple)):
+        return [report_to_flags(item, printable) for item in report]
     if isinstance(report, tuple):
         return tuple(report_to_flags(item) for item in report)
     return report
