@@ -188,10 +188,11 @@ class ShapeFlow:
             # once per node, as core.graph.consumers: a body's captures count as the node's reads
             for name in node_reads(node) if len(node.attribute) else (names if len(names) == 1 else set(names)):
                 if name:
-                    if name in consumers:
-                        consumers[name].append(index)
-                    else:
+                    readers = consumers.get(name)
+                    if readers is None:
                         consumers[name] = [index]
+                    else:
+                        readers.append(index)
             key = (node.op_type, node.domain)
             kind = kinds.get(key)
             if kind is None:
@@ -201,6 +202,12 @@ class ShapeFlow:
                     (kind == _RESIZE and not resize_by_scales_form(node, names)):
                 kind = _OTHER
             facts.append((node, names, outs, kind))
+            if kind == _UNARY:  # _known's answer inline: a chain of such ops is most of a big graph
+                first = base.get(names[0], UNKNOWN)
+                if first.static and first.elem:
+                    if outs[0]:
+                        base[outs[0]] = first if first.value is None else Tensor(first.elem, first.shape)
+                    continue
             inputs = [base.get(n, UNKNOWN) if n else UNKNOWN for n in names]
             if kind:
                 outputs = self._known(node, inputs, outs, kind)
