@@ -265,7 +265,7 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
     import onnx
     from onnx import TensorProto
 
-    from graphsurgeon_tools.core.checker import value_info_map, weightless_copy
+    from graphsurgeon_tools.core.checker import shape_inference, value_info_map, weightless_copy
 
     work = weightless_copy(proto)
     for info in work.graph.input:
@@ -289,7 +289,7 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
             x_of.setdefault(name, x)
     for name in names:  # graph order = site order for the layouts written here
         try:
-            inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
+            inferred = shape_inference(work)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as exc:
             profile.notes.append(f"shape inference failed ({str(exc).splitlines()[0]})")
             return found

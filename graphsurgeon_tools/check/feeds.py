@@ -119,7 +119,7 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     shape inference, so the Resize sizes they decide are checked too. Tensors whose size
     depends on other run-time values (swept scales) are the caller's to check.
     """
-    from graphsurgeon_tools.core.checker import weightless_copy
+    from graphsurgeon_tools.core.checker import shape_inference, weightless_copy
 
     cap = limits.max_output_bytes(max_output_bytes)
     if cap is None:  # the limit is off: nothing can be refused, no shape inference to pay for
@@ -143,7 +143,7 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
             for value in shapes[inp.name]:
                 inp.type.tensor_type.shape.dim.add().dim_value = value
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+        inferred = shape_inference(skeleton)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
         # inference is a guard here, not a verdict: a model it cannot follow is judged by ORT
         return

@@ -112,11 +112,11 @@ def _static_sizes_fit(model: "ModelProto", max_bytes: int) -> Optional[bool]:
     (C++, no data made): True / False, or None when some output's shape is not static."""
     import onnx
 
-    from graphsurgeon_tools.core.checker import static_shape
+    from graphsurgeon_tools.core.checker import shape_inference, static_shape
     from graphsurgeon_tools.core.dtypes import itemsize
 
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = shape_inference(model.SerializeToString())  # as it is: its constants are what it folds
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
         return None
     infos = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}

@@ -42,6 +42,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from graphsurgeon_tools.core.checker import shape_inference
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 
@@ -155,7 +156,7 @@ def _elem_types(model: Any) -> dict[str, int]:
     import onnx
 
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = shape_inference(model, data_prop=False)  # types only: the weightless model says them
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
         # inference is only a source of dtypes here; fall back to what is written
         inferred = model

@@ -16,7 +16,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.core.checker import weightless_copy
+from graphsurgeon_tools.core.checker import shape_inference
 from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
 from graphsurgeon_tools.resize import find_resize_sites
 from graphsurgeon_tools.resize.runtime_sizes import recognise
@@ -40,7 +40,7 @@ def _full_scales(scales: Sequence[float], axes: Optional[Sequence[int]], rank: O
 def _static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
     """Fully static shapes (every dim a positive int) that shape inference with data propagation finds."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False, data_prop=True)
+        inferred = shape_inference(model)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError):
         return {}  # a model inference cannot follow keeps its runtime sizes unknown
     shapes: dict[str, tuple[int, ...]] = {}

@@ -40,7 +40,7 @@ from onnx import ModelProto, numpy_helper
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core import graph as core_graph
-from graphsurgeon_tools.core.checker import static_shape, value_info_map, weightless_copy
+from graphsurgeon_tools.core.checker import shape_inference, static_shape, value_info_map
 from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
@@ -114,7 +114,7 @@ def _slots(op_type: str, version: int, arity: int) -> tuple[int, ...]:
 def _ranks(model: ModelProto) -> dict[str, Optional[int]]:
     """Tensor name -> rank where ONNX shape inference knows it (a weightless copy: cheap)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(weightless_copy(model), strict_mode=False)
+        inferred = shape_inference(model, data_prop=False)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
         inferred = model
     ranks = {}
