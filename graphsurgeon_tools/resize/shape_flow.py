@@ -181,7 +181,7 @@ class ShapeFlow:
         base = self.base
         consumers = self.consumers
         facts = self._facts
-        kinds: dict[tuple[str, str], int] = {}
+        kinds: dict[str, int] = {}  # op type -> kind, for the default domains
         for index, node in enumerate(self.graph.node):
             names = tuple(node.input)
             outs = tuple(node.output)
@@ -193,11 +193,13 @@ class ShapeFlow:
                         consumers[name] = [index]
                     else:
                         readers.append(index)
-            key = (node.op_type, node.domain)
-            kind = kinds.get(key)
-            if kind is None:
-                kind = kinds[key] = _OTHER if key[1] not in DEFAULT_DOMAINS else \
-                    _UNARY if key[0] in _FAST_UNARY else _RESIZE if key[0] == "Resize" else _OTHER
+            if node.domain in DEFAULT_DOMAINS:
+                op = node.op_type
+                kind = kinds.get(op)
+                if kind is None:
+                    kind = kinds[op] = _UNARY if op in _FAST_UNARY else _RESIZE if op == "Resize" else _OTHER
+            else:
+                kind = _OTHER
             if len(outs) != 1 or not names or (kind == _UNARY and not names[0]) or \
                     (kind == _RESIZE and not resize_by_scales_form(node, names)):
                 kind = _OTHER
