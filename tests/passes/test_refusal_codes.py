@@ -210,6 +210,7 @@ CASES: list[tuple[str, str, Callable[[], Any]]] = [
     ("unknown-second-input", "reverse", lambda: swap_plugin(_plugin(
         13, "float[4] s0, int64[K] shp", "x, s", body="s = Reshape (s0, shp)\n"), reverse=True, check=False)),
     ("sizes-need-opset-11", "reverse", lambda: swap_plugin(_plugin(10, "int64[2] s"), reverse=True, check=False)),
+    ("scales-need-opset-9", "reverse", lambda: swap_plugin(_plugin(7, "float[4] s"), reverse=True, check=False)),
     # set-factor: plan.plan_sites
     ("no-dynamic-input", "set", lambda: set_factor(_scales(), {"n0_Resize": 2}, check=False)),
     ("rank-unknown", "set", lambda: set_factor(

@@ -18,7 +18,11 @@ A selected plugin node whose attributes are missing a value, mistyped or out of 
 Plugin nodes inside If/Loop/Scan bodies or model-local functions are reported skipped
 with the reason (never left silently).
 
-Requires: the working copy (changed in place), opset >= 9. Does NOT run any checker.
+Below opset 9 Upsample has no scales input: a plugin node whose scales are a constant becomes
+Upsample-7 with the ``scales`` attribute (the form forward swapped); run-time scales are
+refused per site (``scales-need-opset-9``), never turned into a model that does not load.
+
+Requires: the working copy (changed in place). Does NOT run any checker.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from onnx import ModelProto, NodeProto, helper
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.core.attributes import make_attr
-from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.core.constants import ConstantTracer, ValueSource
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.swap_plugin import refusals, shape_input
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes
@@ -42,6 +46,8 @@ from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize.plugin_node import decode_plugin_semantics, resize_attributes
 
 __all__ = ["reverse"]
+
+CONSTANT_SOURCES = frozenset({ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY, ValueSource.FOLDED})
 
 
 def _label(node: NodeProto) -> str:
@@ -61,8 +67,7 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
                 "in-body", f"inside {where}: reverse=True turns main-graph plugin nodes back only")))
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     opset = opsets.default_opset(model)
-    if opset < 9:
-        raise UsageError(f"reverse=True needs opset >= 9 (Upsample with a scales input); {label} imports opset {opset}")
+    tracer = ConstantTracer(model) if opset < 9 else None
     for _, node in selected:
         refusals.raise_if_bad_attributes(node, 0, label, spec.attributes.rename)
     types = elem_types_and_shapes(model)
@@ -108,18 +113,30 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         if sizes is not None and opset < 11:
             result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
             continue
+        attribute_scales = None
+        if opset < 9:
+            attribute_scales = _constant_scales(tracer, scales)
+            if attribute_scales is None:
+                result.skipped.append(Skip(base, node.op_type, Refusal(
+                    "scales-need-opset-9", f"Upsample takes run-time scales from opset 9; the model imports {opset} "
+                    f"and {second!r} is not a constant that the scales attribute could hold")))
+                continue
         if opset >= 13:
             inputs = [x, "", scales or "", sizes or ""]
         elif opset >= 11:
             roi = builder.initializer(f"{base}/roi", np.zeros(0, dtype=np.float32))
             empty = builder.initializer(f"{base}/empty_scales", np.zeros(0, dtype=np.float32)) if sizes else ""
             inputs = [x, roi, scales or empty, sizes or ""]
-        else:
+        elif opset >= 9:
             inputs = [x, scales]
+        else:
+            inputs = [x]
         while inputs and inputs[-1] == "":
             inputs.pop()
         resize_op = "Upsample" if opset < 10 else "Resize"
         new_attrs = resize_attributes(semantics, opset)
+        if attribute_scales is not None:
+            new_attrs["scales"] = attribute_scales
         new = helper.make_node(resize_op, inputs, [node.output[0]], name=node.name)
         new.attribute.extend(make_attr(k, v) for k, v in new_attrs.items())
         node_name = node.name
@@ -139,6 +156,16 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         result.removed_nodes.extend(core_graph.remove_unused(graph, dropped))
         for domain in domains:
             opsets.drop_unused_opset(model, domain)
+
+
+def _constant_scales(tracer: ConstantTracer, scales: Optional[str]) -> Optional[list[float]]:
+    """The constant value of ``scales`` as Upsample-7's attribute, or None when it is not a constant."""
+    if scales is None:
+        return None
+    trace = tracer.trace(scales)
+    if trace.source not in CONSTANT_SOURCES or trace.value is None:
+        return None
+    return [float(v) for v in np.asarray(trace.value).reshape(-1)]
 
 
 def _sizes_need_opset_11(opset: int) -> Refusal:

@@ -11,9 +11,11 @@ import numpy as np
 import onnx
 import pytest
 from hostile import nested
+from onnx import TensorProto, helper
 
 from graphsurgeon_tools.passes.swap_plugin import check as swap_check
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+from graphsurgeon_tools.runtime.session import make_session
 
 SIGNATURES = ("scales", "size-tensor", "sizes")
 RTOL, ATOL = 1e-4, 1e-5
@@ -113,3 +115,27 @@ def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
     np.testing.assert_allclose(plugin_out, stock, rtol=RTOL, atol=ATOL)
 
 
+
+
+def test_reverse_of_an_upsample_7_swap_writes_upsample_7_back() -> None:
+    """Below opset 9 Upsample has no scales input: the constant the forward swap kept goes back
+    into the scales attribute, and the round trip computes what the original computed."""
+    graph = helper.make_graph(
+        [helper.make_node("Upsample", ["x"], ["y"], name="up", mode="nearest", scales=[1.0, 1.0, 2.0])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8])])
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)], ir_version=8)
+    swapped = swap_plugin(original, keep_constant=True, check=False)
+    assert [n.op_type for n in swapped.model.graph.node] == ["DynamicTRTResize"]
+    back = swap_plugin(swapped.model, reverse=True, check=False)
+    assert not back.skipped
+    (node,) = back.model.graph.node
+    assert node.op_type == "Upsample" and list(node.input) == ["x"]
+    assert list(helper.get_attribute_value(next(a for a in node.attribute if a.name == "scales"))) == [1.0, 1.0, 2.0]
+    assert not back.model.graph.initializer  # the scales constant went back into the attribute
+    onnx.checker.check_model(back.model, full_check=True)
+    x = np.random.default_rng(0).standard_normal((1, 3, 4)).astype(np.float32)
+    want = make_session(original).run(None, {"x": x})[0]
+    got = make_session(back.model).run(None, {"x": x})[0]
+    assert want.shape == (1, 3, 8) and np.abs(want).max() > 0
+    np.testing.assert_array_equal(got, want)
