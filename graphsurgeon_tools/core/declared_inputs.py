@@ -42,6 +42,7 @@ __all__ = [
     "DeclaredInput",
     "read_declared_inputs",
     "record_declared_inputs",
+    "vector_layout",
 ]
 
 #: metadata_props key of the record.
@@ -122,6 +123,20 @@ class DeclaredInput:
         return cls(name=str(entry["name"]), drives=tuple(str(n) for n in entry.get("drives", ())),
                    dtype=str(entry["dtype"]), shape=dims, layout=str(entry.get("layout", VALUE_LAYOUT)),
                    original=values, original_shape=shape, by=str(entry.get("by", "")))
+
+
+def vector_layout(length: Optional[int], rank: Optional[int], *, sizes: bool = False, scalar: bool = False) -> str:
+    """The layout of a 1-D (or scalar) input that drives a resize: the one rule, for a pass declaring
+    its input and for validate reading an undeclared one. ``length``: its entries (None: unknown, read
+    as a full scales vector); ``rank``: of the X it resizes (None: taken as 4, an image); ``sizes``: it
+    holds output sizes (a Resize's sizes slot read as values), not factors; ``scalar``: 0-d."""
+    if sizes:
+        return "sizes"
+    if scalar or length == 1:
+        return "factor"
+    if length == 2 and (rank or 4) != 2:
+        return "pair"
+    return "scales"
 
 
 def _number(value: Any) -> Union[int, float]:

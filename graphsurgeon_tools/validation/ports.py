@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import onnx
 
-from graphsurgeon_tools.core.declared_inputs import DeclaredInput, read_declared_inputs
+from graphsurgeon_tools.core.declared_inputs import DeclaredInput, read_declared_inputs, vector_layout
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.core.graph import scopes
 from graphsurgeon_tools.core.opsets import default_opset
@@ -329,8 +329,10 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         if declaration is not None:  # the pass said what a factor is for this input
             length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
             rank = x_rank.get(info.name, 4)
-            scale_inputs.append(ScaleInput(info.name, declaration.layout, length, rank, dtype,
-                                           declaration.drives or tuple(driven.get(info.name, ("", []))[1]), shape))
+            # The resize nodes it reaches, in validate's own naming, where the walk finds them (sites=,
+            # baked scales per node); else the nodes the pass named (a pass whose input drives no resize).
+            nodes = tuple(driven[info.name][1]) if info.name in driven else declaration.drives
+            scale_inputs.append(ScaleInput(info.name, declaration.layout, length, rank, dtype, nodes, shape))
             continue
         if info.name not in driven:
             data_inputs.append(DataInput(info.name, shape, dtype))
@@ -340,17 +342,10 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         length = shape[0] if len(shape) == 1 and isinstance(shape[0], int) else None
         if len(shape) >= 2:
             layout, length = "size-tensor", None
-        elif (kind == "sizes" and info.name not in via_math) or (
-                info.name in plugin_direct and np.issubdtype(dtype, np.integer)):
-            layout = "sizes"  # a Resize's sizes, or the TensorRT V3 plugin form: sizes as values
-        elif len(shape) == 0:
-            layout, length = "factor", None
-        elif length == 1:
-            layout = "factor"
-        elif length == 2 and rank != 2:
-            layout = "pair"
-        else:
-            layout = "scales"
+        else:  # a Resize's sizes, or the TensorRT V3 plugin form (sizes as values); else factors by length
+            sizes = (kind == "sizes" and info.name not in via_math) or (
+                info.name in plugin_direct and np.issubdtype(dtype, np.integer))
+            layout = vector_layout(length, rank, sizes=sizes, scalar=len(shape) == 0)
         scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
 
     baked, unknown, count = sites_baked_scales(model)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import golden
 import numpy as np
 import onnx
 import pytest
@@ -28,13 +29,14 @@ from validation.declared_passes import (  # noqa: F401 - files: fixture
     original_model,
 )
 
-from graphsurgeon_tools import validate
+from graphsurgeon_tools import make_dynamic_scale, validate
 from graphsurgeon_tools.core.declared_inputs import (
     DECLARED_INPUTS_KEY,
     DeclaredInput,
     read_declared_inputs,
     record_declared_inputs,
 )
+from graphsurgeon_tools.validation.ports import model_ports
 
 
 def test_the_contract_records_each_pass_declarations_in_the_written_model(files: dict[str, Path]) -> None:
@@ -105,3 +107,35 @@ def test_an_unreadable_or_foreign_record_is_not_trusted() -> None:
     assert read_declared_inputs(model) == {}
     with pytest.raises(ValueError, match="layout"):
         DeclaredInput("a", (), "float32", (1,), layout="sideways")
+
+
+def _sorted_ports(model: onnx.ModelProto) -> list[tuple]:
+    ports = model_ports(model)
+    return sorted((s.name, s.layout, s.length, str(s.dtype), s.nodes) for s in ports.scale_inputs)
+
+
+CASES = [
+    ("resize-13", lambda: golden.resize_model(13), {}),
+    ("resize-18 axes", lambda: golden.resize_model(18, axes=[2, 3], scales=(2.0, 2.0)), {}),
+    ("fpn factor", lambda: golden.fpn_model(13, symbolic=False), {"layout": "factor"}),
+    ("fpn sizes", lambda: golden.fpn_model(13, symbolic=False), {"layout": "sizes"}),
+    ("fpn pair", lambda: golden.fpn_model(13, symbolic=False), {"factor": True}),
+    ("upsample-9", lambda: golden.upsample_model(9), {}),
+    ("1 spatial axis", lambda: golden.spatial_resize_model(1), {}),
+    ("3 spatial axes factor", lambda: golden.spatial_resize_model(3), {"layout": "factor"}),
+    ("sizes-driven", lambda: golden.sizes_model(13), {"from_sizes": True}),
+]
+
+
+@pytest.mark.parametrize("build, keywords", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_make_dynamic_scale_declares_what_the_graph_walk_finds(build, keywords) -> None:
+    """make-dynamic-scale declares its inputs by the one layout rule: validate reads the same ports from the
+    declarations as from the graph walk it still does for models nobody declared."""
+    model = make_dynamic_scale(build(), check=False, **keywords).model
+    declared = read_declared_inputs(model)
+    assert declared and {d.by for d in declared.values()} == {"make-dynamic-scale"}
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    for prop in [p for p in bare.metadata_props if p.key == DECLARED_INPUTS_KEY]:
+        bare.metadata_props.remove(prop)
+    assert _sorted_ports(model) == _sorted_ports(bare)

@@ -10,9 +10,10 @@ from typing import Any, Optional
 
 import numpy as np
 
+from graphsurgeon_tools.core.declared_inputs import DeclaredInput, vector_layout
 from graphsurgeon_tools.passes.base import PassResult, Skip
 
-__all__ = ["DynamicScaleResult", "NewInput", "RewrittenSite", "SkippedSite"]
+__all__ = ["DynamicScaleResult", "NewInput", "RewrittenSite", "SkippedSite", "declare_new_inputs"]
 
 #: make-dynamic-scale's skip type is the common one.
 SkippedSite = Skip
@@ -68,3 +69,19 @@ class DynamicScaleResult(PassResult):
         data["opset_before"] = self.opset_before
         data["opset_after"] = self.opset_after
         return data
+
+
+def declare_new_inputs(new_inputs: list[NewInput], plans: list[Any], layout: str) -> list[DeclaredInput]:
+    """Each new input as the pass declares it (validate drives it from the written file): the resize
+    nodes that read it, its layout by the one rule (core.declared_inputs.vector_layout) and its value."""
+    declared = []
+    for new in new_inputs:
+        sites = [p.site for p in plans if p.input_name == new.name]
+        ranks = {s.input_rank for s in sites if s.input_rank}
+        length = new.shape[0] if len(new.shape) == 1 else None
+        declared.append(DeclaredInput(
+            name=new.name, drives=tuple(s.node_name or f"#{s.node_index}" for s in sites), dtype=new.dtype,
+            shape=tuple(new.shape), layout=vector_layout(length, ranks.pop() if len(ranks) == 1 else None,
+                                                         sizes=layout == "sizes"),
+            original=tuple(new.value) if new.value else None, by=DynamicScaleResult.pass_name))
+    return declared

@@ -32,6 +32,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import (
     DynamicScaleResult,
     RewrittenSite,
+    declare_new_inputs,
 )
 from graphsurgeon_tools.passes.make_dynamic_scale.rewrite import (
     check_input_name,
@@ -140,6 +141,7 @@ def dynamize_sites(
             model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
         )
     record_original_values(model, result.new_inputs)  # validate's "original" sweep point reads them
+    result.declared_inputs = declare_new_inputs(result.new_inputs, plans, layout)  # recorded by the contract
     timer.lap("rewrite")
     for body, starts in levels:
         forget_body_shapes(body, starts)
