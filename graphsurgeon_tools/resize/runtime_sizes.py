@@ -35,6 +35,7 @@ import numpy as np
 from onnx import TensorProto
 
 from graphsurgeon_tools.core.dtypes import is_float, is_known, np_dtype
+from graphsurgeon_tools.core.graph import producers
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,8 +122,6 @@ class RuntimeSizes:
 
 class _Walker:
     def __init__(self, model: "ModelProto", ranks: dict[str, int]) -> None:
-        from graphsurgeon_tools.core.graph import producers
-
         self.graph = model.graph
         self.producers = producers(self.graph)
         self.inits = {i.name: i for i in self.graph.initializer}

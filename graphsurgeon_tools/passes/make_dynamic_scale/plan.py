@@ -27,6 +27,7 @@ import onnx
 from onnx import ModelProto
 
 from graphsurgeon_tools.core import opsets
+from graphsurgeon_tools.core.graph import scopes
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.refusal import Fix, Refusal
@@ -116,8 +117,6 @@ def spatial_suffix(site: ResizeSite, length: int) -> Optional[int]:
 def opset9_blockers(model: ModelProto, old: int) -> list[str]:
     """Op types whose meaning changes when the default opset goes from ``old`` (7/8) to 9, in
     every graph of the model (bodies included: the opset is the model's)."""
-    from graphsurgeon_tools.core.graph import scopes
-
     blockers = []
     for scope in scopes(model, functions=False):
         blockers.extend(_opset9_blockers(scope.graph.node, old, scope.name if scope.parent else None))

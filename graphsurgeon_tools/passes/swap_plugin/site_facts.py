@@ -27,6 +27,7 @@ import numpy as np
 from onnx import ModelProto, NodeProto
 
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder
+from graphsurgeon_tools.resize.freedom import site_freedom
 from graphsurgeon_tools.resize.shape_source import SourceNotes
 from graphsurgeon_tools.resize.sites import ResizeSite
 
@@ -95,7 +96,5 @@ def expand_axes(builder: Builder, nodes: list[NodeProto], base: str, vector: str
 
 def freedom_of(model: ModelProto, sites: list[ResizeSite]) -> dict[str, Any]:
     """site label -> Freedom (graphsurgeon_tools.resize.freedom), main-graph sites only."""
-    from graphsurgeon_tools.resize.freedom import site_freedom
-
     main = [s for s in sites if s.in_main_graph]
     return site_freedom(model, sites=main) if main else {}
