@@ -33,8 +33,10 @@ from onnx import ModelProto
 
 from graphsurgeon_tools.check import limits
 from graphsurgeon_tools.check.limits import check_output_size, resized_shape
+from graphsurgeon_tools.core.checker import shape_inference, weightless_copy
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import InvalidInputError, InvalidModelError, InvalidScalesError, OnnxToolError
+from graphsurgeon_tools.io.files import open_regular
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -119,8 +121,6 @@ def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_o
     shape inference, so the Resize sizes they decide are checked too. Tensors whose size
     depends on other run-time values (swept scales) are the caller's to check.
     """
-    from graphsurgeon_tools.core.checker import shape_inference, weightless_copy
-
     cap = limits.max_output_bytes(max_output_bytes)
     if cap is None:  # the limit is off: nothing can be refused, no shape inference to pay for
         return
@@ -170,8 +170,6 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
     """``(array, where it came from)`` for an array or a ``.npy`` path; OnnxToolError naming ``name`` otherwise."""
     if isinstance(value, np.ndarray):
         return value, "array"
-    from graphsurgeon_tools.io.files import open_regular
-
     path = Path(value)
     try:
         with open_regular(path, f"input {name!r} file", OnnxToolError) as handle:  # never a FIFO or device

@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 from onnx import ModelProto
 
+from graphsurgeon_tools.check import equivalence
+from graphsurgeon_tools.check.feeds import concrete_input_shapes
 from graphsurgeon_tools.check.reuse import reuse_sessions
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
@@ -280,36 +282,31 @@ class MakeDynamicScale(Pass):
         """The rewritten model against ``reference`` (the user's model) in ONNX Runtime, fed the
         original values; sites in If branches also with seeds that take the other branch, in the
         same two sessions (one per model)."""
-        from graphsurgeon_tools.check.equivalence import compare_models  # deferred: check path only (runtime, ORT)
-
         check_dims = self.options.check_dims
         feeds = result.feeds()
         original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
-            from graphsurgeon_tools.check.feeds import concrete_input_shapes
-
             shapes = concrete_input_shapes(original, check_dims)
             feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()},
                                              self.reference_feeds))
         seeds = branches.branch_seeds(original, self._scopes, check_dims)
         with reuse_sessions(bool(seeds)):
-            result.check = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
-                                          dims=check_dims, atol=self.options.atol, rtol=self.options.rtol,
-                                          optimized_figure=self.options.optimized_figure)
+            result.check = equivalence.compare_models(
+                reference, result.model, feeds, reference_feeds=self.reference_feeds, dims=check_dims,
+                atol=self.options.atol, rtol=self.options.rtol, optimized_figure=self.options.optimized_figure)
             self._check_other_branches(reference, result, feeds, seeds)
         return result.check
 
     def _check_other_branches(self, reference: Any, result: DynamicScaleResult, feeds: dict, seeds: list[int]) -> None:
         """Sites rewritten inside If branches: rerun the check with seeds that flip the scalar bool
         inputs, so the branch seed 0 did not take runs too (:mod:`.branches`)."""
-        from graphsurgeon_tools.check.equivalence import compare_models  # deferred: check path only (runtime, ORT)
-
         if result.check is None or result.check.passed is not True:
             return
         check_dims = self.options.check_dims
         for seed in seeds:
-            other = compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
-                                   dims=check_dims, seed=seed, atol=self.options.atol, rtol=self.options.rtol)
+            other = equivalence.compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
+                                               dims=check_dims, seed=seed, atol=self.options.atol,
+                                               rtol=self.options.rtol)
             if other.passed is False:
                 result.check = other
                 break

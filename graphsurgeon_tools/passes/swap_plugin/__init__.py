@@ -45,6 +45,7 @@ from onnx import ModelProto
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Pass
+from graphsurgeon_tools.passes.swap_plugin.check import run_check
 from graphsurgeon_tools.passes.swap_plugin.options import SIGNATURES, SwapPluginOptions
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, resolve_spec
@@ -113,8 +114,6 @@ class SwapPlugin(Pass):
 
     def self_check(self, reference: Any, result: SwapPluginResult) -> Any:  # type: ignore[override]
         """The plugin model against ``reference`` (the user's model) in ONNX Runtime (:mod:`.check`)."""
-        from graphsurgeon_tools.passes.swap_plugin.check import run_check
-
         check = run_check(reference, result.model, result, op_type=self.op_type,
                           generic=self.spec.handler != "resize", pending=result.pending_sizes,
                           dims=self.options.check_dims, optimized_figure=self.options.optimized_figure)
