@@ -64,31 +64,33 @@ def run_rewrite(
     ``input``/``output`` lead the report (else they follow the pass's keys).
     """
     from graphsurgeon_tools.io import load_model, save_model
+    from graphsurgeon_tools.passes.base import collector_paused
 
-    target = resolve_output(model, output, in_place, default_output)
-    check_profile_option(profile)
-    dims = parse_check_dims(check_dims, check=check)
-    for text in notes:
-        note(text)
-    run = make_pass(dims or None)  # the options' usage errors (exit 2) before any loading
-    proto = load_model(model)  # weights stay on disk; loaded once, here
-    refuse_data_file_target(proto, model, target)
-    with naming(model, *also_named):
-        result = run(proto, label=str(model))
-        result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
-    if after_run is not None:
-        after_run(result)
-    report: dict[str, Any] = {"input": str(model), "output": None} if paths_first else {}
-    report.update(result.to_dict())
-    if profile is not None:
-        from graphsurgeon_tools.profiles import profile_report
+    with collector_paused():  # load, pass, save, report: one burst of small allocations, few cycles
+        target = resolve_output(model, output, in_place, default_output)
+        check_profile_option(profile)
+        dims = parse_check_dims(check_dims, check=check)
+        for text in notes:
+            note(text)
+        run = make_pass(dims or None)  # the options' usage errors (exit 2) before any loading
+        proto = load_model(model)  # weights stay on disk; loaded once, here
+        refuse_data_file_target(proto, model, target)
+        with naming(model, *also_named):
+            result = run(proto, label=str(model))
+            result.raise_if_failed()  # a failed built-in check: exit 1, nothing written
+        if after_run is not None:
+            after_run(result)
+        report: dict[str, Any] = {"input": str(model), "output": None} if paths_first else {}
+        report.update(result.to_dict())
+        if profile is not None:
+            from graphsurgeon_tools.profiles import profile_report
 
-        report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
-    written = None
-    if result.changed or not in_place or write_unchanged_in_place:
-        written = str(save_model(result.model, target, share_data=share_data, in_place=in_place))
-    if not paths_first:
-        report["input"] = str(model)
-    report["output"] = written
-    emit(report, as_json=as_json, human=human)
-    return result, report
+            report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
+        written = None
+        if result.changed or not in_place or write_unchanged_in_place:
+            written = str(save_model(result.model, target, share_data=share_data, in_place=in_place))
+        if not paths_first:
+            report["input"] = str(model)
+        report["output"] = written
+        emit(report, as_json=as_json, human=human)
+        return result, report
