@@ -10,12 +10,11 @@ accepts what :func:`attributes` returns (and numpy scalars, bools), so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import onnx
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import AttributeProto, NodeProto
+from onnx import AttributeProto, NodeProto
 
 __all__ = ["attributes", "get_attr", "make_attr", "set_attr"]
 
@@ -46,8 +45,6 @@ def get_attr(node: "NodeProto", name: str, default: Any = None) -> Any:
 def make_attr(name: str, value: Any) -> "AttributeProto":
     """An AttributeProto for ``value``: bools become ints, numpy scalars Python numbers, a list
     with any float a list of floats (so ``[1, 1.5]`` is FLOATS, not a type error)."""
-    import numpy as np
-
     if isinstance(value, (bool, np.bool_)):
         value = int(value)
     elif isinstance(value, np.integer):

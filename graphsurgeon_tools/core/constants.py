@@ -24,16 +24,22 @@ computed by control flow is run time).
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto, TensorProto
+
+from graphsurgeon_tools.core.checker import check_tensor_data, tensor_nbytes_from_dims
 from graphsurgeon_tools.core.folding import EVALUATOR_REFUSALS, UNBOUNDED_OPS, FoldTooBig, evaluate_subgraph, fold
+from graphsurgeon_tools.core.graph import NONDETERMINISTIC_OPS, producers, subgraphs
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS, default_opset
 from graphsurgeon_tools.errors import InvalidModelError
-
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-    from onnx import ModelProto, NodeProto, TensorProto
+from graphsurgeon_tools.io import read_tensor_bytes
 
 __all__ = [
     "DEFAULT_FOLD_BYTES",
@@ -92,9 +98,6 @@ def fold_byte_budget(max_bytes: Optional[int] = None) -> Optional[int]:
 def _user_output_limit() -> Optional[int]:
     """``ONNXTOOL_MAX_OUTPUT_BYTES`` in bytes (same syntax as check.limits: ``512K``, ``2G``,
     ``2GiB``), or None when unset, ``0`` or malformed."""
-    import os
-    import re
-
     match = re.match(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", os.environ.get("ONNXTOOL_MAX_OUTPUT_BYTES", ""), re.I)
     if match is None:
         return None
@@ -108,14 +111,7 @@ def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None)
     Meant for small tensors (scales, sizes, shapes); it reads the whole tensor. Raises
     InvalidModelError for data that does not match the tensor's shape or type.
     """
-    import onnx
-    from onnx import TensorProto
-
-    from graphsurgeon_tools.core.checker import check_tensor_data
-
     if tensor.data_location == TensorProto.EXTERNAL:
-        from graphsurgeon_tools.io import read_tensor_bytes
-
         if model is None:
             raise InvalidModelError(f"tensor {tensor.name!r} has external data but no model to resolve it")
         inline = TensorProto()
@@ -135,8 +131,6 @@ def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None)
 
 def constant_node_value(node: "NodeProto", model: Optional["ModelProto"] = None) -> Optional["np.ndarray"]:
     """The value of a Constant node, or None for sparse/string values (never a scales vector)."""
-    import numpy as np
-
     for attr in node.attribute:
         if attr.name == "value":
             return tensor_to_array(attr.t, model)
@@ -169,8 +163,6 @@ class ConstantTracer:
     def __init__(self, model: "ModelProto", *, max_nodes: int = MAX_FOLD_NODES,
                  max_bytes: Optional[int] = None, graph: Any = None,
                  outer: Optional["ConstantTracer"] = None) -> None:
-        from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS, default_opset
-
         self.model = model
         self.graph = model.graph if graph is None else graph
         self.nested = graph is not None
@@ -195,8 +187,6 @@ class ConstantTracer:
         """Tensor name -> index of its node in this scope, built on first use: scales held by
         initializers or graph inputs never need the walk over every node."""
         if self._producers is None:
-            from graphsurgeon_tools.core.graph import producers
-
             self._producers = producers(self.graph)
         return self._producers
 
@@ -209,8 +199,6 @@ class ConstantTracer:
 
     def trace(self, name: str) -> ValueTrace:
         """Where tensor ``name`` gets its value."""
-        from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
         chain: list[tuple[str, int]] = []  # Identity nodes from ``name`` upstream
         seen: set[str] = set()
         current = name
@@ -242,8 +230,6 @@ class ConstantTracer:
         return None
 
     def _trace_leaf(self, name: str) -> ValueTrace:
-        from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
         if not name:
             return ValueTrace(ValueSource.ABSENT)
         if name in self.inputs and self.nested:
@@ -272,10 +258,6 @@ class ConstantTracer:
 
     def _fold(self, name: str) -> ValueTrace:
         """Fold the subgraph computing ``name`` if everything upstream is constant and small."""
-        from graphsurgeon_tools.core.checker import tensor_nbytes_from_dims
-        from graphsurgeon_tools.core.graph import NONDETERMINISTIC_OPS, subgraphs
-        from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
         subgraph: set[int] = set()
         constant_names: list[str] = []
         captured: dict[str, Any] = {}  # constants of an enclosing scope the fold reads

@@ -15,12 +15,16 @@ the ops sized up front); the evaluator's own refusals are raised as they come (c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import Any, Iterable, Optional
 
-if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-    import onnx
-    from onnx import ModelProto, NodeProto
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto
+
+from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.core.checker import shape_inference, static_shape
+from graphsurgeon_tools.core.dtypes import itemsize
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
 __all__ = ["EVALUATOR_REFUSALS", "UNBOUNDED_OPS", "FoldTooBig", "evaluate_subgraph", "fold"]
 
@@ -81,11 +85,6 @@ def evaluate_subgraph(
 
 def _fold_model(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
                 opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> "ModelProto":
-    import numpy as np
-    import onnx
-
-    from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
     inits = [onnx.numpy_helper.from_array(np.asarray(value), name) for name, value in constants.items()]
     graph = onnx.helper.make_graph(
         list(nodes), "fold", [], [onnx.helper.make_empty_tensor_value_info(o) for o in outputs], inits
@@ -100,7 +99,6 @@ def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs:
 
 
 def _run_model(model: "ModelProto", outputs: list[str]) -> dict[str, "np.ndarray"]:
-    import numpy as np
     from onnx.reference import ReferenceEvaluator
 
     values = ReferenceEvaluator(model).run(outputs, {})
@@ -110,11 +108,6 @@ def _run_model(model: "ModelProto", outputs: list[str]) -> dict[str, "np.ndarray
 def _static_sizes_fit(model: "ModelProto", max_bytes: int) -> Optional[bool]:
     """Whether every tensor the fold model makes fits ``max_bytes``, from ONNX shape inference
     (C++, no data made): True / False, or None when some output's shape is not static."""
-    import onnx
-
-    from graphsurgeon_tools.core.checker import shape_inference, static_shape
-    from graphsurgeon_tools.core.dtypes import itemsize
-
     try:
         inferred = shape_inference(model.SerializeToString())  # as it is: its constants are what it folds
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError):
@@ -156,11 +149,6 @@ def _fold_stepwise(nodes: list["NodeProto"], constants: dict[str, Any], name: st
 
 def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]:
     """Bytes an expanding op's output will take, from its input values; None when not knowable."""
-    import numpy as np
-    import onnx
-
-    from graphsurgeon_tools.core.attributes import get_attr
-
     def value(slot: int) -> Optional[np.ndarray]:
         return values.get(node.input[slot]) if slot < len(node.input) else None
 

@@ -12,12 +12,12 @@ rewrites every weight), and does NOT touch weights it keeps.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional
+from typing import Any, Iterable, Iterator, NamedTuple, Optional
+
+import onnx.inliner
+from onnx import GraphProto, ModelProto, NodeProto
 
 from graphsurgeon_tools.errors import PreconditionError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import GraphProto, ModelProto, NodeProto
 
 __all__ = [
     "NONDETERMINISTIC_OPS",
@@ -356,8 +356,6 @@ def inline_local_functions(model: "ModelProto") -> "ModelProto":
     functions are dropped, their nodes become main-graph (or body) nodes. The one inliner of
     every pass (``inline_functions=True``); a model onnx cannot inline is the user's
     (PreconditionError)."""
-    import onnx.inliner
-
     try:
         return onnx.inliner.inline_local_functions(model)
     except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals

@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 from onnx import ModelProto
 
+from graphsurgeon_tools.io import load_model
+
 __all__ = ["as_model", "is_gs_graph"]
 
 
@@ -44,8 +46,6 @@ def as_model(obj: Any) -> tuple[ModelProto, Callable[[ModelProto], Any]]:
     if isinstance(obj, ModelProto):
         return obj, _same
     if isinstance(obj, (str, os.PathLike)):
-        from graphsurgeon_tools.io import load_model
-
         return load_model(obj), _same
     if is_gs_graph(obj):
         import onnx_graphsurgeon as gs

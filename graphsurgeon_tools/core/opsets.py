@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Iterable
 
 from graphsurgeon_tools.errors import InvalidModelError
 
+# The opset gate lives below core (io refuses such a file while loading it); passes and checks
+# handed a ModelProto call it through here.
+from graphsurgeon_tools.io.load import raise_if_unknown_opsets, unknown_opsets
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import GraphProto, ModelProto
 
@@ -22,22 +26,6 @@ __all__ = ["DEFAULT_DOMAINS", "default_opset", "domain_in_use", "drop_unused_ops
 
 #: The spellings of the default ONNX domain; onnxruntime and the checker know them without registration.
 DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-def unknown_opsets(model: "ModelProto") -> list[str]:
-    """See :func:`graphsurgeon_tools.io.load.unknown_opsets` (the gate lives below core: io refuses
-    such a file while loading it; passes and checks handed a ModelProto call it through here)."""
-    from graphsurgeon_tools.io.load import unknown_opsets as found
-
-    return found(model)
-
-
-def raise_if_unknown_opsets(model: "ModelProto", label: str = "") -> None:
-    """See :func:`graphsurgeon_tools.io.load.raise_if_unknown_opsets`: UnsupportedModelError (exit 3)
-    for an opset import newer than the installed onnx knows, any domain onnx defines."""
-    from graphsurgeon_tools.io.load import raise_if_unknown_opsets as gate
-
-    gate(model, label)
 
 
 def is_default_domain(domain: str) -> bool:
