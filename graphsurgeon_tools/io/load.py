@@ -23,10 +23,11 @@ import stat
 from pathlib import Path
 from typing import Any, Optional, Union
 
+import onnx.defs
 from google.protobuf import message as protobuf_message
 from onnx import ModelProto, TensorProto
 
-from graphsurgeon_tools.errors import InvalidModelError
+from graphsurgeon_tools.errors import InvalidModelError, UnsupportedModelError
 from graphsurgeon_tools.io.external_data import (
     external_data_dir,
     is_external,
@@ -137,8 +138,6 @@ def unknown_opsets(model: ModelProto) -> list[str]:
     newer than it knows, e.g. ``"ai.onnx.ml 99 (this onnx knows up to 5)"``. Domains onnx does
     not define (plugins, local functions) are not judged: their versions mean what their owners
     say. (Also exported as ``graphsurgeon_tools.core.opsets.unknown_opsets``.)"""
-    import onnx.defs
-
     known = onnx.defs.C.schema_version_map()  # domain -> (first, last) version this onnx has schemas for
     known["ai.onnx"] = known.get("", (1, onnx.defs.onnx_opset_version()))
     found: list[str] = []
@@ -156,8 +155,6 @@ def raise_if_unknown_opsets(model: ModelProto, label: str = "") -> None:
     """The one opset gate: UnsupportedModelError (exit 3) naming the first opset import newer than
     this onnx knows (:func:`unknown_opsets`): neither the checker nor ONNX Runtime can be trusted
     with it. load_model calls it on every file; passes call it on a ModelProto they are handed."""
-    from graphsurgeon_tools.errors import UnsupportedModelError
-
     found = unknown_opsets(model)
     if found:
         where = f"{label}: " if label else ""

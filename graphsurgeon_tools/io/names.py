@@ -22,6 +22,7 @@ Does NOT touch the file system.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Iterable, Union
 
@@ -80,8 +81,6 @@ def derived_name(model: PathLike, suffix: str, replaces: Iterable[str] = ()) -> 
 def shell_quote(path: PathLike) -> str:
     """``path`` as one POSIX shell word for the same bytes: ``shlex.quote`` when it is valid UTF-8,
     else bash's ``$'...'`` with ``\\xNN`` for each byte that is not (so a pasted command opens that file)."""
-    import shlex
-
     text = os.fspath(path)
     text = os.fsdecode(text) if isinstance(text, bytes) else text
     if printable(text) == text:

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message, message_factory
+from onnx import ModelProto
+
 __all__ = ["strings_are_utf8"]
 
 #: Above this the twin parse (a second copy of inline weights) costs more memory than the walk saves.
@@ -34,8 +37,6 @@ def _twin_class() -> Optional[Any]:
     if _twin_ready:
         return _twin
     _twin_ready = True
-    from google.protobuf import descriptor_pb2, descriptor_pool, message
-    from onnx import ModelProto
 
     proto = descriptor_pb2.FileDescriptorProto()
     ModelProto.DESCRIPTOR.file.CopyToProto(proto)
@@ -49,8 +50,6 @@ def _twin_class() -> Optional[Any]:
             if field.label == descriptor_pb2.FieldDescriptorProto.LABEL_REQUIRED:
                 field.label = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
     try:
-        from google.protobuf import message_factory
-
         pool = descriptor_pool.DescriptorPool()
         pool.Add(proto)
         twin = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{proto.package}.ModelProto"))
@@ -74,7 +73,6 @@ def strings_are_utf8(data: bytes) -> bool:
     twin = _twin_class()
     if twin is None:
         return False
-    from google.protobuf import message
 
     try:
         twin().ParseFromString(data)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from graphsurgeon_tools.core import dtypes
+from graphsurgeon_tools.io.files import read_regular
 from graphsurgeon_tools.plugins import schema
 from graphsurgeon_tools.plugins.model import (
     BUILTIN_SPECS,
@@ -46,8 +47,6 @@ def load_spec(path: Union[str, Path]) -> PluginSpec:
 
     Only a regular file of at most :data:`MAX_SPEC_BYTES` is read (a FIFO would block, a
     device never end); the read is recorded for the write guard (io.files.read_regular)."""
-    from graphsurgeon_tools.io.files import read_regular
-
     path = Path(path)
     data = read_regular(path, "plugin spec", InvalidSpecError, limit=MAX_SPEC_BYTES)
     try:

@@ -24,12 +24,10 @@ Requires: a ModelProto (main graph). Ensures: reads only. Does NOT change the mo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto, NodeProto
+from onnx import ModelProto, NodeProto, numpy_helper
 
 __all__ = ["FUSED_LEVEL", "UNFUSED_LEVEL", "QdqSite", "qdq_sites"]
 
@@ -76,8 +74,6 @@ class QdqSite:
 
 def _constants(model: "ModelProto") -> dict[str, np.ndarray]:
     """Initializers and Constant-node values (small tensors: scales and zero points)."""
-    from onnx import numpy_helper
-
     values: dict[str, np.ndarray] = {}
     for init in model.graph.initializer:
         if init.data_location != 1 and int(np.prod(list(init.dims), dtype=np.int64)) <= 4096:

@@ -28,21 +28,18 @@ integer arithmetic on the dims, or anything in a body or function.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
-from onnx import TensorProto
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.core.dtypes import is_float, is_known, np_dtype
 from graphsurgeon_tools.core.graph import producers
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto, NodeProto
-
-    from graphsurgeon_tools.resize.shape_flow import ShapeFlow
-    from graphsurgeon_tools.resize.sites import ResizeSite
+from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+from graphsurgeon_tools.resize.sites import ResizeSite
 
 __all__ = ["MAX_NODES", "RuntimeSizes", "ScaledAxis", "recognise"]
 
@@ -130,8 +127,6 @@ class _Walker:
         self.visits = 0
 
     def constant(self, name: str) -> Optional[np.ndarray]:
-        from onnx import numpy_helper
-
         if name in self.inits:
             return numpy_helper.to_array(self.inits[name])
         index = self.producers.get(name)
@@ -287,8 +282,6 @@ class _Walker:
 
 
 def _attr(node: "NodeProto", name: str, default: Any) -> Any:
-    from onnx import helper
-
     for attr in node.attribute:
         if attr.name == name:
             return helper.get_attribute_value(attr)
@@ -296,8 +289,6 @@ def _attr(node: "NodeProto", name: str, default: Any) -> Any:
 
 
 def _replace(term: _Term, **changes: Any) -> _Term:
-    import dataclasses
-
     return dataclasses.replace(term, **changes)
 
 

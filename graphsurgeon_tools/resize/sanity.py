@@ -17,6 +17,7 @@ import math
 from typing import Any, Optional
 
 from graphsurgeon_tools.core.constants import ValueSource
+from graphsurgeon_tools.errors import InvalidScalesError
 
 __all__ = ["KNOWN_SOURCES", "MAX_SCALE", "raise_if_nonsense", "scales_problems"]
 
@@ -86,8 +87,6 @@ def raise_if_nonsense(site: Any, where: Optional[str] = None) -> None:
     :class:`~graphsurgeon_tools.resize.sites.ResizeSite`; ``where`` says which model and pass
     ("model.onnx: make_dynamic_scale"), or None when the caller names the file itself."""
     if site.problems:
-        from graphsurgeon_tools.errors import InvalidScalesError
-
         label = site.node_name or site.output_name
         scope = "" if getattr(site, "in_main_graph", True) else f" (inside {site.scope})"
         prefix = f"{where}: " if where else ""

@@ -18,8 +18,12 @@ constants. Does NOT read graphs (sites.py does) or judge scales (sanity.py does)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
+
+import onnx
+from onnx import AttributeProto
 
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
@@ -101,8 +105,6 @@ class InputSlots:
 def op_version(op_type: str, opset: int) -> int:
     """The schema version of ``op_type`` (default domain) at ``opset``; 0 when onnx has none
     (an opset below the op's first version, or one this onnx does not know)."""
-    import onnx
-
     try:
         return int(onnx.defs.get_schema(op_type, opset, "").since_version)
     except onnx.defs.SchemaError:
@@ -167,10 +169,6 @@ def attribute_problems(node: Any, version: int = 0, rename: Optional[dict[str, s
     ``rename``: a plugin spec's Resize-name -> node-name map (read back to Resize names).
     Attributes it does not know are left alone.
     """
-    import math
-
-    from onnx import AttributeProto
-
     inverse = {new: old for old, new in (rename or {}).items()}
     problems: list[str] = []
     for attr in node.attribute:

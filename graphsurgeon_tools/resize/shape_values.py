@@ -13,15 +13,17 @@ Does NOT evaluate float math beyond the four operations, nor anything with a sub
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto
 
 from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.core.constants import constant_node_value
+from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto, NodeProto
+from graphsurgeon_tools.errors import InvalidModelError
 
 __all__ = ["MAX_VALUE_ELEMENTS", "VALUE_OPS", "compute_value"]
 
@@ -39,9 +41,6 @@ def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> 
     if op not in VALUE_OPS or node.domain not in DEFAULT_DOMAINS or len(node.output) != 1:
         return None
     if op == "Constant":
-        from graphsurgeon_tools.core.constants import constant_node_value
-        from graphsurgeon_tools.errors import InvalidModelError
-
         try:
             value = constant_node_value(node, model)
         except InvalidModelError:
@@ -85,8 +84,6 @@ def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
     if op == "Identity":
         return x
     if op == "Cast":
-        from graphsurgeon_tools.core.dtypes import np_dtype
-
         return x.astype(np_dtype(int(_attr(node, "to", 1))))
     if op == "Gather":
         return np.take(x, values[1].astype(np.int64), axis=int(_attr(node, "axis", 0)))
@@ -138,7 +135,6 @@ def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
         if any(d < 0 for d in shape) or int(np.prod(shape)) > MAX_VALUE_ELEMENTS:
             return None
         fill = _attr(node, "value", None)
-        import onnx
 
         fill_value = onnx.numpy_helper.to_array(fill).reshape(-1)[0] if fill is not None else np.float32(0)
         return np.full(shape, fill_value, dtype=np.asarray(fill_value).dtype)

@@ -25,11 +25,19 @@ looked at: every caller that claims "every site" passes ``nested=True``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from graphsurgeon_tools.core import dtypes
+from graphsurgeon_tools.core.attributes import attributes
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
-from graphsurgeon_tools.core.graph import MAIN_GRAPH
+from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes
+from graphsurgeon_tools.core.graphs import as_model
+from graphsurgeon_tools.errors import InvalidModelError, naming
+from graphsurgeon_tools.resize import semantics
+from graphsurgeon_tools.resize.sanity import scales_problems
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -99,8 +107,6 @@ def in_function(site: ResizeSite) -> bool:
 def _value_infos(graphs: list[Any]) -> dict[str, Any]:
     """Declared value infos of ``graphs`` (the main graph, then bodies: names are unique
     model-wide)."""
-    from graphsurgeon_tools.core.checker import value_info_map
-
     if len(graphs) == 1:
         return value_info_map(graphs[0])
     merged: dict[str, Any] = {}
@@ -115,9 +121,6 @@ def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bo
     ``nested``: the model has If/Loop/Scan bodies, whose answers are added too. ``inferred``:
     the caller's inference result for this model (not run again).
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
-    from graphsurgeon_tools.core.checker import inferred_copy
-    from graphsurgeon_tools.core.graph import scopes
-
     inferred = inferred if inferred is not None else inferred_copy(model)
     if inferred is None:
         return infos
@@ -150,11 +153,6 @@ def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Option
     Resize-10 and Upsample have no coordinate_transformation_mode/nearest_mode attributes;
     they are reported with the behaviour the spec gives them (asymmetric, floor).
     """
-    import os
-
-    from graphsurgeon_tools.core.graphs import as_model
-    from graphsurgeon_tools.errors import naming
-
     with naming(model if isinstance(model, (str, os.PathLike)) else None):  # errors name the file
         proto, _ = as_model(model)
         return _find_resize_sites(proto, max_fold_bytes, nested, inferred)
@@ -166,11 +164,6 @@ def _text(value: Any, default: str) -> str:
 
 def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None,
                        nested: bool = False, inferred: Optional["ModelProto"] = None) -> list[ResizeSite]:
-    from graphsurgeon_tools.core.checker import static_shape
-    from graphsurgeon_tools.core.graph import scopes
-    from graphsurgeon_tools.errors import InvalidModelError
-    from graphsurgeon_tools.resize import semantics
-
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     # The one walk over every node: scopes and (index, node) of their sites.
     walked = [(s, [(i, n) for i, n in enumerate(s.graph.node) if semantics.is_resize_node(n)])
@@ -204,16 +197,12 @@ def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None
 
 
 def _main_scope(model: "ModelProto") -> Any:
-    from graphsurgeon_tools.core.graph import Scope
-
     return Scope(MAIN_GRAPH, model.graph, None, None, False)
 
 
 def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
     """The numpy name of ``tensor``'s element type: its constant value's, else the declared/inferred
     one; "" when neither says (an empty placeholder is typeless: exporters write it as float)."""
-    from graphsurgeon_tools.core import dtypes
-
     if not tensor:
         return ""
     if trace.value is not None:
@@ -226,11 +215,6 @@ def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
 def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_version: int,
               infos: dict[str, Any], declared: set[str]) -> ResizeSite:
     """One site: semantics, where its scales and sizes come from, what is wrong with them."""
-    from graphsurgeon_tools.core.attributes import attributes
-    from graphsurgeon_tools.core.checker import static_shape
-    from graphsurgeon_tools.resize import semantics
-    from graphsurgeon_tools.resize.sanity import scales_problems
-
     graph = tracer.graph
 
     def names(trace: ValueTrace) -> tuple[str, ...]:
