@@ -25,27 +25,21 @@ import dataclasses
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import onnx
+from onnx import ModelProto
 
 from graphsurgeon_tools.core.checker import check_model_full
 from graphsurgeon_tools.core.opsets import default_opset
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.io import load_model
-from graphsurgeon_tools.resize import ValueSource, find_resize_sites
-from graphsurgeon_tools.resize.freedom import site_freedom
+from graphsurgeon_tools.resize import ResizeSite, ValueSource, find_resize_sites
+from graphsurgeon_tools.resize.freedom import Freedom, site_freedom
 from graphsurgeon_tools.resize.qdq import qdq_sites
-from graphsurgeon_tools.resize.runtime_sizes import recognise
+from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes, recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.shape_source import SourceNotes
-
-if TYPE_CHECKING:
-    from onnx import ModelProto
-
-    from graphsurgeon_tools.resize import ResizeSite
-    from graphsurgeon_tools.resize.freedom import Freedom
-    from graphsurgeon_tools.resize.runtime_sizes import RuntimeSizes
 
 __all__ = ["InspectionReport", "inspect_model"]
 

@@ -36,12 +36,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import Any, Sequence, Union
 
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto
+import onnx
+from onnx import ModelProto, TensorProto, helper
 
-    from graphsurgeon_tools.lint.base import LintContext
+from graphsurgeon_tools.core.checker import shape_inference, static_shape, value_info_map, weightless_copy
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.io import load_model
+from graphsurgeon_tools.lint import _geometry as geo
+from graphsurgeon_tools.lint.base import LintContext
+from graphsurgeon_tools.resize import find_resize_sites
 
 _PASS_THROUGH = ("Identity", "Cast", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten")
 _INTEGER = {6, 7}  # TensorProto.INT32, INT64
@@ -111,16 +116,12 @@ Levels = Sequence[Any]  # (min, opt, max)
 
 
 def _three(name: str, value: Levels) -> tuple[Any, Any, Any]:
-    from graphsurgeon_tools.errors import UsageError
-
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise UsageError(f"{name} takes three entries (min, opt, max), got {value!r}")
     return tuple(value)  # type: ignore[return-value]
 
 
 def _per_axis(value: Any, count: int, what: str) -> tuple[Any, ...]:
-    from graphsurgeon_tools.errors import UsageError
-
     items = tuple(value) if isinstance(value, (list, tuple)) else (value,) * count
     if len(items) == 1 and count > 1:
         items = items * count
@@ -130,8 +131,6 @@ def _per_axis(value: Any, count: int, what: str) -> tuple[Any, ...]:
 
 
 def _check_order(entry: InputRange) -> None:
-    from graphsurgeon_tools.errors import UsageError
-
     for lo, mid, hi in zip(entry.min, entry.opt, entry.max):
         if not lo <= mid <= hi:
             raise UsageError(f"profile for {entry.name!r}: need min <= opt <= max, got "
@@ -140,8 +139,6 @@ def _check_order(entry: InputRange) -> None:
 
 def _shape_slots(ctx: "LintContext") -> list[tuple[str, str]]:
     """(tensor setting a shape, the X it resizes) for Resize parameters and plugin shape inputs."""
-    from graphsurgeon_tools.lint import _geometry as geo
-
     slots = []
     for site in ctx.sites:
         tensor = geo.parameter_tensor(site)
@@ -172,8 +169,6 @@ def _passed_through(ctx: "LintContext", tensor: str) -> set[str]:
 
 
 def _dims(info: Any) -> list[Any]:
-    from graphsurgeon_tools.core.checker import static_shape
-
     return list(static_shape(info) or ())
 
 
@@ -188,10 +183,6 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
         factors: (min, opt, max) resize factors, each one int or one per resized (spatial) axis.
         batch: (min, opt, max) for every other symbolic dim of a data input.
     """
-    from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.lint.base import LintContext
-    from graphsurgeon_tools.resize import find_resize_sites
-
     proto = load_model(model)
     ctx = LintContext(proto, find_resize_sites(proto))
     sizes3 = _three("sizes", sizes)
@@ -262,11 +253,6 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
                   data_shapes: dict[str, list[tuple[int, ...]]], profile: Profile, which: int,
                   factor: Any) -> dict[str, tuple[int, ...]]:
     """Values of each sizes input at one profile level, site by site (shape inference in between)."""
-    import onnx
-    from onnx import TensorProto
-
-    from graphsurgeon_tools.core.checker import shape_inference, value_info_map, weightless_copy
-
     work = weightless_copy(proto)
     for info in work.graph.input:
         if info.name in data_shapes:
@@ -310,8 +296,6 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
 
 def _freeze(model: "ModelProto", name: str, elem_type: int, dims: list[int], values: list[int]) -> None:
     """Turn graph input ``name`` into an initializer (shape inference then propagates its values)."""
-    from onnx import helper
-
     kept = [i for i in model.graph.input if i.name != name]
     del model.graph.input[:]
     model.graph.input.extend(kept)
@@ -326,8 +310,6 @@ def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]
     factors part may be left out (``"32,256,512"``: factors 1, 2, 4 are NOT assumed; a
     model with factor or sizes inputs then needs them and raises UsageError).
     """
-    from graphsurgeon_tools.errors import UsageError
-
     def items(part: str, what: str) -> tuple[Any, Any, Any]:
         values = [v.strip() for v in part.split(",") if v.strip()]
         if len(values) != 3:
@@ -351,8 +333,6 @@ def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]
 
 def profile_report(model: Union["ModelProto", str, Any], text: str) -> dict[str, Any]:
     """The ``profile`` entry of a model-writing command's report, from ``profile="SIZES:FACTORS"``."""
-    from graphsurgeon_tools.errors import UsageError
-
     sizes, factors = parse_profile(text)
     profile = tensorrt_profile(model, sizes=sizes, factors=factors if factors[0] is not None else (1, 1, 1))
     if factors[0] is None and any(i.role != "data" for i in profile.inputs):

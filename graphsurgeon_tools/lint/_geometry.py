@@ -9,15 +9,12 @@ Does NOT: fold constants (the site already did) or run the model.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-if TYPE_CHECKING:  # pragma: no cover
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite, ValueSource
 
 
 def _weights_sources() -> tuple:
-    from graphsurgeon_tools.resize import ValueSource
-
     # What onnx-tensorrt's importer sees as weights (is_weights()): initializers and
     # Constant outputs. An Identity or a constant subgraph arrives as an ITensor
     # (the Identity importer calls convertToTensor), so it takes the tensor path.
@@ -25,8 +22,6 @@ def _weights_sources() -> tuple:
 
 
 def uses_sizes(site: "ResizeSite") -> bool:
-    from graphsurgeon_tools.resize import ValueSource
-
     # an empty scales tensor (the exporters' placeholder) is reported as ABSENT
     return bool(site.sizes_tensor) and site.sizes_source != ValueSource.ABSENT and (
         site.scales_source == ValueSource.ABSENT
@@ -35,8 +30,6 @@ def uses_sizes(site: "ResizeSite") -> bool:
 
 def scales_are_tensor(site: "ResizeSite") -> bool:
     """True when TensorRT imports the scales as an ITensor (resizeShapeTensor path)."""
-    from graphsurgeon_tools.resize import ValueSource
-
     if uses_sizes(site) or site.scales_source == ValueSource.ABSENT:
         return False
     return site.scales_source not in _weights_sources()

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
-from graphsurgeon_tools.core.graph import SHAPE_OF
+from graphsurgeon_tools.core.dtypes import dtype_name, is_known
+from graphsurgeon_tools.core.graph import SHAPE_OF, scopes
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.refusal import Fix
 
@@ -188,8 +189,6 @@ class LintContext:
         if site.in_main_graph:
             return self.nodes[site.node_index]
         if self._scope_graphs is None:
-            from graphsurgeon_tools.core.graph import scopes
-
             self._scope_graphs = {scope.name: scope.graph for scope in scopes(self.model)}
         return self._scope_graphs[site.scope].node[site.node_index]
 
@@ -245,7 +244,5 @@ class LintContext:
         return node is not None and node.op_type == "Shape" and bool(node.input) and node.input[0] == x
 
     def elem_type_name(self, tensor: str) -> str:
-        from graphsurgeon_tools.core.dtypes import dtype_name, is_known
-
         code = self.elem_types.get(tensor, 0)
         return dtype_name(code) if is_known(code) else "unknown"

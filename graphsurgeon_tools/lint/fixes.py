@@ -20,6 +20,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, Optional
 
+from graphsurgeon_tools.lint.base import SEVERITIES
+from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
+from graphsurgeon_tools.passes.swap_plugin import swap_plugin
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
 
@@ -30,9 +34,6 @@ __all__ = ["apply_fix", "keep_working_fixes"]
 
 
 def _calls() -> dict[str, Callable]:
-    from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
-    from graphsurgeon_tools.passes.swap_plugin import swap_plugin
-
     return {"make_dynamic_scale": make_dynamic_scale, "swap_plugin": swap_plugin}
 
 
@@ -60,8 +61,6 @@ def keep_working_fixes(model: "ModelProto", findings: list["Finding"],
     rewrite that merely removes the subject - a plugin node turned back into a Resize that then
     breaks another rule - is no fix).
     """
-    from graphsurgeon_tools.lint.base import SEVERITIES
-
     rank = {severity: index for index, severity in enumerate(SEVERITIES)}  # "error" first
     before = {(f.rule, f.node) for f in findings}
     outcomes: dict["Fix", Optional[list["Finding"]]] = {}

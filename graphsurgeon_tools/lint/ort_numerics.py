@@ -28,13 +28,11 @@ Does NOT: run anything (tests/lint reproduces the figures above).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
-
-if TYPE_CHECKING:  # pragma: no cover
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite
 
 _HALF_PIXEL = ("; coordinate_transformation_mode='half_pixel' is equal wherever the output length is above 1 "
                "and matches PyTorch at 1 (no rewrite of this tool sets it)")

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
+from graphsurgeon_tools.errors import UsageError
+from graphsurgeon_tools.io import load_model
 from graphsurgeon_tools.lint import ort_numerics, trt_attributes, trt_axes, trt_dtypes, trt_plugins, trt_shape_inputs
 from graphsurgeon_tools.lint.base import TARGETS, Finding, LintContext, LintReport, Rule, node_label
+from graphsurgeon_tools.lint.fixes import keep_working_fixes
+from graphsurgeon_tools.resize import find_resize_sites
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -30,8 +34,6 @@ RULES: tuple[Rule, ...] = (
 
 
 def rules_for(target: str) -> tuple[Rule, ...]:
-    from graphsurgeon_tools.errors import UsageError
-
     if target not in TARGETS:
         raise UsageError(f"target={target!r} is not a lint target (choose from: {', '.join(TARGETS)})")
     return tuple(rule for rule in RULES if rule.target == target)
@@ -46,9 +48,6 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
     was tried on this model and made the finding go away (:mod:`.fixes`); None when no
     rewrite of this tool does.
     """
-    from graphsurgeon_tools.io import load_model
-    from graphsurgeon_tools.lint.fixes import keep_working_fixes
-
     rules = rules_for(target)
     proto = load_model(model)
     report = _lint(proto, rules)
@@ -59,8 +58,6 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
 
 def _lint(proto: "ModelProto", rules: tuple[Rule, ...]) -> LintReport:
     """The rules over one model; each finding's fix is still the rule's proposal."""
-    from graphsurgeon_tools.resize import find_resize_sites
-
     ctx = LintContext(proto, find_resize_sites(proto, nested=True))  # TensorRT imports bodies too
     report = LintReport(target=rules[0].target if rules else "", rules=tuple(r.id for r in rules),
                         sites=len(ctx.sites), plugin_nodes=len(ctx.plugin_nodes))

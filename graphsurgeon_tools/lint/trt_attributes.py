@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
+from graphsurgeon_tools.resize import ValueSource
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -90,8 +91,6 @@ def check_opset_range(ctx: LintContext, model: "ModelProto") -> Optional[Reason]
 
 
 def check_upsample_scales_float(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
-    from graphsurgeon_tools.resize import ValueSource
-
     if site.op_type != "Upsample" or site.scales_source not in (ValueSource.INITIALIZER, ValueSource.CONSTANT):
         return None
     code = ctx.elem_types.get(site.scales_tensor, 0)

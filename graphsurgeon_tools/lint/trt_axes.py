@@ -20,20 +20,16 @@ the resize layer decides at build time, which cannot be emulated here).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
-
-if TYPE_CHECKING:  # pragma: no cover
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite, ValueSource
 
 _IMPORTER = "onnx/onnx-tensorrt onnxOpImporters.cpp (Resize importer)"
 
 
 def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
-    from graphsurgeon_tools.resize import ValueSource
-
     if site.axes is None or not geo.scales_are_tensor(site) or geo.is_iota(site):
         return None
     if site.input_rank is None:

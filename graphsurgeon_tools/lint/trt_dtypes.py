@@ -22,18 +22,14 @@ deployment registers (severity info/warning, never error), or infer types the mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-from onnx import TensorProto
+from onnx import NodeProto, TensorProto
 
 from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
+from graphsurgeon_tools.resize import ResizeSite
 from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, TENSORRT_PLUGIN_DTYPES, dtype_refusal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import NodeProto
-
-    from graphsurgeon_tools.resize import ResizeSite
 
 _SOURCE = ("TensorRT IPluginV2DynamicExt/IPluginV3OneBuild::supportsFormatCombination; "
            "onnxtool resize.kernel_dtypes (the ORT kernel's types per mode)")

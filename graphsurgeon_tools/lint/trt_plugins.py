@@ -23,13 +23,12 @@ tests/passes/test_tensorrt_contract.py for the MMDeploy creator model).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
+
+from onnx import AttributeProto, NodeProto
 
 from graphsurgeon_tools.lint.base import SWAP_PLUGIN, SWAP_SIZES, Fix, LintContext, Reason, Rule, reswap
 from graphsurgeon_tools.lint.trt_shape_inputs import float_shape_inputs
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import NodeProto
 
 _FALLBACK = "onnx/onnx-tensorrt onnxOpImporters.cpp (FallbackPluginImporter)"
 _ADD_PLUGIN = "onnx/onnx-tensorrt onnxOpImporters.cpp (addPluginWithCreator)"
@@ -42,8 +41,6 @@ _RESWAP_SIZES = reswap(SWAP_SIZES)
 
 
 def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
-    from onnx import AttributeProto
-
     attrs = {a.name: a for a in node.attribute}
     mistyped = [f"{name} is {AttributeProto.AttributeType.Name(attrs[name].type)}"
                 for name in ("plugin_version", "plugin_namespace")
@@ -64,8 +61,6 @@ def _integer_like(ctx: LintContext, node: "NodeProto", index: int) -> bool:
 
 
 def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
-    from onnx import AttributeProto
-
     attrs = {a.name: a for a in node.attribute}
     count = len(node.input)
     attr = attrs.get(SHAPE_INDICES)

@@ -21,13 +21,11 @@ the rule is only about the input's type, which TensorRT checks at build time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
-
-if TYPE_CHECKING:  # pragma: no cover
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite
 
 _INTEGER = {6, 7}  # TensorProto.INT32, INT64
 
