@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from importlib.metadata import entry_points
 from typing import Any, Callable, Optional
 
 from graphsurgeon_tools.errors import EnvironmentProblemError, OnnxToolError, UsageError
@@ -134,7 +135,6 @@ def load_extensions() -> None:
         if _loaded:
             return
         _loaded = True
-        from importlib.metadata import entry_points
 
         for point in entry_points(group=ENTRY_POINT_GROUP):
             try:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from graphsurgeon_tools import extensions
 from graphsurgeon_tools.certify.certificate import Certificate, SiteCertificate, file_sha256, model_sha256
 from graphsurgeon_tools.certify.ledger import PairLedger
 from graphsurgeon_tools.certify.profile import CertifyProfile, parse_certify_profile
@@ -36,6 +37,11 @@ from graphsurgeon_tools.certify.readers import (
 )
 from graphsurgeon_tools.certify.semantics import SiteSemantics, site_form
 from graphsurgeon_tools.certify.trt_model import TensorRTModel
+from graphsurgeon_tools.certify.whole_model import whole_model_check
+from graphsurgeon_tools.errors import EnvironmentProblemError, OnnxToolError, UsageError
+from graphsurgeon_tools.io import load_model
+from graphsurgeon_tools.resize import find_resize_sites
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
 
 __all__ = ["CertSite", "certify", "site_readers"]
 
@@ -60,9 +66,6 @@ class CertSite:
 
 
 def _model_sites(model: Any) -> list[CertSite]:
-    from graphsurgeon_tools.resize import find_resize_sites
-    from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
-
     found: list[tuple[int, CertSite]] = []
     outside = len(model.graph.node)  # sites of bodies and functions sort after the main graph's
     for site in find_resize_sites(model, nested=True):
@@ -107,9 +110,6 @@ def _gate(kind: str) -> str:
 def site_readers(site: CertSite, *, onnx_reference_budget_s: float,
                  torch: bool = True) -> tuple[list[Reader], list[str]]:
     """The implementations of one site, and notes on those that could not be made."""
-    from graphsurgeon_tools import extensions
-    from graphsurgeon_tools.errors import OnnxToolError
-
     original = site.reference_semantics or site.semantics
     readers: list[Reader] = [
         OrtResizeReader("onnxruntime", original, "scales"),
@@ -167,8 +167,6 @@ def _read_all(readers: list[Reader], length: int, factor: float, axis: str) -> d
 def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_reference_budget_s: float,
                  torch: bool = True) -> SiteCertificate:
     """Probe every (axis, factor, length) of ``profile`` in every implementation of ``site``."""
-    from graphsurgeon_tools.errors import EnvironmentProblemError
-
     readers, notes = site_readers(site, onnx_reference_budget_s=onnx_reference_budget_s, torch=torch)
     by_name = {r.name: r for r in readers}
     if gate not in by_name:
@@ -237,9 +235,6 @@ def certify(
         whole_model_points, whole_model_max_length: the budget of that check.
         torch: read the PyTorch implementations when the PyTorch side is installed.
     """
-    from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.io import load_model
-
     started = time.perf_counter()
     parsed = profile if isinstance(profile, CertifyProfile) else parse_certify_profile(profile)
     model = load_model(candidate)
@@ -266,8 +261,6 @@ def certify(
                 "reference": _reference_entry(reference, kind)},
         reference_kind=kind)
     if whole_model and results:
-        from graphsurgeon_tools.certify.whole_model import whole_model_check
-
         certificate.whole_model = whole_model_check(model, reference, certificate, max_points=whole_model_points,
                                                     max_length=whole_model_max_length)
     certificate.seconds = time.perf_counter() - started

@@ -25,11 +25,18 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Optional
 
-from graphsurgeon_tools.certify.ledger import Counterexample, PairLedger
+import numpy
+import onnx
+
+from graphsurgeon_tools import __version__
+from graphsurgeon_tools.certify.ledger import Counterexample, PairLedger, weight_bound
 from graphsurgeon_tools.certify.profile import CertifyProfile
 from graphsurgeon_tools.certify.semantics import SiteSemantics
+from graphsurgeon_tools.certify.trt_model import PARSER_SNAPSHOT
+from graphsurgeon_tools.runtime import ort_library
 
 __all__ = ["SCHEMA", "Certificate", "SiteCertificate", "engine_versions", "file_sha256", "model_sha256",
            "words"]
@@ -55,13 +62,7 @@ def model_sha256(model: Any) -> str:
 
 def engine_versions(torch: bool = True) -> dict[str, Optional[str]]:
     """Versions of what the certificate's runs used (torch only if the PyTorch side is importable)."""
-    import numpy
-    import onnx
     import onnxruntime
-
-    from graphsurgeon_tools import __version__
-    from graphsurgeon_tools.certify.trt_model import PARSER_SNAPSHOT
-    from graphsurgeon_tools.runtime import ort_library
 
     library = ort_library.library_path(allow_build=False)
     versions: dict[str, Optional[str]] = {
@@ -71,8 +72,6 @@ def engine_versions(torch: bool = True) -> dict[str, Optional[str]]:
         "tensorrt_model": PARSER_SNAPSHOT,
     }
     if torch:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
             versions["torch"] = version("torch")
         except PackageNotFoundError:
@@ -191,8 +190,6 @@ class Certificate:
                 f"for every length in {lengths} and factor in {factors}, both axes")
 
     def to_dict(self) -> dict[str, Any]:
-        from graphsurgeon_tools.certify.ledger import weight_bound
-
         return {
             "schema": SCHEMA,
             "certified": self.certified,

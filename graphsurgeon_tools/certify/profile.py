@@ -16,6 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from graphsurgeon_tools.certify.ledger import compact_ranges
+from graphsurgeon_tools.errors import UsageError
+
 __all__ = ["CertifyProfile", "parse_certify_profile"]
 
 #: Lengths one profile may hold (every one is probed per factor and axis).
@@ -29,14 +32,10 @@ class CertifyProfile:
     factors: tuple[float, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        from graphsurgeon_tools.certify.ledger import compact_ranges
-
         return {"text": self.text, "lengths": compact_ranges(list(self.lengths)), "factors": list(self.factors)}
 
 
 def _factor(item: str, text: str) -> float:
-    from graphsurgeon_tools.errors import UsageError
-
     try:
         if "/" in item:
             top, bottom = item.split("/", 1)
@@ -51,8 +50,6 @@ def _factor(item: str, text: str) -> float:
 
 
 def parse_certify_profile(text: str) -> CertifyProfile:
-    from graphsurgeon_tools.errors import UsageError
-
     sizes, sep, factors = str(text).partition(":")
     if not sep or not sizes.strip() or not factors.strip():
         raise UsageError(f"profile={text!r}: expected SIZES:FACTORS, e.g. 16..512:1,2,3,4")

@@ -31,9 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
+from onnx import TensorProto, helper
 
 from graphsurgeon_tools.certify.bands import Band, read_band, span_for
 from graphsurgeon_tools.certify.semantics import SiteSemantics
+from graphsurgeon_tools.runtime import make_session
+from graphsurgeon_tools.runtime.kernels import kernel_backend
 
 __all__ = ["OnnxReferenceReader", "OrtResizeReader", "Reader", "RegisteredReader", "SiteReader", "output_length"]
 
@@ -111,8 +114,6 @@ def _session(model: Any) -> Any:
     """A probe session on one thread: probes are small, and the machines they run on are shared."""
     import onnxruntime
 
-    from graphsurgeon_tools.runtime import make_session
-
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
@@ -121,8 +122,6 @@ def _session(model: Any) -> Any:
 
 def _resize_model(semantics: SiteSemantics, param: str) -> Any:
     """A one-node Resize-19 model: X [n, c, h, w] (symbolic) and scales (float) or sizes (int64) as inputs."""
-    from onnx import TensorProto, helper
-
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", "c", "h", "w"])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
     if param == "sizes":
@@ -168,7 +167,6 @@ class SiteReader(Reader):
 
     def __init__(self, name: str, semantics: SiteSemantics, node: Any, form: str, note: str = "") -> None:
         super().__init__(name, semantics, note=note)
-        from onnx import TensorProto, helper
 
         self.form = form
         if node.op_type == "Resize":
@@ -193,7 +191,6 @@ class SiteReader(Reader):
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET),
                                                         helper.make_opsetid(node.domain, 1)], ir_version=9)
         self.session = _session(model)
-        from graphsurgeon_tools.runtime.kernels import kernel_backend
 
         self.note = note or f"the candidate's {node.op_type} node ({form}), kernel: {kernel_backend()}"
 

@@ -16,6 +16,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graphsurgeon_tools.core.attributes import attributes
+from graphsurgeon_tools.core.checker import static_shape, value_info_map
+from graphsurgeon_tools.resize.plugin_node import decode_plugin_semantics
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
+
 __all__ = ["SiteSemantics", "site_form"]
 
 
@@ -35,9 +40,6 @@ class SiteSemantics:
 
     @classmethod
     def from_plugin(cls, node: Any) -> "SiteSemantics":
-        from graphsurgeon_tools.core.attributes import attributes
-        from graphsurgeon_tools.resize.plugin_node import decode_plugin_semantics
-
         values = decode_plugin_semantics(node)
         ctm = values["coordinate_transformation_mode"]
         if "coordinate_transformation_mode" not in attributes(node) and attributes(node).get("align_corners"):
@@ -74,9 +76,6 @@ class SiteSemantics:
 
 def site_form(model: Any, node: Any) -> str:
     """"scales", "sizes" or "size-tensor": what ``node`` (a Resize or a plugin node of ``model``) is fed."""
-    from graphsurgeon_tools.core.checker import static_shape, value_info_map
-    from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
-
     if node.op_type == PLUGIN_OP_TYPE:
         second = node.input[1] if len(node.input) > 1 else ""
         infos = value_info_map(model.graph)

@@ -19,6 +19,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
+from graphsurgeon_tools.certify.api import _match_reference_sites, _model_sites, site_readers
+from graphsurgeon_tools.certify.certificate import SCHEMA, engine_versions, file_sha256, model_sha256
+from graphsurgeon_tools.certify.ledger import PairLedger
+from graphsurgeon_tools.errors import InvalidModelError, UsageError
+from graphsurgeon_tools.io import load_model
+
 __all__ = ["VerifyReport", "verify_certificate"]
 
 
@@ -44,8 +50,6 @@ class VerifyReport:
 
 
 def _load(certificate: Union[str, os.PathLike, Mapping[str, Any]]) -> dict[str, Any]:
-    from graphsurgeon_tools.errors import InvalidModelError
-
     if isinstance(certificate, Mapping):
         return dict(certificate)
     try:
@@ -68,12 +72,6 @@ def _samples(pair: Mapping[str, Any], sample: int) -> list[tuple[str, float, int
 def verify_certificate(certificate: Union[str, os.PathLike, Mapping[str, Any]], models: Sequence[Any], *,
                        sample: int = 4) -> VerifyReport:
     """Re-check ``certificate`` against ``models`` (candidate first, then an ONNX reference if any)."""
-    from graphsurgeon_tools.certify.api import _match_reference_sites, _model_sites, site_readers
-    from graphsurgeon_tools.certify.certificate import SCHEMA, engine_versions, file_sha256, model_sha256
-    from graphsurgeon_tools.certify.ledger import PairLedger
-    from graphsurgeon_tools.errors import UsageError
-    from graphsurgeon_tools.io import load_model
-
     data = _load(certificate)
     report = VerifyReport()
     if data.get("schema") != SCHEMA:

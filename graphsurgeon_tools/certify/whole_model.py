@@ -23,14 +23,18 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from graphsurgeon_tools.certify.ledger import compact_ranges
+from graphsurgeon_tools.errors import OnnxToolError
+from graphsurgeon_tools.resize.freedom import site_freedom
+from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS
+from graphsurgeon_tools.validation import validate
+from graphsurgeon_tools.validation.ports import model_ports
+
 __all__ = ["boundary_points", "factor_dependent_nodes", "whole_model_check"]
 
 
 def factor_dependent_nodes(model: Any) -> tuple[list[str], list[dict[str, str]]]:
     """(factor inputs, the non-Resize nodes their values reach before a site: [{node, op_type}])."""
-    from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE, RESIZE_OPS
-    from graphsurgeon_tools.validation.ports import model_ports
-
     ports = model_ports(model)
     inputs = [s.name for s in ports.scale_inputs]
     consumers: dict[str, list[Any]] = {}
@@ -53,8 +57,6 @@ def factor_dependent_nodes(model: Any) -> tuple[list[str], list[dict[str, str]]]
 
 def boundary_points(certificate: Any) -> list[tuple[int, float, str]]:
     """(length, factor, predicted "match" | "differs") where the gating verdict changes, cheap ones first."""
-    from graphsurgeon_tools.certify.ledger import compact_ranges
-
     verdicts: dict[tuple[int, float], str] = {}
     for site in certificate.sites:
         gate = site.gating
@@ -77,9 +79,6 @@ def boundary_points(certificate: Any) -> list[tuple[int, float, str]]:
 
 def whole_model_check(model: Any, reference: Any, certificate: Any, *, max_points: int,
                       max_length: int) -> dict[str, Any]:
-    from graphsurgeon_tools.errors import OnnxToolError
-    from graphsurgeon_tools.resize.freedom import site_freedom
-
     inputs, nodes = factor_dependent_nodes(model)
     try:
         freedom = {key: value.describe() for key, value in site_freedom(model).items()}
@@ -91,7 +90,6 @@ def whole_model_check(model: Any, reference: Any, certificate: Any, *, max_point
     if reference is None:
         result["note"] = "no reference given: the full model was not run (pass one to confirm the tables)"
         return result
-    from graphsurgeon_tools.validation import validate
 
     candidates = boundary_points(certificate)
     runnable = [p for p in candidates if p[0] <= max_length]

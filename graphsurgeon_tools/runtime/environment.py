@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from graphsurgeon_tools.extensions import status
+from graphsurgeon_tools.runtime import ort_library
+from graphsurgeon_tools.runtime.build_cache import build_root
 from graphsurgeon_tools.runtime.provenance import as_dict, versions
 
 __all__ = ["DoctorReport", "doctor"]
@@ -68,8 +71,6 @@ def _fix_of(reason: str) -> str:
 
 
 def _torch_op(missing: list[dict[str, str]]) -> dict[str, Any]:
-    from graphsurgeon_tools.extensions import status
-
     if not _installed("torch"):
         missing.append({"what": "torch (PyTorch references, export, demo, the C++ op)", "fix": TORCH_FIX})
         return {"state": "unavailable", "available": False, "reason": f"torch is not installed: {TORCH_FIX}",
@@ -101,8 +102,6 @@ def _installed(module: str) -> bool:
 
 def _ort_library() -> dict[str, Any]:
     """The compiled ONNX Runtime library's state (``ort_library.status()``), read without building."""
-    from graphsurgeon_tools.runtime import ort_library
-
     data = as_dict(ort_library.status())
     data["state"] = _state(data)
     if data["state"] != "compiled":
@@ -136,9 +135,6 @@ def _plugin_kernel(torch_op: dict[str, Any], missing: list[dict[str, str]]) -> d
 
 def doctor() -> DoctorReport:
     """What is here and what would run; builds, fetches and writes nothing (see the module docstring)."""
-    from graphsurgeon_tools.runtime import ort_library
-    from graphsurgeon_tools.runtime.build_cache import build_root
-
     missing: list[dict[str, str]] = []
     found = versions()
     if not _installed("torch"):  # installed metadata but not importable: say what an import would find

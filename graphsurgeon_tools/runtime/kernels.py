@@ -27,9 +27,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from onnx import TensorProto, helper
 
+from graphsurgeon_tools.extensions import kernel_loaders
 from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 from graphsurgeon_tools.resize.semantics import PLUGIN_SEMANTICS, RESIZE_DEFAULTS
+from graphsurgeon_tools.runtime.provenance import note_kernel, recording_open, torch_op
 
 __all__ = ["KERNEL_OP_TYPES", "RESIZE_ATTR_DEFAULTS", "kernel_backend", "resize_kernel"]
 
@@ -76,7 +79,6 @@ def _load_backend() -> None:
         if os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0"):
             _backend = "reference"  # forced, e.g. to test the fallback on a machine with the op
             return
-        from graphsurgeon_tools.extensions import kernel_loaders
 
         loaders = kernel_loaders()
         if not loaders:
@@ -95,8 +97,6 @@ def _load_backend() -> None:
 
 
 def _note_backend() -> None:
-    from graphsurgeon_tools.runtime.provenance import note_kernel, recording_open
-
     if not recording_open():
         return
     if not _backend_facts:
@@ -104,8 +104,6 @@ def _note_backend() -> None:
             _backend_facts.update(backend="onnx.reference", slow=True,
                                   reason=_fallback_reason or "forced by ONNXTOOL_RUNTIME_FALLBACK=1")
         else:
-            from graphsurgeon_tools.runtime.provenance import torch_op
-
             op = torch_op() or {}
             _backend_facts.update(backend=_backend, path=op.get("path"), sha256=op.get("sha256"))
     note_kernel("onnxruntime-extensions", **_backend_facts)
@@ -140,7 +138,6 @@ _evaluators: dict[Any, Any] = {}
 def _reference_evaluator(slot: str, attrs: tuple[tuple[str, Any], ...]) -> Any:
     key = (slot, attrs)
     if key not in _evaluators:
-        from onnx import TensorProto, helper
         from onnx.reference import ReferenceEvaluator
 
         inputs = ["X", "", "S"] if slot == "scales" else ["X", "", "", "S"]

@@ -30,6 +30,7 @@ Recordings are process-wide: two threads recording at once both see each other's
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import platform
@@ -39,6 +40,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
+
+from graphsurgeon_tools import __version__
+from graphsurgeon_tools.extensions import status
 
 __all__ = [
     "Ran",
@@ -128,8 +132,6 @@ def file_sha256(path: Union[str, os.PathLike]) -> Optional[str]:
 
 def versions() -> dict[str, Optional[str]]:
     """Installed versions of python and :data:`PACKAGES` (None: not installed). Imports nothing."""
-    from graphsurgeon_tools import __version__
-
     found: dict[str, Optional[str]] = {"python": platform.python_version(), "onnxtool": __version__}
     for name in PACKAGES[1:]:  # onnxtool: the code running, which an editable install may not have re-registered
         try:
@@ -163,8 +165,6 @@ def _size(path: Path) -> Optional[int]:
 
 def torch_op() -> Optional[dict[str, Any]]:
     """The torch op's library as the PyTorch side reports it (path, sha256, source); None without it."""
-    from graphsurgeon_tools.extensions import status
-
     try:
         found = status("torch-op")
     except Exception:  # a status reporter must never end a report; the record says it could not tell
@@ -177,8 +177,6 @@ def torch_op() -> Optional[dict[str, Any]]:
 
 def as_dict(value: Any) -> dict[str, Any]:
     """A status object (a dataclass, or a dict) as a plain dict with string paths."""
-    import dataclasses
-
     data = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else dict(value)
     return {key: (str(item) if isinstance(item, Path) else item) for key, item in data.items()}
 

@@ -41,10 +41,18 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
+import onnx
+from onnx import TensorProto, helper
 
 from graphsurgeon_tools.core.checker import shape_inference
+from graphsurgeon_tools.core.dtypes import onnx_name
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
+from graphsurgeon_tools.errors import InvalidModelError, UnsupportedModelError
+from graphsurgeon_tools.io import external_data_dir, load_model
+from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
+from graphsurgeon_tools.runtime import ort_library
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
+from graphsurgeon_tools.runtime.provenance import file_sha256, note_kernel
 
 __all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "plugin_nodes", "scoped_custom_op_libs"]
 
@@ -153,8 +161,6 @@ def plugin_nodes(model: Any) -> list[Any]:
 
 
 def _elem_types(model: Any) -> dict[str, int]:
-    import onnx
-
     try:
         inferred = shape_inference(model, data_prop=False)  # types only: the weightless model says them
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
@@ -175,11 +181,6 @@ def _elem_types(model: Any) -> dict[str, int]:
 
 def _private_copy(model: Any) -> Any:
     """Copy ``model`` with its plugin nodes rewritten for the extensions kernels."""
-    from onnx import TensorProto, helper
-
-    from graphsurgeon_tools.core.dtypes import onnx_name
-    from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
-
     copy = _inline_copy(model)
     types = _elem_types(copy)
     used_domains = set()
@@ -188,8 +189,6 @@ def _private_copy(model: Any) -> Any:
             used_domains.add(node.domain)
             continue
         if len(node.input) != 2 or len(node.output) != 1:
-            from graphsurgeon_tools.errors import InvalidModelError
-
             raise InvalidModelError(
                 f"node {node.name or node.op_type!r}: DynamicTRTResize takes 2 inputs and 1 output, "
                 f"got {len(node.input)} and {len(node.output)}"
@@ -197,8 +196,6 @@ def _private_copy(model: Any) -> Any:
         x_type = onnx_name(types.get(node.input[0], TensorProto.FLOAT))
         s_type = onnx_name(types.get(node.input[1], TensorProto.FLOAT))
         if (x_type, s_type) not in _DTYPE_PAIRS:
-            from graphsurgeon_tools.errors import UnsupportedModelError
-
             raise UnsupportedModelError(
                 f"node {node.name or node.op_type!r}: no DynamicTRTResize kernel for input types "
                 f"({x_type}, {s_type}); supported: {', '.join(f'({a}, {b})' for a, b in _DTYPE_PAIRS)}"
@@ -219,17 +216,11 @@ def _private_copy(model: Any) -> Any:
 
 def _load(path: Path) -> Any:
     """The model at ``path`` through the core loader (path and external-data checks), weights left on disk."""
-    from graphsurgeon_tools.io import load_model
-
     return load_model(path)
 
 
 def _inline_copy(model: Any) -> Any:
     """A copy of ``model`` with weights kept on disk by io.load_model read in (ORT gets bytes, not a folder)."""
-    import onnx
-
-    from graphsurgeon_tools.io import external_data_dir, load_model
-
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     if external_data_dir(copy) is not None:
@@ -249,8 +240,6 @@ _scoped_libraries: contextvars.ContextVar[tuple[Path, ...]] = contextvars.Contex
 def custom_op_scope(custom_op_libs: Optional[Iterable[Union[str, Path]]]) -> Iterator[tuple[Path, ...]]:
     """Within the block, every :func:`make_session` (and the built-in check's sessions) also
     registers ``custom_op_libs``; UsageError up front for a path that is not a file."""
-    from graphsurgeon_tools.runtime import ort_library
-
     added = tuple(ort_library.user_libraries(custom_op_libs))
     token = _scoped_libraries.set(_scoped_libraries.get() + added)
     try:
@@ -286,10 +275,7 @@ def make_session(
     Does NOT check the model (run ``onnx.checker`` yourself); ORT reports custom ops it has
     no library for when the session is created.
     """
-    import onnx
     import onnxruntime as ort
-
-    from graphsurgeon_tools.runtime import ort_library
 
     user_libraries = [*scoped_custom_op_libs(), *ort_library.user_libraries(custom_op_libs)]
     from_path: Optional[Path] = None
@@ -310,7 +296,6 @@ def make_session(
     compiled = _compiled_library(nodes) if nodes else None
     if compiled is not None:
         ort_library.register(sess_options, compiled)
-        from graphsurgeon_tools.runtime.provenance import file_sha256, note_kernel
 
         note_kernel("compiled-library", path=str(compiled), sha256=file_sha256(compiled))  # a report's evidence
     if not nodes or compiled is not None:
@@ -326,8 +311,6 @@ def make_session(
 
 def _compiled_library(nodes: list[Any]) -> Optional[Path]:
     """onnxtool's ORT library when it can run every plugin node here (built, all in its domain)."""
-    from graphsurgeon_tools.runtime import ort_library
-
     if os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0"):
         return None  # the slow path, forced (tests of the fallback)
     if any(node.domain != ort_library.DOMAIN for node in nodes):
@@ -377,7 +360,6 @@ def _session_from_proto(ort: Any, model: Any, sess_options: Any, providers: list
     if model.ByteSize() < _TWO_GB:
         return cls(model.SerializeToString(), sess_options=sess_options, providers=providers, **options)
     # A protobuf cannot exceed 2 GB: hand ORT a temporary file with external data instead.
-    import onnx
 
     copy = onnx.ModelProto()
     copy.CopyFrom(model)  # onnx.save with external data rewrites the proto it is given
