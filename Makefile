@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 # The ONNX Runtime custom-op library (DynamicTRTResize, csrc/ort/); ONNX Runtime's headers are
 # fetched once into .build/ (Debian's libonnxruntime-dev, private apt state). Where that cannot
 # be done it prints why and builds nothing: plugin models then run through onnxruntime-extensions.
-.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/*.h) graphsurgeon_tools/runtime/ort_library.py graphsurgeon_tools/runtime/build_cache.py
+.build/ort_ops.stamp: $(STAMP) $(wildcard csrc/ort/* csrc/*.h) graphsurgeon_tools/runtime/ort_library.py graphsurgeon_tools/runtime/ort_headers.py graphsurgeon_tools/runtime/build_cache.py
 	$(PY) -m graphsurgeon_tools.runtime.ort_library build
 	@mkdir -p .build && touch $@
 

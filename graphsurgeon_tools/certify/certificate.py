@@ -62,7 +62,7 @@ def model_sha256(model: Any) -> str:
 
 def engine_versions(torch: bool = True) -> dict[str, Optional[str]]:
     """Versions of what the certificate's runs used (torch only if the PyTorch side is importable)."""
-    import onnxruntime
+    import onnxruntime  # deferred: onnxruntime (~20-60 ms); only a run that writes or checks a certificate needs its version
 
     library = ort_library.library_path(allow_build=False)
     versions: dict[str, Optional[str]] = {

@@ -112,7 +112,7 @@ def _axis_vector(factor: float, axis: str) -> list[float]:
 
 def _session(model: Any) -> Any:
     """A probe session on one thread: probes are small, and the machines they run on are shared."""
-    import onnxruntime
+    import onnxruntime  # deferred: onnxruntime (~20-60 ms); only the ORT reader's probe session needs it
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
@@ -216,7 +216,7 @@ class OnnxReferenceReader(Reader):
     def __init__(self, semantics: SiteSemantics, budget_s: float) -> None:
         super().__init__("onnx-reference", semantics, covers="sampled",
                          note=f"onnx.reference (per-element Python): the points {budget_s:g} s allow")
-        from onnx.reference import ReferenceEvaluator
+        from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference (~20 ms); only this reader uses it
 
         self.evaluator = ReferenceEvaluator(_resize_model(semantics, "scales"))
         self.budget_s = budget_s

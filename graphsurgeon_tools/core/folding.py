@@ -99,7 +99,7 @@ def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs:
 
 
 def _run_model(model: "ModelProto", outputs: list[str]) -> dict[str, "np.ndarray"]:
-    from onnx.reference import ReferenceEvaluator
+    from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference, only when a fold runs
 
     values = ReferenceEvaluator(model).run(outputs, {})
     return {name: np.asarray(value) for name, value in zip(outputs, values)}

@@ -48,7 +48,7 @@ def as_model(obj: Any) -> tuple[ModelProto, Callable[[ModelProto], Any]]:
     if isinstance(obj, (str, os.PathLike)):
         return load_model(obj), _same
     if is_gs_graph(obj):
-        import onnx_graphsurgeon as gs
+        import onnx_graphsurgeon as gs  # deferred: onnx_graphsurgeon, only for a gs.Graph caller (optional)
 
         with _quiet_gs():
             exported = gs.export_onnx(obj)
@@ -61,14 +61,14 @@ def as_model(obj: Any) -> tuple[ModelProto, Callable[[ModelProto], Any]]:
 @contextlib.contextmanager
 def _quiet_gs() -> Iterator[None]:
     """onnx-graphsurgeon's logger silenced for the block (it prints warnings and errors on stdout)."""
-    from onnx_graphsurgeon.logger import G_LOGGER
+    from onnx_graphsurgeon.logger import G_LOGGER  # deferred: onnx_graphsurgeon, only for a gs.Graph caller
 
     with G_LOGGER.suppress():
         yield
 
 
 def _import_quietly(model: ModelProto) -> Any:
-    import onnx_graphsurgeon as gs
+    import onnx_graphsurgeon as gs  # deferred: onnx_graphsurgeon, only for a gs.Graph caller (optional)
 
     with _quiet_gs():
         return gs.import_onnx(model)

@@ -138,7 +138,7 @@ _evaluators: dict[Any, Any] = {}
 def _reference_evaluator(slot: str, attrs: tuple[tuple[str, Any], ...]) -> Any:
     key = (slot, attrs)
     if key not in _evaluators:
-        from onnx.reference import ReferenceEvaluator
+        from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference, this backend only
 
         inputs = ["X", "", "S"] if slot == "scales" else ["X", "", "", "S"]
         node = helper.make_node("Resize", inputs, ["Y"], **dict(attrs))

@@ -19,16 +19,9 @@ serves every onnxruntime at or above its API version. Where it comes from, in or
 
 Either is loaded only after its record (size and sha256, written at build time) is checked.
 
-ONNX Runtime's C API header comes from, in order:
-
-1. ``$ONNXRUNTIME_INCLUDE_DIR`` (a folder holding ``onnxruntime_c_api.h``, or its
-   ``onnxruntime/`` subfolder);
-2. ``<build_root>/ort_headers/`` (an earlier fetch);
-3. a fetch of Debian's ``libonnxruntime-dev`` from the suite after bookworm
-   (``trixie``: ORT_API_VERSION 21), with apt run on a PRIVATE state, cache and
-   source list under ``ort_headers/apt`` naming the Debian mirror the machine
-   already uses; the system's apt configuration and package database are not touched.
-   Only ``fetch=True`` (the ``build`` command, the wheel build) goes to the network.
+ONNX Runtime's C API headers come from :mod:`graphsurgeon_tools.runtime.ort_headers`
+(``$ONNXRUNTIME_INCLUDE_DIR``, an earlier fetch, or - only with ``fetch=True``, the ``build``
+command and the wheel build - a fetch of Debian's ``libonnxruntime-dev``).
 
 Requires: the sources (shipped in the wheel, or a clone's ``csrc/``), g++ to build.
 Ensures: a returned path is a verified library (built from the current sources when a compiler
@@ -42,11 +35,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -54,6 +45,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.io.files import exclusive_lock
 from graphsurgeon_tools.runtime.build_cache import (
     REPO_ROOT,
@@ -65,6 +57,7 @@ from graphsurgeon_tools.runtime.build_cache import (
     writable_reason,
     write_record,
 )
+from graphsurgeon_tools.runtime.ort_headers import BUILD_COMMAND, api_version, find_headers, header_dir, headers_dir
 
 __all__ = [
     "DOMAIN",
@@ -82,13 +75,6 @@ __all__ = [
 
 DOMAIN = "trt.plugins"
 LIBRARY_NAME = "libonnxtool_ort_ops.so"
-BUILD_COMMAND = "python -m graphsurgeon_tools.runtime.ort_library build"
-# The suite after bookworm: its libonnxruntime-dev (1.21) carries the C API header
-# and the C++ wrappers at ORT_API_VERSION 21; the installed onnxruntime (>= 1.21)
-# still serves that API version.
-DEBIAN_SUITE = "trixie"
-DEBIAN_PACKAGE = "libonnxruntime-dev"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # -O3 and baseline x86-64 (no -march): the cached build stays valid on another CPU.
 # -fopenmp-simd only for the `omp simd` loops: threads are ORT's own pool.
 CXXFLAGS = ["-std=c++17", "-O3", "-fopenmp-simd", "-DNDEBUG", "-fPIC", "-fvisibility=hidden", "-Wall"]
@@ -99,10 +85,6 @@ _reason: list[str] = [""]
 def build_dir() -> Path:
     """Where this library is built: ``<build_root>/ort_ops``."""
     return build_root()[0] / "ort_ops"
-
-
-def _headers_dir() -> Path:
-    return build_root()[0] / "ort_headers"
 
 
 def _csrc() -> Path:
@@ -118,19 +100,6 @@ def _sources() -> list[Path]:
                    *(csrc / "ort").glob("*.map"), *csrc.glob("*.h")])
 
 
-def _header_dir_in(root: Path) -> Optional[Path]:
-    for candidate in (root, root / "onnxruntime", root / "usr" / "include" / "onnxruntime"):
-        if (candidate / "onnxruntime_c_api.h").is_file():
-            return candidate
-    return None
-
-
-def _api_version(include: Path) -> str:
-    text = (include / "onnxruntime_c_api.h").read_text(errors="replace")
-    found = re.search(r"#define\s+ORT_API_VERSION\s+(\d+)", text)
-    return found.group(1) if found else "?"
-
-
 def _compiler() -> Optional[str]:
     return os.environ.get("CXX") or shutil.which("g++")
 
@@ -144,109 +113,16 @@ def _build_key(include: Path, compiler: str) -> str:
         version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         version = compiler
-    digest.update(repr((CXXFLAGS, _api_version(include), version.splitlines()[:1])).encode())
+    digest.update(repr((CXXFLAGS, api_version(include), version.splitlines()[:1])).encode())
     return digest.hexdigest()
 
 
-def _debian_mirror() -> str:
-    """The Debian archive URI the machine's own apt sources name (deb822 or one-line form)."""
-    files = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*.sources")),
-             *sorted(Path("/etc/apt/sources.list.d").glob("*.list"))]
-    for path in files:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        uris = re.findall(r"^\s*URIs:\s*(\S+)", text, re.MULTILINE)
-        uris += re.findall(r"^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)", text, re.MULTILINE)
-        for uri in uris:
-            if re.search(r"/debian/?$", uri):
-                return uri.rstrip("/")
-    return DEFAULT_MIRROR
-
-
-def _fetch_headers() -> Optional[Path]:
-    """Download and unpack libonnxruntime-dev into ``<build_root>/ort_headers`` with apt on a private state."""
-    apt_get, dpkg_deb = shutil.which("apt-get"), shutil.which("dpkg-deb")
-    if apt_get is None or dpkg_deb is None:
-        _reason[0] = "no ONNX Runtime headers: set ONNXRUNTIME_INCLUDE_DIR (apt-get/dpkg-deb are not here to fetch libonnxruntime-dev)"
-        return None
-    state = _headers_dir() / "apt"
-    for sub in ("state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
-        (state / sub).mkdir(parents=True, exist_ok=True)
-    (state / "etc" / "sources.list").write_text("")
-    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
-    signed = f"Signed-By: {keyring}\n" if Path(keyring).is_file() else ""
-    (state / "etc" / "sources.list.d" / "onnxtool.sources").write_text(
-        f"Types: deb\nURIs: {_debian_mirror()}\nSuites: {DEBIAN_SUITE}\nComponents: main\n{signed}"
-    )
-    user = "root" if os.geteuid() == 0 else None
-    options = [
-        "-o", f"Dir::State={state / 'state'}",
-        "-o", f"Dir::Cache={state / 'cache'}",
-        "-o", f"Dir::Etc::SourceList={state / 'etc' / 'sources.list'}",
-        "-o", f"Dir::Etc::SourceParts={state / 'etc' / 'sources.list.d'}",
-        "-o", f"Dir::Etc::Preferences={state / 'etc' / 'preferences'}",
-        "-o", f"Dir::Etc::PreferencesParts={state / 'etc' / 'preferences.d'}",
-        "-o", "Debug::NoLocking=1",
-        "-qq",
-    ]
-    if user:  # root would hand downloads to the _apt user, who cannot write into .build
-        options += ["-o", f"APT::Sandbox::User={user}"]
-    with tempfile.TemporaryDirectory(prefix="onnxtool-ort-headers-") as tmp:
-        steps = [
-            [apt_get, *options, "update"],
-            [apt_get, *options, "download", DEBIAN_PACKAGE],
-        ]
-        for step in steps:
-            try:
-                done = subprocess.run(step, cwd=tmp, capture_output=True, text=True, timeout=300)
-            except (OSError, subprocess.SubprocessError) as exc:
-                _reason[0] = f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) failed: {exc}"
-                return None
-            if done.returncode != 0:
-                last = (done.stderr or done.stdout).strip().splitlines()
-                _reason[0] = f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) with apt failed: {last[-1] if last else done.returncode}"
-                return None
-        debs = sorted(Path(tmp).glob(f"{DEBIAN_PACKAGE}_*.deb"))
-        if not debs:
-            _reason[0] = f"apt downloaded no {DEBIAN_PACKAGE} package from {DEBIAN_SUITE}"
-            return None
-        unpacked = Path(tmp) / "x"
-        done = subprocess.run([dpkg_deb, "-x", str(debs[0]), str(unpacked)], capture_output=True, text=True)
-        include = _header_dir_in(unpacked)
-        if done.returncode != 0 or include is None:
-            _reason[0] = f"{debs[0].name} holds no onnxruntime_c_api.h"
-            return None
-        target = _headers_dir() / "include"
-        staging = _headers_dir() / f"include.{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(include, staging)
-        (staging / "SOURCE").write_text(f"{debs[0].name} from {_debian_mirror()} {DEBIAN_SUITE}\n")
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
-    shutil.rmtree(state, ignore_errors=True)  # ~10 MB of package lists, useless once unpacked
-    return target
-
-
 def _headers(fetch: bool) -> Optional[Path]:
-    env = os.environ.get("ONNXRUNTIME_INCLUDE_DIR")
-    if env:
-        found = _header_dir_in(Path(env).expanduser())
-        if found is None:
-            _reason[0] = f"ONNXRUNTIME_INCLUDE_DIR={env} holds no onnxruntime_c_api.h"
-        return found
-    cached = _header_dir_in(_headers_dir() / "include")
-    if cached is not None or not fetch:
-        if cached is None:
-            _reason[0] = f"ONNX Runtime headers not fetched yet: run `{BUILD_COMMAND}` (or set ONNXRUNTIME_INCLUDE_DIR)"
-        return cached
-    return _fetch_headers()
-
-
-def header_dir() -> Optional[Path]:
-    """The folder holding ``onnxruntime_c_api.h`` (and the C++ wrappers) that builds use; never fetches."""
-    return _headers(fetch=False)
+    """:func:`~graphsurgeon_tools.runtime.ort_headers.find_headers`, its reason kept for :func:`unavailable_reason`."""
+    include, why = find_headers(fetch)
+    if include is None:
+        _reason[0] = why
+    return include
 
 
 def compile_library(out_dir: Path, *, fetch: bool = False, include: Optional[Path] = None) -> Optional[Path]:
@@ -433,9 +309,7 @@ def register(sess_options: Any, path: Union[str, Path]) -> None:
     Raises UsageError naming the library when ONNX Runtime cannot load it (not a shared
     library, no ``RegisterCustomOps``, built for an incompatible ONNX Runtime).
     """
-    from onnxruntime.capi import onnxruntime_pybind11_state as state
-
-    from graphsurgeon_tools.errors import UsageError
+    from onnxruntime.capi import onnxruntime_pybind11_state as state  # deferred: onnxruntime (wheel hook)
 
     key = str(Path(path).resolve())
     with _registered_lock:
@@ -451,8 +325,6 @@ def register(sess_options: Any, path: Union[str, Path]) -> None:
 
 def user_libraries(paths: Optional[Iterable[Union[str, Path]]]) -> list[Path]:
     """The users' own op libraries (``custom_op_libs=``), checked to be files; UsageError otherwise."""
-    from graphsurgeon_tools.errors import UsageError
-
     if paths is None:
         return []
     if isinstance(paths, (str, Path)):  # one path, not an iterable of characters
@@ -476,7 +348,7 @@ def _main(argv: list[str]) -> int:
         # Not an error for `make setup`: plugin models keep running through onnxruntime-extensions.
         print(f"onnxtool ORT library not built: {unavailable_reason()} (plugin models run through onnxruntime-extensions)")
         return 0
-    source = _headers_dir() / "include" / "SOURCE"
+    source = headers_dir() / "include" / "SOURCE"
     via = os.environ.get("ONNXRUNTIME_INCLUDE_DIR") or (source.read_text().strip() if source.is_file() else "?")
     via = "shipped in the wheel" if path == shipped_library(LIBRARY_NAME) else f"headers: {via}"
     print(f"onnxtool ORT library ready: {path} ({time.perf_counter() - start:.2f} s; {via})")

@@ -81,7 +81,7 @@ def _kernel_op_name(x_type: str, s_type: str) -> str:
 def ort_errors() -> tuple[type[BaseException], ...]:
     """ONNX Runtime's own exception types (Fail, InvalidArgument, RuntimeException ...), plus
     RuntimeError (a failed plugin kernel) and ValueError (ORT's Python layer: missing feeds)."""
-    from onnxruntime.capi import onnxruntime_pybind11_state as state
+    from onnxruntime.capi import onnxruntime_pybind11_state as state  # deferred: onnxruntime
 
     found = [v for v in vars(state).values() if isinstance(v, type) and issubclass(v, Exception)]
     return (*found, RuntimeError, ValueError)
@@ -112,7 +112,7 @@ def _import_extensions(*names: str) -> tuple[Any, ...]:
     key = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
     before = os.environ.get(key)
     try:
-        import onnxruntime_extensions as extensions
+        import onnxruntime_extensions as extensions  # deferred: optional onnxruntime-extensions (its import edits os.environ)
     finally:
         if before is None:
             os.environ.pop(key, None)
@@ -275,7 +275,7 @@ def make_session(
     Does NOT check the model (run ``onnx.checker`` yourself); ORT reports custom ops it has
     no library for when the session is created.
     """
-    import onnxruntime as ort
+    import onnxruntime as ort  # deferred: onnxruntime (~20-60 ms); only making a session needs it
 
     user_libraries = [*scoped_custom_op_libs(), *ort_library.user_libraries(custom_op_libs)]
     from_path: Optional[Path] = None
