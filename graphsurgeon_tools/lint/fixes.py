@@ -20,9 +20,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, Optional
 
+import graphsurgeon_tools
 from graphsurgeon_tools.lint.base import SEVERITIES
-from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
-from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -33,20 +32,22 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["apply_fix", "keep_working_fixes"]
 
 
-def _calls() -> dict[str, Callable]:
-    return {"make_dynamic_scale": make_dynamic_scale, "swap_plugin": swap_plugin}
+def _api_call(name: str) -> Callable:
+    """The public API function a Fix names (``Fix.call`` is one of ``graphsurgeon_tools.__all__``).
+    The package resolves it on first use, so a lint whose findings propose no fix never loads a
+    pass, and a new pass's fixes need no entry here."""
+    return getattr(graphsurgeon_tools, name)
 
 
 def apply_fix(model: "ModelProto", fix: "Fix") -> "ModelProto":
     """The model after the calls ``fix`` names (``fix``, then ``fix.then``...), each with ``check=False``."""
-    calls = _calls()
     current, step = model, fix
     while step is not None:
         keywords = dict(step.keywords)
         keywords["check"] = False
         if step.call == "make_dynamic_scale":
             keywords.setdefault("freedom", False)  # a report-only analysis: not needed to try the rewrite
-        current = calls[step.call](current, **keywords).model
+        current = _api_call(step.call)(current, **keywords).model
         step = step.then
     return current
 
