@@ -119,7 +119,7 @@ def _folder_name(torch: Any) -> str:
 
 def _torch() -> Any:
     try:
-        import torch
+        import torch  # deferred: torch (optional); status() and the registrations read without it
     except ImportError as exc:
         raise OpsBuildError(f"torch is not installed ({exc}): {TORCH_INSTALL}") from exc
     return torch
@@ -179,7 +179,7 @@ def _preflight() -> None:
 
 def _compile_and_load(torch: Any, verbose: bool) -> None:
     # Precondition: the build lock is held and the library is not loaded in this process.
-    from torch.utils import cpp_extension
+    from torch.utils import cpp_extension  # deferred: torch (optional), only to compile
 
     folder = build_directory()
     # Left by a build killed inside cpp_extension.load (its FileBaton); we hold the flock, so
@@ -317,7 +317,7 @@ def _main(argv: list[str]) -> int:
         torch = _torch()
         state = _build_if_needed(torch, verbose="--verbose" in argv)
         path = library_path()
-        import exporters.ops
+        import exporters.ops  # deferred: cycle exporters.ops -> exporters.build; and torch
 
         exporters.ops.load()  # the way users load it, fakes included
     except OpsBuildError as exc:

@@ -18,6 +18,11 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+
+from exporters.ops import load_library
+from exporters.routing import onnx_attributes, route_resize
 
 __all__ = ["interpolate_call", "load_reader"]
 
@@ -28,8 +33,6 @@ _CALLS = (("nearest", None, False), ("nearest-exact", None, False), ("bilinear",
 
 def interpolate_call(semantics: Mapping[str, Any]) -> Optional[tuple[str, Optional[bool], bool]]:
     """(mode, align_corners, antialias) of the interpolate call exported with ``semantics``; None if none."""
-    from exporters.routing import onnx_attributes
-
     ctm = semantics["coordinate_transformation_mode"]
     for mode, align, antialias in _CALLS:
         attrs = onnx_attributes(mode, align, antialias) or {}
@@ -50,17 +53,11 @@ def interpolate_call(semantics: Mapping[str, Any]) -> Optional[tuple[str, Option
 
 def load_reader(semantics: Mapping[str, Any], *, routed: bool) -> Optional[tuple[Callable[..., Any], str]]:
     """``(fn, note)`` for the certify resize-reader registry (see graphsurgeon_tools.extensions)."""
-    import torch
-    import torch.nn.functional as F
-
     call = interpolate_call(semantics)
     if call is None:
         return None
     mode, align, antialias = call
     if routed:
-        from exporters.ops import load_library
-        from exporters.routing import route_resize
-
         load_library()
 
     def run(x: np.ndarray, factor: float, axis: str) -> np.ndarray:

@@ -31,6 +31,7 @@ import io
 import json
 import math
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +41,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from exporters.demo_swin2sr import run_swin2sr_demo
+from exporters.models import scales_tensor, srcnn
+from exporters.onnx_export import export
+from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, swap_plugin, validate
+from graphsurgeon_tools.certify import certify
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.io import write_bytes_atomic
+from graphsurgeon_tools.runtime.provenance import evidence_record, recording
 
 __all__ = ["DEFAULT_OUT_DIR", "DemoResult", "run_demo", "sample_image"]
 
@@ -88,7 +95,7 @@ class DemoResult:
 def sample_image() -> tuple[np.ndarray, str]:
     """A 288 x 288 RGB float32 image in [0, 1] (H, W, 3) and where it came from."""
     try:
-        import skimage.data
+        import skimage.data  # deferred: optional scikit-image (a test card without it)
 
         array = np.asarray(skimage.data.astronaut())[_CROP].astype(np.float32) / 255.0
         return array, "skimage.data.astronaut (crop rows 0:288, cols 112:400)"
@@ -111,7 +118,7 @@ def _psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _write_png(array_nchw: np.ndarray, path: Path) -> Path:
-    from PIL import Image
+    from PIL import Image  # deferred: Pillow, only to write the demo's images
 
     pixels = np.clip(array_nchw[0].transpose(1, 2, 0), 0.0, 1.0)
     image = Image.fromarray(np.round(pixels * 255).astype(np.uint8), mode="RGB")
@@ -151,8 +158,6 @@ def run_demo(
     :class:`UsageError` when ``out_dir`` exists and is not a folder. Needs the PyTorch
     side (torch, the C++ op) and Pillow; does not need TensorRT or a network.
     """
-    from graphsurgeon_tools.runtime.provenance import recording
-
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
@@ -169,8 +174,6 @@ def run_demo(
 
 def _remove_new(out: Path, before: set[Path], made: list[Path]) -> None:
     """Undo a failed demo: the files and folders it created in ``out``, then the folders it made."""
-    import shutil
-
     for path in sorted(set(out.rglob("*")) - before, key=lambda p: len(p.parts), reverse=True):
         try:
             if path.is_dir() and not path.is_symlink():
@@ -187,11 +190,6 @@ def _remove_new(out: Path, before: set[Path], made: list[Path]) -> None:
 
 
 def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], None]], ran: Any) -> DemoResult:
-    from exporters import export, srcnn
-    from exporters.models import scales_tensor
-    from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, swap_plugin, validate
-    from graphsurgeon_tools.runtime.provenance import evidence_record
-
     started = time.perf_counter()
     result = DemoResult(out_dir=out)
 
@@ -230,8 +228,6 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
     save_model(plugin.model, plugin_path)
     result.files["plugin_model"] = plugin_path
     # ... with a certificate: every length of SRCNN's profile at each factor, per axis, every engine.
-    from graphsurgeon_tools.certify import certify
-
     certificate = certify(plugin_path, "torch:srcnn", profile=CERTIFY_PROFILE + ",".join(f"{f:g}" for f in factors))
     result.files["certificate"] = write_bytes_atomic(
         (json.dumps(certificate.to_dict(), indent=1, allow_nan=False) + "\n").encode("utf-8"), out / "certificate.json")
@@ -263,8 +259,6 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
 
     # 6. A model a user would bring: transformers' Swin2SR, exported normally, made dynamic and
     #    validated against its own unmodified module (its resizes routed through the C++ op).
-    from exporters.demo_swin2sr import run_swin2sr_demo
-
     second = run_swin2sr_demo(out, low_np, [f for f in factors if f <= 4], step=step, write_png=_write_png)
     if second is not None:
         result.validations.update(second[0])

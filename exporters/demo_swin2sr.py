@@ -28,6 +28,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+import onnx
+import torch
+
+from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, validate
 
 __all__ = ["build_swin2sr", "run_swin2sr_demo", "site_split"]
 
@@ -36,8 +40,7 @@ INPUT_SIZE = 48  # the centre crop of the demo's low-resolution input fed to Swi
 
 def build_swin2sr() -> Any:
     """A small Swin2SR ``nearest+conv`` x4 built by transformers' own code, random weights (seed 0), eval mode."""
-    import torch
-    from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution
+    from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution  # deferred: optional transformers
 
     torch.manual_seed(0)
     config = Swin2SRConfig(image_size=INPUT_SIZE, patch_size=1, num_channels=3, embed_dim=16, depths=[1, 1],
@@ -62,14 +65,10 @@ def run_swin2sr_demo(out: Path, low: np.ndarray, factors: Sequence[float], *,
             ``step(name, detail)``. write_png: the demo's atomic PNG writer.
     """
     try:
-        import transformers  # noqa: F401
+        import transformers  # noqa: F401  # deferred: optional transformers (the realmodels extra)
     except ImportError as exc:
         step("swin2sr", f"skipped: transformers is not installed ({exc}); pip install 'onnxtool[realmodels]'")
         return None
-    import onnx
-    import torch
-
-    from graphsurgeon_tools import make_dynamic_scale, make_session, save_model, validate
 
     started = time.perf_counter()
     module = build_swin2sr()

@@ -41,6 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import exporters.ops
+
 Variant = Literal["static", "new-interpolate", "cxx-op", "plugin"]
 Signature = Literal["scales", "size-tensor"]
 VARIANTS: tuple[str, ...] = ("static", "new-interpolate", "cxx-op", "plugin")
@@ -65,9 +67,7 @@ def scales_tensor(factor: float, rank: int = 4) -> torch.Tensor:
 
 
 def _cxx_resize(x: torch.Tensor, scales: torch.Tensor, **attributes) -> torch.Tensor:
-    import exporters.ops  # resize loads (and, the first time, builds) the C++ library
-
-    return exporters.ops.resize(x, scales, **attributes)
+    return exporters.ops.resize(x, scales, **attributes)  # loads (the first time, builds) the C++ library
 
 
 class _SRCNNBody(nn.Module):
@@ -133,7 +133,7 @@ class NewInterpolate(torch.autograd.Function):
     @staticmethod
     def symbolic(g, x, scales):  # noqa: D102
         if g.opset < 11:
-            from torch.onnx.errors import SymbolicValueError
+            from torch.onnx.errors import SymbolicValueError  # deferred: torch.onnx (~70 ms), export only
 
             raise SymbolicValueError(
                 f"NewInterpolate needs opset 11 or later for cubic Resize, got opset {g.opset}", x

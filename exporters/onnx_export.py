@@ -26,23 +26,29 @@ that reason (:class:`~graphsurgeon_tools.errors.UsageError`).
 
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
 import time
-import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Literal, Mapping, Optional, Sequence, Union
 
-import numpy as np
+import onnx
 import torch
 
+import exporters.ops
+from exporters.export_check import STANDARD_DOMAINS, compare_in_ort, describe_values, op_types
+from exporters.export_runs import (
+    default_dynamic_axes,
+    one_line,
+    resolve_input_names,
+    run_dynamo,
+    run_loading_ops,
+    run_torchscript,
+)
+from exporters.models import SIGNATURES, VARIANTS, srcnn
+from exporters.symbolic import PLUGIN_DOMAIN
 from graphsurgeon_tools.errors import CheckFailedError, UnsupportedModelError, UsageError
-
-if TYPE_CHECKING:  # onnx is imported where it is used; this is for the annotations
-    import onnx
+from graphsurgeon_tools.extensions import environment_problem
+from graphsurgeon_tools.io import save_model
 
 __all__ = ["EXPORTERS", "ExportFailedError", "ExportResult", "export", "export_srcnn"]
 
@@ -51,7 +57,6 @@ EXPORTERS: tuple[str, ...] = ("torchscript", "dynamo")
 # The TorchScript exporter's default differs across torch releases; pin ours so files are
 # reproducible. 17 is the newest opset the TorchScript exporter fully supports for Resize.
 DEFAULT_OPSET = {"torchscript": 17, "dynamo": 18}
-_STANDARD_DOMAINS = ("", "ai.onnx")
 
 
 class ExportFailedError(UnsupportedModelError):
@@ -94,111 +99,6 @@ class ExportResult:
         }
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    # torch's export errors bury the reason after a banner; prefer the line that names it.
-    for line in lines:
-        if "Error" in line and ":" in line and "step 1/3" not in line:
-            return line[:limit]
-    return (lines[0] if lines else "")[:limit]
-
-
-@contextlib.contextmanager
-def _quiet():
-    """Library code is quiet: silence torch's export chatter (progress lines, tracer and
-    deprecation warnings, "torchvision is not installed" log lines). Errors still raise."""
-    logger = logging.getLogger("torch.onnx")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    # torch 2.13's TorchScript exporter tests `_C._jit_is_onnx_log_enabled` without calling it,
-    # so its C++ log is always on and dumps the whole IR graph to stderr on any export error.
-    # Swap in a context manager that leaves the log off (a private hook: skipped if it moves).
-    try:
-        from torch.onnx._internal.torchscript_exporter import utils as ts_utils
-    except ImportError:  # pragma: no cover - torch reorganised its exporter
-        ts_utils = None
-    original = getattr(ts_utils, "setup_onnx_logging", None)
-    if original is not None:
-        ts_utils.setup_onnx_logging = lambda verbose: contextlib.nullcontext()
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-        if original is not None:
-            ts_utils.setup_onnx_logging = original
-
-
-def _input_names(model: torch.nn.Module, count: int, given: Optional[Sequence[str]]) -> list[str]:
-    if given is not None:
-        names = list(given)
-        if len(names) != count:
-            raise UsageError(f"input_names has {len(names)} names for {count} inputs")
-        return names
-    declared = getattr(model, "input_names", None)
-    if callable(declared):
-        declared = declared()
-    if declared is not None and len(declared) == count:
-        return list(declared)
-    return ["input"] + [f"input_{k}" for k in range(1, count)]
-
-
-def _dynamic_axes(names: Sequence[str], args: Sequence[torch.Tensor], output_names: Sequence[str],
-                  output_axis_names: Optional[Mapping[int, str]] = None) -> dict:
-    """NCHW convention: batch, height and width of every 4-D tensor vary; other tensors are fixed.
-
-    ``output_axis_names`` (a model's ``output_axis_names`` attribute) renames output axes that
-    equal an input's, e.g. the size-tensor plugin's output H, W are size_tensor's.
-    """
-    axes: dict[str, dict[int, str]] = {}
-    for index, (name, value) in enumerate(zip(names, args)):
-        if isinstance(value, torch.Tensor) and value.dim() == 4:
-            prefix = "" if index == 0 else f"{name}_"
-            axes[name] = {0: f"{prefix}batch", 2: f"{prefix}height", 3: f"{prefix}width"}
-    if axes:
-        for name in output_names:
-            axes[name] = {0: "batch", 2: f"{name}_height", 3: f"{name}_width", **(output_axis_names or {})}
-    return axes
-
-
-def _dynamic_shapes(axes: Mapping[str, Mapping[int, str]], names: Sequence[str], args: Sequence[Any]) -> tuple:
-    # torch.export wants one Dim object per symbol; equal names share one, as in dynamic_axes.
-    dims: dict[str, Any] = {}
-    shapes = []
-    for name, _ in zip(names, args):
-        spec = axes.get(name)
-        if spec:
-            shapes.append({axis: dims.setdefault(dim, torch.export.Dim(dim.replace(".", "_"))) for axis, dim in spec.items()})
-        else:
-            shapes.append(None)
-    return tuple(shapes)
-
-
-def _describe_values(values) -> list[dict]:
-    import onnx
-
-    described = []
-    for value in values:
-        tensor_type = value.type.tensor_type
-        shape = [dim.dim_param if dim.HasField("dim_param") else (dim.dim_value if dim.HasField("dim_value") else None)
-                 for dim in tensor_type.shape.dim] if tensor_type.HasField("shape") else None
-        described.append({
-            "name": value.name,
-            "dtype": onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type).name if tensor_type.elem_type else None,
-            "shape": shape,
-        })
-    return described
-
-
-def _op_types(model) -> dict[str, int]:
-    counts = Counter(
-        node.op_type if node.domain in _STANDARD_DOMAINS else f"{node.domain}::{node.op_type}"
-        for node in model.graph.node
-    )
-    return dict(counts)
-
-
 def _refuse_impossible(model: torch.nn.Module, exporter: str) -> None:
     if exporter == "dynamo" and getattr(model, "variant", None) == "new-interpolate":
         raise UsageError(
@@ -206,87 +106,6 @@ def _refuse_impossible(model: torch.nn.Module, exporter: str) -> None:
             "NewInterpolate.symbolic and traces forward, where the scales become data-dependent Python "
             "floats; use --exporter torchscript, or the cxx-op variant"
         )
-
-
-def _run_loading_ops(run, model, args, **options) -> "onnx.ModelProto":
-    """``run`` once; again if the model's forward loaded the C++ ops during the first attempt (their
-    symbolics/translations could not register before)."""
-    import exporters.ops
-
-    loaded_before = exporters.ops.loaded()
-    try:
-        with torch.no_grad(), _quiet():
-            return run(model, args, **options)
-    except (UsageError, CheckFailedError):
-        raise
-    except Exception:
-        if loaded_before or not exporters.ops.loaded():
-            raise
-    with torch.no_grad(), _quiet():
-        return run(model, args, **options)
-
-
-def _run_torchscript(model, args, *, opset, input_names, output_names, axes, domain) -> "onnx.ModelProto":
-    import onnx
-
-    from exporters.symbolic import register_torchscript_symbolics
-
-    register_torchscript_symbolics(domain=domain)
-    buffer = io.BytesIO()
-    torch.onnx.export(
-        model, tuple(args), buffer, dynamo=False, opset_version=opset,
-        input_names=list(input_names), output_names=list(output_names),
-        dynamic_axes=axes or None, do_constant_folding=True,
-    )
-    return onnx.load_from_string(buffer.getvalue())
-
-
-def _run_dynamo(model, args, *, opset, input_names, output_names, axes, domain) -> "onnx.ModelProto":
-    from exporters.symbolic import dynamo_translation_table
-
-    program = torch.onnx.export(
-        model, tuple(args), dynamo=True, opset_version=opset,
-        input_names=list(input_names), output_names=list(output_names),
-        dynamic_shapes=_dynamic_shapes(axes, input_names, args) if axes else None,
-        custom_translation_table=dynamo_translation_table(domain=domain),
-        external_data=False, verbose=False, report=False,
-    )
-    return program.model_proto
-
-
-def _compare(model_proto, module: torch.nn.Module, cases: Sequence[Sequence[torch.Tensor]],
-             input_names: Sequence[str], rtol: float, atol: float, use_plugin_runtime: bool, label: str) -> float:
-    if use_plugin_runtime:
-        from graphsurgeon_tools.runtime import make_session
-
-        session = make_session(model_proto)
-    else:
-        import onnxruntime as ort
-
-        session = ort.InferenceSession(model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    graph_inputs = [i.name for i in session.get_inputs()]
-    worst = 0.0
-    for case in cases:
-        with torch.no_grad():
-            expected = module(*case)
-        expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
-        feeds = {name: value.detach().cpu().numpy() for name, value in zip(input_names, case) if name in graph_inputs}
-        got = session.run(None, feeds)
-        for want, have in zip(expected, got):
-            want = want.detach().cpu().numpy()
-            if want.shape != have.shape:
-                raise CheckFailedError(
-                    f"{label}: ONNX Runtime output shape {have.shape} differs from PyTorch's {want.shape} "
-                    f"for input shapes {[tuple(t.shape) for t in case]}"
-                )
-            diff = float(np.max(np.abs(want.astype(np.float64) - have.astype(np.float64)))) if want.size else 0.0
-            worst = max(worst, diff)
-            if not np.allclose(have, want, rtol=rtol, atol=atol):
-                raise CheckFailedError(
-                    f"{label}: ONNX Runtime differs from PyTorch by up to {diff:.3g} (rtol {rtol:g}, atol {atol:g}) "
-                    f"for input shapes {[tuple(t.shape) for t in case]}"
-                )
-    return worst
 
 
 def export(
@@ -329,11 +148,6 @@ def export(
     disagrees. Does not put the model in eval mode (the caller decides), and
     does not simplify or constant-fold beyond what the exporter does.
     """
-    import onnx
-
-    from exporters.symbolic import PLUGIN_DOMAIN
-    from graphsurgeon_tools.io import save_model
-
     started = time.perf_counter()
     if exporter not in EXPORTERS:
         raise UsageError(f"exporter must be one of {', '.join(EXPORTERS)}, got {exporter!r}")
@@ -349,8 +163,6 @@ def export(
     if not destination.parent.is_dir():  # before the export, which can take seconds
         raise UsageError(f"output folder does not exist: {destination.parent}")
     ops_error: Optional[Exception] = None
-    import exporters.ops
-
     try:
         # The C++ ops where they are built already, so their symbolics/translations register; never a
         # build here: a model that calls them builds them in its forward, and the export is retried.
@@ -358,37 +170,35 @@ def export(
     except Exception as exc:  # noqa: BLE001 - broken: only models calling the ops need it;
         ops_error = exc  # if the export then fails, the missing op is the reason (not torch's exporter)
 
-    names = _input_names(model, len(args), input_names)
+    names = resolve_input_names(model, len(args), input_names)
     output_names = list(output_names)
     axes = dict(dynamic_axes) if dynamic_axes is not None else (
-        _dynamic_axes(names, args, output_names, getattr(model, "output_axis_names", None)) if dynamic else {})
-    run = _run_torchscript if exporter == "torchscript" else _run_dynamo
+        default_dynamic_axes(names, args, output_names, getattr(model, "output_axis_names", None)) if dynamic else {})
+    run = run_torchscript if exporter == "torchscript" else run_dynamo
     label = f"{type(model).__name__} ({exporter} exporter, opset {opset})"
     try:
-        proto = _run_loading_ops(run, model, args, opset=opset, input_names=names, output_names=output_names,
+        proto = run_loading_ops(run, model, args, opset=opset, input_names=names, output_names=output_names,
                                  axes=axes, domain=domain)
     except (UsageError, CheckFailedError):
         raise
     except Exception as exc:
-        from graphsurgeon_tools.extensions import environment_problem
-
         problem = environment_problem(exc) or (environment_problem(ops_error) if ops_error is not None else None)
         if problem is not None:  # the op library (or torch's own dependency) is what is missing
             raise problem from exc
-        raise ExportFailedError(f"torch could not export {label} to {path}: {_one_line(exc)}") from exc
+        raise ExportFailedError(f"torch could not export {label} to {path}: {one_line(exc)}") from exc
 
     try:
         onnx.checker.check_model(proto, full_check=True)
     except Exception as exc:
-        raise CheckFailedError(f"{label}: the exported model fails onnx.checker: {_one_line(exc)}") from exc
+        raise CheckFailedError(f"{label}: the exported model fails onnx.checker: {one_line(exc)}") from exc
 
     result = ExportResult(
         path=Path(path), exporter=exporter, opset=next(
-            (entry.version for entry in proto.opset_import if entry.domain in _STANDARD_DOMAINS), opset),
-        inputs=_describe_values(proto.graph.input), outputs=_describe_values(proto.graph.output),
-        op_types=_op_types(proto),
+            (entry.version for entry in proto.opset_import if entry.domain in STANDARD_DOMAINS), opset),
+        inputs=describe_values(proto.graph.input), outputs=describe_values(proto.graph.output),
+        op_types=op_types(proto),
     )
-    custom = sorted({f"{n.domain}::{n.op_type}" for n in proto.graph.node if n.domain not in _STANDARD_DOMAINS})
+    custom = sorted({f"{n.domain}::{n.op_type}" for n in proto.graph.node if n.domain not in STANDARD_DOMAINS})
     if compare is False:
         result.ort_skipped_reason = "not requested"
     elif custom and compare == "auto":
@@ -398,7 +208,7 @@ def export(
         )
     else:
         cases = [args, *[tuple(case) for case in check_args]]
-        result.ort_max_abs_diff = _compare(proto, model, cases, names, rtol, atol, bool(custom), label)
+        result.ort_max_abs_diff = compare_in_ort(proto, model, cases, names, rtol, atol, bool(custom), label)
         result.ort_checked, result.ort_cases = True, len(cases)
 
     result.path = save_model(proto, path)
@@ -438,8 +248,6 @@ def export_srcnn(
     Runtime at 2, 3 and 4 (and ``factor``), on a 1x3x8x8 and a 2x3x5x7 input.
     Everything else is :func:`export`'s contract.
     """
-    from exporters.models import SIGNATURES, VARIANTS, srcnn
-
     if variant not in VARIANTS:
         raise UsageError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if signature not in SIGNATURES:

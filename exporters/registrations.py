@@ -25,11 +25,13 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from exporters.build import status
+from graphsurgeon_tools import extensions
+from graphsurgeon_tools.errors import EnvironmentProblemError
+
 
 def register() -> None:
     """Entry point ``exporters.registrations:register`` (group ``onnxtool.extensions``)."""
-    from graphsurgeon_tools import extensions
-
     extensions.register_reference("torch:srcnn", torch_srcnn)
     extensions.register_module_runner(TorchModuleRunner())
     extensions.register_kernel("cpp", load_cpp_kernel)
@@ -43,18 +45,15 @@ def register() -> None:
 def torch_op_status() -> Any:
     """The torch op's library as it stands (``exporters.build.status()``: available, path, sha256,
     build_dir, source, reason, buildable), read without building or loading anything."""
-    from exporters.build import status
-
     return status()
 
 
 def torch_srcnn() -> Any:
     """The built-in SRCNN (``variant="cxx-op"``, shipped weights), its C++ op loaded now."""
-    from exporters.models import srcnn  # ImportError without torch: the registry says what to install
-    from graphsurgeon_tools.errors import EnvironmentProblemError
+    from exporters.models import srcnn  # deferred: torch; ImportError without it (the registry says what to install)
 
     try:
-        from exporters.ops import load_library
+        from exporters.ops import load_library  # deferred: torch
 
         load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
     except ImportError as exc:
@@ -67,9 +66,9 @@ class TorchModuleRunner:
     """Runs a PyTorch module on numpy arrays (the calling convention of graphsurgeon_tools.validation.references)."""
 
     def run(self, module: Any, arrays: Sequence[np.ndarray], scales: Optional[np.ndarray]) -> list[np.ndarray]:
-        import torch
+        import torch  # deferred: torch; registrations import without it
 
-        from exporters.module_reference import flatten_outputs, module_dtype
+        from exporters.module_reference import flatten_outputs, module_dtype  # deferred: torch
 
         args = [torch.from_numpy(array) for array in arrays]
         wanted = module_dtype(module)  # the precision the module computes in: float data cast at the boundary
@@ -86,7 +85,7 @@ class TorchModuleRunner:
 
     def reference(self, module: Any, label: str, candidate: Any) -> Any:
         """``module`` as validate's routed reference (:class:`exporters.module_reference.RoutedModuleReference`)."""
-        from exporters.module_reference import RoutedModuleReference
+        from exporters.module_reference import RoutedModuleReference  # deferred: torch
 
         return RoutedModuleReference(module, label, candidate)
 
@@ -99,9 +98,9 @@ class TorchModuleRunner:
 
 def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]:
     """The C++ resize op as a plugin-node kernel; ImportError when torch or the build is missing."""
-    import torch
+    import torch  # deferred: torch; registrations import without it
 
-    from exporters.ops import load, resize
+    from exporters.ops import load, resize  # deferred: torch
 
     load()  # now (building it if needed): a missing or broken library is an ImportError here, not mid-run
 
@@ -116,14 +115,14 @@ def load_cpp_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, dict[str,
 
 
 def _resize_reader(semantics: Any, *, routed: bool) -> Any:
-    from exporters.certify_readers import load_reader  # imports torch: only when certify asks
+    from exporters.certify_readers import load_reader  # deferred: torch, only when certify asks
 
     return load_reader(semantics, routed=routed)
 
 
 def export_srcnn(path: Any = None, **options: Any) -> Any:
     """``exporters.onnx_export.export_srcnn`` (see there for the options)."""
-    from exporters.onnx_export import export_srcnn as run
+    from exporters.onnx_export import export_srcnn as run  # deferred: torch
 
     return run(path, **options)
 
@@ -131,6 +130,6 @@ def export_srcnn(path: Any = None, **options: Any) -> Any:
 def demo(out_dir: Any, *, factors: Optional[Sequence[float]] = None,
          progress: Optional[Callable[[str], None]] = None) -> Any:
     """``exporters.demo.run_demo``; ``factors=None`` is the demo's own sweep (2, 3, 4)."""
-    from exporters.demo import DEMO_FACTORS, run_demo
+    from exporters.demo import DEMO_FACTORS, run_demo  # deferred: torch
 
     return run_demo(out_dir, factors=DEMO_FACTORS if factors is None else tuple(factors), progress=progress)

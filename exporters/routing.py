@@ -60,7 +60,11 @@ from typing import Any, Optional, Union
 
 import torch
 import torch.nn.functional as F
+from torch.nn.modules import module as nn_module
 from torch.overrides import TorchFunctionMode
+
+import exporters.ops
+from exporters.ops import resize
 
 __all__ = [
     "FlooredSize",
@@ -206,8 +210,6 @@ class _ScopeTracker:
         self._handles: list[Any] = []
 
     def __enter__(self) -> "_ScopeTracker":
-        from torch.nn.modules import module as nn_module
-
         if self._root is not None:
             self._names = {id(m): n for n, m in self._root.named_modules(remove_duplicate=False)}
         self._handles = [
@@ -268,7 +270,6 @@ class ResizeRouter(TorchFunctionMode):
     def __enter__(self) -> "ResizeRouter":
         if self._active:
             raise RoutingError("this ResizeRouter is already active; nest a new one instead")
-        import exporters.ops
 
         exporters.ops.load()  # the C++ op now: a missing build fails here, not mid-run
 
@@ -366,7 +367,6 @@ class ResizeRouter(TorchFunctionMode):
             return self._torch(call, x, bound, call.factors)
         attrs = dict(call.attributes or {})
         scales = self._scales(x, call.factors, attrs, recompute, call.target_size)
-        from exporters.ops import resize
 
         y = resize(x, scales, **attrs)
         call.routed = True

@@ -29,6 +29,11 @@ returned only when ``torch.ops.onnxtool`` already has the op (import
 from __future__ import annotations
 
 import torch
+from onnx.defs import OpSchema
+from onnx.helper import make_attribute
+from torch.onnx import symbolic_helper as sh
+from torch.onnx._internal.torchscript_exporter import _type_utils, registration
+from torch.onnx.errors import SymbolicValueError
 
 from exporters.models import RESIZE_ATTRIBUTES
 
@@ -81,9 +86,6 @@ def _ts_suffixed(attributes: dict) -> dict:
 
 def _ts_resize(g, x, scales, mode, coordinate_transformation_mode, cubic_coeff_a, exclude_outside,
                nearest_mode, extrapolation_value, roi, antialias):
-    from torch.onnx import symbolic_helper as sh
-    from torch.onnx.errors import SymbolicValueError
-
     def const(value, kind):
         return sh._maybe_get_const(value, kind)
 
@@ -111,8 +113,6 @@ def _ts_resize(g, x, scales, mode, coordinate_transformation_mode, cubic_coeff_a
 
 
 def _ts_my_add(g, a, b):
-    from torch.onnx._internal.torchscript_exporter import _type_utils
-
     dtype = _type_utils.JitScalarType.from_value(a, _type_utils.JitScalarType.FLOAT).dtype()
     two = g.op("Constant", value_t=torch.tensor(2, dtype=dtype))
     return g.op("Add", g.op("Mul", a, two), b)
@@ -120,8 +120,6 @@ def _ts_my_add(g, a, b):
 
 def _ts_plugin_output(out, x, height=None, width=None):
     """Give the plugin node's output x's element type and rank, so shape inference can go on."""
-    from torch.onnx import symbolic_helper as sh
-
     sizes = sh._get_tensor_sizes(x)
     if sizes is not None:
         out.setType(x.type().with_sizes([*sizes[:-2], height, width]))
@@ -134,8 +132,6 @@ def _make_ts_plugin(domain: str):
         return _ts_plugin_output(out, x)
 
     def size_symbolic(g, x, size_tensor, align_corners):
-        from torch.onnx import symbolic_helper as sh
-
         flag = bool(sh._maybe_get_const(align_corners, "b"))
         out = g.op(f"{domain}::{PLUGIN_OP_TYPE}", x, size_tensor, **_ts_suffixed(_plugin_attributes(flag)))
         size = sh._get_tensor_sizes(size_tensor) or [None, None]
@@ -148,7 +144,6 @@ def _ts_asinh(g, x):
     # asinh(x) = sign(x) * log(|x| + sqrt(x^2 + 1)): the odd-symmetric form, because the
     # textbook log(x + sqrt(x^2 + 1)) cancels catastrophically for large negative x.
     # Overflows (inf) for |x| > ~1.8e19 in float32, where x*x does.
-    from torch.onnx._internal.torchscript_exporter import _type_utils
 
     dtype = _type_utils.JitScalarType.from_value(x, _type_utils.JitScalarType.FLOAT).dtype()
     one = g.op("Constant", value_t=torch.tensor(1, dtype=dtype))
@@ -172,8 +167,6 @@ def unregister_asinh_symbolic(opset: int = ASINH_OPSET) -> None:
     # torch leaves an empty function group behind, and a later export of asinh then dies with
     # "min() arg is an empty sequence" instead of "not supported"; drop the group (private API).
     try:
-        from torch.onnx._internal.torchscript_exporter import registration
-
         group = registration.registry._registry.get("aten::asinh")
         if group is not None and not any(group.get(v) for v in range(1, 30)):
             del registration.registry._registry["aten::asinh"]
@@ -210,9 +203,6 @@ def register_torchscript_symbolics(*, domain: str = PLUGIN_DOMAIN) -> list[str]:
 
 def _plugin_schema(domain: str):
     """An OpSchema describing DynamicTRTResize (X, scales | size_tensor) -> Y, for onnxscript only."""
-    from onnx.defs import OpSchema
-    from onnx.helper import make_attribute
-
     floats = ["tensor(float)", "tensor(float16)", "tensor(double)", "tensor(bfloat16)"]
     example = _plugin_attributes(False)
     return OpSchema(
@@ -233,8 +223,8 @@ def dynamo_translation_table(*, domain: str = PLUGIN_DOMAIN) -> dict:
     process (``onnxtool::`` ones only when the C++ library is loaded); values
     are onnxscript functions. Imports onnxscript; does not export anything.
     """
-    import onnxscript
-    from onnxscript import opset18 as op
+    import onnxscript  # deferred: onnxscript (~1.3 s), the dynamo exporter only
+    from onnxscript import opset18 as op  # deferred: onnxscript
 
     plugin = onnxscript.values.Opset(domain, 1)
     table: dict = {}

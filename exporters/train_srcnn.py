@@ -50,7 +50,7 @@ BORDER = 6  # pixels ignored at the edges for PSNR: zero padding of the convolut
 
 def load_image(name: str) -> torch.Tensor:
     """``skimage.data.<name>()`` as a 1x3xHxW float tensor in [0, 1], cropped to a multiple of 3."""
-    import skimage.data
+    import skimage.data  # deferred: optional scikit-image
 
     array = np.asarray(getattr(skimage.data, name)())
     if array.dtype == bool:
