@@ -2,7 +2,8 @@
 
 Goal: at most 1.5x. Both run as fresh processes, alternating, N times each;
 the medians and their ratio are printed. Also lists which heavy modules `--help` imports
-(none of torch, onnxruntime, onnxsim may appear).
+(none of torch, onnxruntime, onnxsim, onnx_graphsurgeon, onnx.reference may appear;
+onnx is listed too, for information).
 
 Usage: ``python benchmarks/bench_cli_startup.py [N]`` (default 15).
 """
@@ -36,8 +37,8 @@ def main(argv: list[str]) -> int:
         theirs.append(_time(baseline))
     heavy = subprocess.run(
         [python, "-c", "import sys\nfrom graphsurgeon_tools.cli import main\ntry:\n main(['--help'])\n"
-                       "except SystemExit:\n pass\nprint([m for m in ('torch','onnxruntime','onnxsim','onnx') "
-                       "if m in sys.modules])"],
+                       "except SystemExit:\n pass\nprint([m for m in ('torch','onnxruntime','onnxsim','onnx_graphsurgeon',"
+                       "'onnx.reference','onnx') if m in sys.modules])"],
         capture_output=True, text=True,
     ).stdout.strip().splitlines()[-1]
     ratio = statistics.median(ours) / statistics.median(theirs)

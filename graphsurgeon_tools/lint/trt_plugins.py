@@ -18,7 +18,7 @@ network input feeding one must be an integer (NVIDIA/TensorRT#2301).
 
 Subjects: every node outside the ONNX domains (TensorRT treats all of them as plugins).
 Does NOT: know which creators a deployment registers, or their fields (see
-tests/passes/test_tensorrt_contract.py for the MMDeploy creator model).
+tests/passes/swap_plugin/test_tensorrt_contract.py for the MMDeploy creator model).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which sites a failed built-in check blames: the differing site outputs whose own input does
-not depend on another differing site (issue 10 item 6: "a failed check names each responsible
-site"); the others differ only because something upstream did.
+not depend on another differing site (a failed check names each responsible site); the others
+differ only because something upstream did.
 
 ``responsible_sites(model, differing) -> [(node label, output), ...]`` in graph order.
 
