@@ -21,6 +21,7 @@ import torch
 
 from graphsurgeon_tools.errors import CheckFailedError
 from graphsurgeon_tools.runtime import make_session
+from graphsurgeon_tools.runtime.session import ort_module
 
 __all__ = ["STANDARD_DOMAINS", "compare_in_ort", "describe_values", "op_types"]
 
@@ -59,9 +60,7 @@ def compare_in_ort(model_proto, module: torch.nn.Module, cases: Sequence[Sequenc
     if use_plugin_runtime:
         session = make_session(model_proto)
     else:
-        import onnxruntime as ort  # deferred: onnxruntime; only the stock-ORT comparison needs it here
-
-        session = ort.InferenceSession(model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        session = ort_module().InferenceSession(model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
     graph_inputs = [i.name for i in session.get_inputs()]
     worst = 0.0
     for case in cases:

@@ -50,7 +50,7 @@ def quiet():
     # so its C++ log is always on and dumps the whole IR graph to stderr on any export error.
     # Swap in a context manager that leaves the log off (a private hook: skipped if it moves).
     try:
-        from torch.onnx._internal.torchscript_exporter import utils as ts_utils  # deferred: torch private module (may move)
+        from torch.onnx._internal.torchscript_exporter import utils as ts_utils  # deferred: torch, private
     except ImportError:  # pragma: no cover - torch reorganised its exporter
         ts_utils = None
     original = getattr(ts_utils, "setup_onnx_logging", None)

@@ -37,6 +37,7 @@ from graphsurgeon_tools.certify.profile import CertifyProfile
 from graphsurgeon_tools.certify.semantics import SiteSemantics
 from graphsurgeon_tools.certify.trt_model import PARSER_SNAPSHOT
 from graphsurgeon_tools.runtime import ort_library
+from graphsurgeon_tools.runtime.session import ort_module
 
 __all__ = ["SCHEMA", "Certificate", "SiteCertificate", "engine_versions", "file_sha256", "model_sha256",
            "words"]
@@ -62,11 +63,9 @@ def model_sha256(model: Any) -> str:
 
 def engine_versions(torch: bool = True) -> dict[str, Optional[str]]:
     """Versions of what the certificate's runs used (torch only if the PyTorch side is importable)."""
-    import onnxruntime  # deferred: onnxruntime (~20-60 ms); only a run that writes or checks a certificate needs its version
-
     library = ort_library.library_path(allow_build=False)
     versions: dict[str, Optional[str]] = {
-        "onnxtool": __version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
+        "onnxtool": __version__, "onnx": onnx.__version__, "onnxruntime": ort_module().__version__,
         "numpy": numpy.__version__, "torch": None,
         "ort_op_library": file_sha256(library) if library is not None else None,
         "tensorrt_model": PARSER_SNAPSHOT,

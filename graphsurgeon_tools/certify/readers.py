@@ -37,6 +37,7 @@ from graphsurgeon_tools.certify.bands import Band, read_band, span_for
 from graphsurgeon_tools.certify.semantics import SiteSemantics
 from graphsurgeon_tools.runtime import make_session
 from graphsurgeon_tools.runtime.kernels import kernel_backend
+from graphsurgeon_tools.runtime.session import ort_module
 
 __all__ = ["OnnxReferenceReader", "OrtResizeReader", "Reader", "RegisteredReader", "SiteReader", "output_length"]
 
@@ -112,9 +113,7 @@ def _axis_vector(factor: float, axis: str) -> list[float]:
 
 def _session(model: Any) -> Any:
     """A probe session on one thread: probes are small, and the machines they run on are shared."""
-    import onnxruntime  # deferred: onnxruntime (~20-60 ms); only the ORT reader's probe session needs it
-
-    options = onnxruntime.SessionOptions()
+    options = ort_module().SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     return make_session(model, sess_options=options)

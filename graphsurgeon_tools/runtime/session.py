@@ -54,7 +54,8 @@ from graphsurgeon_tools.runtime import ort_library
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 from graphsurgeon_tools.runtime.provenance import file_sha256, note_kernel
 
-__all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "plugin_nodes", "scoped_custom_op_libs"]
+__all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "ort_module", "plugin_nodes",
+           "scoped_custom_op_libs"]
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"
 
@@ -78,11 +79,20 @@ def _kernel_op_name(x_type: str, s_type: str) -> str:
     return f"DynamicTRTResize_{x_type}_{s_type}"
 
 
+def ort_module() -> Any:
+    """The onnxruntime module, imported on first use: the one place graphsurgeon_tools imports it
+    (besides ort_library, which the wheel build hook loads without it). Importing onnxruntime costs
+    tens of milliseconds that ``import graphsurgeon_tools``, ``onnxtool --help`` and a pass run
+    without its check must not pay; everything that makes or configures a session calls this."""
+    import onnxruntime  # deferred: onnxruntime; this module is imported on paths that run no session
+
+    return onnxruntime
+
+
 def ort_errors() -> tuple[type[BaseException], ...]:
     """ONNX Runtime's own exception types (Fail, InvalidArgument, RuntimeException ...), plus
     RuntimeError (a failed plugin kernel) and ValueError (ORT's Python layer: missing feeds)."""
-    from onnxruntime.capi import onnxruntime_pybind11_state as state  # deferred: onnxruntime
-
+    state = ort_module().capi.onnxruntime_pybind11_state
     found = [v for v in vars(state).values() if isinstance(v, type) and issubclass(v, Exception)]
     return (*found, RuntimeError, ValueError)
 
@@ -275,7 +285,7 @@ def make_session(
     Does NOT check the model (run ``onnx.checker`` yourself); ORT reports custom ops it has
     no library for when the session is created.
     """
-    import onnxruntime as ort  # deferred: onnxruntime (~20-60 ms); only making a session needs it
+    ort = ort_module()
 
     user_libraries = [*scoped_custom_op_libs(), *ort_library.user_libraries(custom_op_libs)]
     from_path: Optional[Path] = None
