@@ -16,17 +16,15 @@ Does NOT: run a model, build a TensorRT engine, or change the model.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
+
+from onnx import ModelProto, NodeProto
 
 from graphsurgeon_tools.core.dtypes import dtype_name, is_known
 from graphsurgeon_tools.core.graph import SHAPE_OF, scopes
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.refusal import Fix
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto, NodeProto
-
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite
 
 TARGETS = ("tensorrt", "onnxruntime")
 SEVERITIES = ("error", "warning", "info")  # only "error" fails a lint

@@ -18,16 +18,13 @@ model, a pass's own bug) is simply not offered. Does NOT write files or run ONNX
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
+
+from onnx import ModelProto
 
 import graphsurgeon_tools
-from graphsurgeon_tools.lint.base import SEVERITIES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto
-
-    from graphsurgeon_tools.lint.base import Finding
-    from graphsurgeon_tools.refusal import Fix
+from graphsurgeon_tools.lint.base import SEVERITIES, Finding
+from graphsurgeon_tools.refusal import Fix
 
 __all__ = ["apply_fix", "keep_working_fixes"]
 

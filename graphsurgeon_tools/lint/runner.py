@@ -10,7 +10,9 @@ Does NOT: build or run anything (see docs/tensorrt.md for what that leaves unche
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
+
+from onnx import ModelProto
 
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.io import load_model
@@ -18,9 +20,6 @@ from graphsurgeon_tools.lint import ort_numerics, trt_attributes, trt_axes, trt_
 from graphsurgeon_tools.lint.base import TARGETS, Finding, LintContext, LintReport, Rule, node_label
 from graphsurgeon_tools.lint.fixes import keep_working_fixes
 from graphsurgeon_tools.resize import find_resize_sites
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto
 
 #: Every rule, in report order.
 RULES: tuple[Rule, ...] = (

@@ -24,16 +24,13 @@ Does NOT: know newer parsers' additions (a later TensorRT may accept more opsets
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
+
+from onnx import ModelProto
 
 from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LAYOUT_FACTOR, LAYOUT_SIZES, LintContext, Reason, Rule
-from graphsurgeon_tools.resize import ValueSource
-
-if TYPE_CHECKING:  # pragma: no cover
-    from onnx import ModelProto
-
-    from graphsurgeon_tools.resize import ResizeSite
+from graphsurgeon_tools.resize import ResizeSite, ValueSource
 
 _DOCS = "onnx/onnx-tensorrt docs/operators.md (Resize row)"
 _IMPORTER = "onnx/onnx-tensorrt onnxOpImporters.cpp (Resize importer)"
