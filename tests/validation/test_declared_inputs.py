@@ -29,7 +29,7 @@ from validation.declared_passes import (  # noqa: F401 - files: fixture
     original_model,
 )
 
-from graphsurgeon_tools import make_dynamic_scale, validate
+from graphsurgeon_tools import make_dynamic_scale, swap_plugin, validate
 from graphsurgeon_tools.core.declared_inputs import (
     DECLARED_INPUTS_KEY,
     DeclaredInput,
@@ -125,6 +125,11 @@ CASES = [
     ("3 spatial axes factor", lambda: golden.spatial_resize_model(3), {"layout": "factor"}),
     ("sizes-driven", lambda: golden.sizes_model(13), {"from_sizes": True}),
 ]
+SWAPS = [
+    ("resize-13 scales", lambda: golden.resize_model(13), {}),
+    ("fpn scales", lambda: golden.fpn_model(13, symbolic=False), {}),
+    ("fpn sizes", lambda: golden.fpn_model(13, symbolic=False), {"signature": "sizes"}),
+]
 
 
 @pytest.mark.parametrize("build, keywords", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -139,3 +144,17 @@ def test_make_dynamic_scale_declares_what_the_graph_walk_finds(build, keywords) 
     for prop in [p for p in bare.metadata_props if p.key == DECLARED_INPUTS_KEY]:
         bare.metadata_props.remove(prop)
     assert _sorted_ports(model) == _sorted_ports(bare)
+
+
+@pytest.mark.parametrize("build, keywords", [c[1:] for c in SWAPS], ids=[c[0] for c in SWAPS])
+def test_swap_plugin_declares_the_inputs_it_makes_dynamic_as_the_graph_walk_finds_them(build, keywords) -> None:
+    model = swap_plugin(build(), check=False, **keywords).model
+    declared = read_declared_inputs(model)
+    assert declared and all(d.original for d in declared.values())
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    for prop in [p for p in bare.metadata_props if p.key == DECLARED_INPUTS_KEY]:
+        bare.metadata_props.remove(prop)
+    assert _sorted_ports(model) == _sorted_ports(bare)
+    assert validate(model, "onnx-reference").passed
+

@@ -167,6 +167,7 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
 
     dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
     result.new_inputs.extend(_new_input_dict(i) for i in dyn.new_inputs)
+    result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
