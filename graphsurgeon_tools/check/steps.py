@@ -89,4 +89,6 @@ def measure_step(reference: Union[ModelProto, bytes], step: Intermediate, *,
         "sites": len(measured.sites),
         "atol": atol,
         "rtol": rtol,
+        # the user's model's session is the check's own (reused); the step's model gets one of its own
+        "sessions": [dict(entry) for entry in measured.sessions],
     }

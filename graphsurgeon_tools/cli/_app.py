@@ -286,6 +286,10 @@ def session_lines(check: dict[str, Any]) -> list[str]:
         text += f" ({reused} kept from an earlier comparison of this check)"
     if "ORT_ENABLE_ALL" not in levels:
         text += " (--optimized-figure adds the ORT_ENABLE_ALL figure: one more session per model)"
+    steps = [entry for step in check.get("steps") or () for entry in step.get("sessions") or ()]
+    if steps:  # each intermediate model measured against yours: its own session; yours is reused
+        text += (f"; the step model(s): {sum(1 for e in steps if not e.get('reused'))} more, your model's "
+                 f"session reused {sum(1 for e in steps if e.get('reused'))} time(s)")
     return [text]
 
 

@@ -138,3 +138,5 @@ def test_a_step_measured_against_the_users_model_reuses_its_session(sessions: Co
     assert check.steps[0]["passed"] is True
     # the user's model, the written model, the step's model: one session each
     assert len(sessions) == 3 and set(sessions.values()) == {1}, sessions
+    assert check.steps[0]["sessions"] == [{"model": "reference", "level": EXACT, "reused": True},
+                                          {"model": "candidate", "level": EXACT, "reused": False}]

@@ -28,3 +28,14 @@ def test_the_cli_report_says_which_levels_ran(run_cli, save_model_file) -> None:
     assert run.code == 0, run.err
     assert f"ONNX Runtime sessions: 2 per model, at {EXACT} and ORT_ENABLE_ALL" in run.out
     assert "at ORT_ENABLE_ALL max |diff| " in run.out
+
+
+def test_the_cli_report_counts_a_steps_session_and_the_reuse_of_yours(run_cli, save_model_file) -> None:
+    from graphsurgeon_tools import make_dynamic_scale
+
+    dynamic = make_dynamic_scale(golden.resize_model(13, mode="linear"), check=False).model
+    path = save_model_file(dynamic, "net.dynamic.onnx")
+    run = run_cli("make-dynamic-scale", path, "--layout", "sizes", "-o", path.with_name("net.sizes.onnx"))
+    assert run.code == 0, run.err
+    assert (f"ONNX Runtime sessions: 1 per model, at {EXACT} (--optimized-figure adds the ORT_ENABLE_ALL figure: "
+            "one more session per model); the step model(s): 1 more, your model's session reused 1 time(s)") in run.out
