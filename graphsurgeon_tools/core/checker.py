@@ -33,6 +33,7 @@ __all__ = [
     "infer_shapes",
     "inferred_copy",
     "inferred_output_types",
+    "is_big",
     "shape_inference",
     "static_shape",
     "tensor_nbytes_from_dims",
@@ -78,22 +79,23 @@ def weightless_copy(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) ->
     target.sparse_initializer.extend(graph.sparse_initializer)
     declared = {i.name for i in graph.input}
     for init in graph.initializer:
-        if not _is_big(init, threshold):
+        if not is_big(init, threshold):
             target.initializer.append(init)
         elif init.name not in declared:
             target.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
     return copy
 
 
-def _is_big(init: TensorProto, threshold: int) -> bool:
-    # Size from dims: len(raw_data) copies the bytes and upb's ByteSize() serializes them.
+def is_big(init: TensorProto, threshold: int = WEIGHTLESS_THRESHOLD) -> bool:
+    """Whether :func:`weightless_copy` leaves ``init`` out: stored externally, or ``threshold`` bytes
+    or more by its dims (len(raw_data) would copy the bytes, upb's ByteSize() serialize them)."""
     return init.data_location == TensorProto.EXTERNAL or tensor_nbytes_from_dims(init) >= threshold
 
 
 def weightless_bytes(model: ModelProto, threshold: int = WEIGHTLESS_THRESHOLD) -> bytes:
     """:func:`weightless_copy` of ``model``, serialized: the model's own bytes when no initializer
     is big (one serialization, no copy of the graph). What the checker and shape inference read."""
-    if any(_is_big(init, threshold) for init in model.graph.initializer):
+    if any(is_big(init, threshold) for init in model.graph.initializer):
         return weightless_copy(model, threshold).SerializeToString()
     return model.SerializeToString()
 

@@ -253,7 +253,7 @@ def forward_resize(
 
     builder = Builder(model)
     graph = model.graph
-    index_of = {node.output[0]: i for i, node in enumerate(graph.node) if node.output}
+    index_of = _positions(graph, chosen)
     replaced_inputs: list[str] = []
     for site in chosen:
         position = index_of[site.output_name]
@@ -287,6 +287,21 @@ def forward_resize(
         from graphsurgeon_tools.resize.original_values import record_original_values
 
         record_original_values(model, result.new_inputs)  # size tensors too: validate's "original" point
+
+
+def _positions(graph: Any, sites: list[ResizeSite]) -> dict[str, int]:
+    """First output name -> node index, for finding each site's node: the index the site was found
+    at where its node is still there (make-dynamic-scale's rewrite rarely moves nodes), else one
+    map over every node."""
+    nodes = graph.node
+    count = len(nodes)
+    found: dict[str, int] = {}
+    for site in sites:
+        index = site.node_index
+        if not 0 <= index < count or nodes[index].output[:1] != [site.output_name]:
+            return {node.output[0]: i for i, node in enumerate(nodes) if node.output}
+        found[site.output_name] = index
+    return found
 
 
 def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: int, site: ResizeSite,
