@@ -28,7 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
+from graphsurgeon_tools.core.graphs import as_model
 from graphsurgeon_tools.resize.shape_flow import BudgetSpent, Clash, ShapeFlow, Tensor, format_shape
+from graphsurgeon_tools.resize.sites import MAIN_GRAPH, find_resize_sites
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -83,8 +85,6 @@ def site_key(site: "ResizeSite") -> str:
 
 
 def _in_main_graph(site: "ResizeSite") -> bool:
-    from graphsurgeon_tools.resize.sites import MAIN_GRAPH
-
     return getattr(site, "scope", MAIN_GRAPH) == MAIN_GRAPH
 
 
@@ -95,9 +95,6 @@ def not_free_message(factor: float, clash: Clash) -> str:
 
 def _prepare(model: Any, sites: Optional[Sequence["ResizeSite"]], input_shapes: Optional[Mapping[str, Any]],
              input_values: Optional[Mapping[str, Any]] = None) -> tuple["ModelProto", list["ResizeSite"], ShapeFlow]:
-    from graphsurgeon_tools.core.graphs import as_model
-    from graphsurgeon_tools.resize.sites import find_resize_sites
-
     proto, _ = as_model(model)
     found = list(sites) if sites is not None else find_resize_sites(proto)
     return proto, found, ShapeFlow(proto, input_shapes=input_shapes, input_values=input_values)

@@ -16,7 +16,9 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from graphsurgeon_tools.passes.base import Skip
+from graphsurgeon_tools.passes.make_dynamic_scale.plan import label
 from graphsurgeon_tools.refusal import Fix, Refusal
+from graphsurgeon_tools.resize.freedom import site_freedom
 
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
@@ -34,8 +36,6 @@ _ALL_SITES = Fix("make_dynamic_scale", (("only_free", False),),
 
 def decide(model: "ModelProto", sites: list["ResizeSite"]) -> dict[str, Any]:
     """site key (node name, else output name) -> Freedom, for the main-graph sites."""
-    from graphsurgeon_tools.resize.freedom import site_freedom
-
     main = [s for s in sites if s.in_main_graph]
     return site_freedom(model, sites=main) if main else {}
 
@@ -46,8 +46,6 @@ def _key(site: "ResizeSite") -> str:
 
 def hold_pinned(sites: list["ResizeSite"], decided: dict[str, Any]) -> tuple[list["ResizeSite"], list[Skip]]:
     """(the free sites, a skip for every other one with what pins it or why it is undecided)."""
-    from graphsurgeon_tools.passes.make_dynamic_scale.plan import label
-
     kept: list["ResizeSite"] = []
     held: list[Skip] = []
     for site in sites:

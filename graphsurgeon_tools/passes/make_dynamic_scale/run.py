@@ -46,6 +46,7 @@ from graphsurgeon_tools.passes.make_dynamic_scale.shapes import (
     forget_body_shapes,
     refresh_shapes,
 )
+from graphsurgeon_tools.resize import sites as resize_sites
 from graphsurgeon_tools.resize.original_values import record_original_values
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.sites import ResizeSite
@@ -180,8 +181,6 @@ class MakeDynamicScale(Pass):
             raise UnsupportedModelError(f"default-domain opset {opset} is older than 7 (Upsample-7), not supported")
 
     def call(self, model: ModelProto) -> DynamicScaleResult:
-        from graphsurgeon_tools.resize import sites as resize_sites
-
         options = self.options
         timings: dict[str, float] = {}
         timer = Timer(timings)

@@ -42,9 +42,11 @@ from typing import Any, Optional, Sequence, Union
 
 from onnx import ModelProto
 
+from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Pass
+from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
 from graphsurgeon_tools.passes.swap_plugin.check import run_check
 from graphsurgeon_tools.passes.swap_plugin.options import SIGNATURES, SwapPluginOptions
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
@@ -81,12 +83,8 @@ class SwapPlugin(Pass):
             raise UsageError('qdq_form="integer" is a form of the forward Resize swap (no reverse=True, no generic spec)')
 
     def call(self, model: ModelProto) -> SwapPluginResult:
-        from graphsurgeon_tools.passes.swap_plugin import forward, generic, reverse
-
         options = self.options
         if options.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
-            from graphsurgeon_tools.core import graph as core_graph
-
             functions = len(model.functions)
             model = core_graph.inline_local_functions(model)
             if options.check:  # a snapshot: the swap goes on in place

@@ -41,6 +41,7 @@ from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, select
+from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
@@ -53,8 +54,13 @@ from graphsurgeon_tools.passes.swap_plugin.site_facts import (
 )
 from graphsurgeon_tools.plugins import PluginSpec
 from graphsurgeon_tools.refusal import Refusal
+from graphsurgeon_tools.resize import sites as resize_sites
+from graphsurgeon_tools.resize.original_values import record_original_values
+from graphsurgeon_tools.resize.qdq import qdq_sites
+from graphsurgeon_tools.resize.runtime_sizes import recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
+from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
 __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
@@ -125,9 +131,6 @@ def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[Res
     candidates = [s for s in sites if s.sizes_source == ValueSource.RUNTIME and s.scales_source == ValueSource.ABSENT]
     if not candidates:
         return []
-    from graphsurgeon_tools.resize.runtime_sizes import recognise
-    from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
-
     flow = shape_flow_for_sources(model)
     return [s for s in candidates if recognise(model, s, flow)[0] is not None]
 
@@ -163,8 +166,6 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
     end result. Sizes-driven sites are converted only when exact (from_sizes=True).
     """
-    from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
-
     dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
     result.new_inputs.extend(_new_input_dict(i) for i in dyn.new_inputs)
     result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
@@ -206,8 +207,6 @@ def forward_resize(
     """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes.
     ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
     tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
-    from graphsurgeon_tools.resize import sites as resize_sites
-
     inferred = checker.inferred_copy(model)  # one shape inference for the sites and the types below
     found = [s for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
              if s.op_type in spec.match.op_types]
@@ -223,8 +222,6 @@ def forward_resize(
     sources = SourceNotes(model)
     integer = {}
     if qdq_form == "integer":
-        from graphsurgeon_tools.resize.qdq import qdq_sites
-
         integer = {name: q for name, q in qdq_sites(model).items() if q.full}
     chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type,
                      integer)
@@ -284,8 +281,6 @@ def forward_resize(
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
         result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
-        from graphsurgeon_tools.resize.original_values import record_original_values
-
         record_original_values(model, result.new_inputs)  # size tensors too: validate's "original" point
 
 
