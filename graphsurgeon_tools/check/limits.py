@@ -29,6 +29,7 @@ import os
 import re
 from typing import Any, Iterable, Optional, Sequence
 
+from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.errors import InvalidScalesError, ResourceLimitError, UsageError
 
 __all__ = [
@@ -97,12 +98,10 @@ def _itemsize(dtype: Any) -> int:
     import numpy as np
 
     if isinstance(dtype, int) and not isinstance(dtype, bool):
-        from onnx import helper
-
-        try:
-            return int(np.dtype(helper.tensor_dtype_to_np_dtype(dtype)).itemsize)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"unknown ONNX element type {dtype}") from exc
+        size = dtypes.itemsize(dtype, default=0)
+        if not size:
+            raise ValueError(f"unknown ONNX element type {dtype}")
+        return size
     return int(np.dtype(dtype).itemsize)
 
 

@@ -22,6 +22,7 @@ from typing import Mapping, Optional, Sequence, Union
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
+from graphsurgeon_tools.core.dtypes import itemsize
 from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
 from graphsurgeon_tools.errors import InvalidModelError
 
@@ -106,23 +107,7 @@ def tensor_nbytes_from_dims(tensor: TensorProto) -> int:
     count = 1
     for dim in tensor.dims:
         count *= int(dim)
-    return count * _itemsize(tensor.data_type)
-
-
-_ITEMSIZES: dict[int, int] = {}
-
-
-def _itemsize(data_type: int) -> int:
-    """Bytes per element of an ONNX element type (8 for a type numpy lacks), memoised: every
-    initializer of a model asks, and onnx's mapping builds a numpy dtype each time."""
-    size = _ITEMSIZES.get(data_type)
-    if size is None:
-        try:
-            size = max(int(onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize), 1)
-        except (KeyError, ValueError, TypeError):
-            size = 8
-        _ITEMSIZES[data_type] = size
-    return size
+    return count * itemsize(tensor.data_type)
 
 
 _TYPED_FIELDS = {

@@ -4,9 +4,13 @@ Names are numpy's (``"float32"``, ``"int64"``, ``"bool"``): the names plugin spe
 reports use. :func:`onnx_name` gives ONNX's own lower-case spelling (``"float"``,
 ``"double"``), which kernel names and ONNX docs use.
 
-Requires: nothing (numpy is imported only by :func:`np_dtype`). Ensures: every function
-answers from :data:`DTYPES`, so a type is known everywhere or nowhere. Does NOT cover the
-8-bit float / 4-bit types or strings: no pass, check or spec here handles them, and
+Every element-type question in graphsurgeon_tools is answered here (io/ excepted: it sits
+below core/): names, numpy dtypes, float-ness, item sizes.
+
+Requires: onnx. Ensures: every function answers from :data:`DTYPES`, so a type is known
+everywhere or nowhere; only :func:`itemsize` also sizes a type outside the table (onnx's own
+mapping), because size limits and checks must count any tensor. Does NOT cover the 8-bit
+float / 4-bit types or strings otherwise: no pass, check or spec here handles them, and
 callers that must refuse them get a ``KeyError``-free answer via :func:`is_known`.
 """
 
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -46,6 +50,7 @@ DTYPES: tuple[DType, ...] = (
 )
 _BY_ELEM = {d.elem_type: d for d in DTYPES}
 _BY_NAME = {d.name: d for d in DTYPES}
+_OTHER_SIZES: dict[int, int] = {}  # itemsize of element types outside the table (0: numpy has none)
 
 
 def names() -> tuple[str, ...]:
@@ -89,16 +94,24 @@ def np_dtype(elem: int) -> "np.dtype":
 
     entry = _BY_ELEM[elem]
     if entry.name == "bfloat16":
-        import onnx
-
-        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem))
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
     return np.dtype(entry.name)
 
 
 def itemsize(elem: int, default: int = 8) -> int:
-    """Bytes per element of ONNX element type ``elem``; ``default`` for one outside the table."""
+    """Bytes per element of ONNX element type ``elem``: the table's, else what onnx's own mapping says
+    (8-bit floats, 4-bit types: at least 1), else ``default`` (a type numpy cannot hold). Memoised."""
     entry = _BY_ELEM.get(elem)
-    return entry.itemsize if entry is not None else default
+    if entry is not None:
+        return entry.itemsize
+    size = _OTHER_SIZES.get(elem)
+    if size is None:
+        try:
+            size = max(int(helper.tensor_dtype_to_np_dtype(elem).itemsize), 1)
+        except (KeyError, ValueError, TypeError):
+            size = 0
+        _OTHER_SIZES[elem] = size
+    return size or default
 
 
 def _numpy_name(dtype: Any) -> str:

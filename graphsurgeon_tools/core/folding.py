@@ -171,8 +171,8 @@ def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]
     if node.op_type == "ConstantOfShape":
         shape = value(0)
         fill = get_attr(node, "value")
-        itemsize = 4 if fill is None else onnx.helper.tensor_dtype_to_np_dtype(fill.data_type).itemsize
-        return None if shape is None else int(np.prod(shape.astype(np.int64), dtype=np.float64)) * itemsize
+        size = 4 if fill is None else itemsize(fill.data_type)
+        return None if shape is None else int(np.prod(shape.astype(np.int64), dtype=np.float64)) * size
     if node.op_type == "Expand":
         data, shape = value(0), value(1)
         if data is None or shape is None:

@@ -59,7 +59,7 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
-from onnx import ModelProto
+from onnx import ModelProto, TensorProto
 
 from graphsurgeon_tools.check import equivalence
 from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
@@ -68,6 +68,7 @@ from graphsurgeon_tools.check.reuse import reuse_sessions
 from graphsurgeon_tools.check.sessions import session_for
 from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
 from graphsurgeon_tools.passes.make_dynamic_scale.layouts import PendingSizes
@@ -229,14 +230,14 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.
             continue
         if len(shape) != 1:  # X itself, or a size tensor with no record: random values do
             continue
-        dtype = np.int64 if info.elem_type == 7 else np.float64 if info.elem_type == 11 else np.float32
+        dtype = np_dtype(info.elem_type) if info.elem_type in (TensorProto.INT64, TensorProto.DOUBLE) else np.float32
         if isinstance(known, list) and known:
             pins[name] = np.asarray(known, dtype=dtype)
             continue
         all_recorded = False
-        if info.elem_type == 7:  # int64 (h, w): signature "sizes"
+        if info.elem_type == TensorProto.INT64:  # (h, w): signature "sizes"
             pins[name] = np.asarray(PINNED_SIZES, dtype=np.int64)
-        elif info.elem_type in (1, 11):  # float / double scales
+        elif info.elem_type in (TensorProto.FLOAT, TensorProto.DOUBLE):  # scales
             length = shape[0] if shape[0] and shape[0] > 0 else 4
             values = [1.0] * max(length - 2, 0) + [PINNED_FACTOR] * min(length, 2)
             pins[name] = np.asarray(values, dtype=dtype)
