@@ -283,7 +283,7 @@ def session_lines(check: dict[str, Any]) -> list[str]:
     text = f"  ONNX Runtime sessions: {each}, at {' and '.join(levels)}"
     reused = sum(1 for entry in sessions if entry.get("reused"))
     if reused:
-        text += f" ({reused} kept from an earlier comparison of this check)"
+        text += f" ({reused} run(s) in a session this check had opened already)"
     if "ORT_ENABLE_ALL" not in levels:
         text += " (--optimized-figure adds the ORT_ENABLE_ALL figure: one more session per model)"
     steps = [entry for step in check.get("steps") or () for entry in step.get("sessions") or ()]

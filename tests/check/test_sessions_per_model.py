@@ -98,6 +98,34 @@ def test_swap_plugin_on_a_quantized_site_checks_with_one_session_per_model(sessi
     assert "the fused difference is not measured" in result.check.figures["qdq"]["text"]
 
 
+def _sizes_past_inference() -> onnx.ModelProto:
+    """Symbolic H, W reach the Resize through a float Cast of its own shape: shape inference cannot
+    say X's dims there, so swap-plugin's sizes check runs the original once to learn them."""
+    return onnx.parser.parse_model("""
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (float[1,3,H,W] x) => (float[1,3,?,?] y)
+    <int64[1] s0 = {2}, int64[1] e0 = {4}, int64[2] lead = {1, 3}, float[4] k = {1.0, 1.0, 2.0, 2.0}> {
+        sh = Shape(x)
+        hw = Slice(sh, s0, e0)
+        hwf = Cast<to = 1>(hw)
+        hwi = Cast<to = 7>(hwf)
+        shape = Concat<axis = 0>(lead, hwi)
+        r = Reshape(x, shape)
+        y = Resize<mode = "nearest">(r, , k)
+    }""")
+
+
+def test_swap_plugin_sizes_learned_from_a_run_reuse_that_session(sessions: Counter) -> None:
+    result = swap_plugin(_sizes_past_inference(), signature="sizes")
+    check = result.check
+    assert check.passed is True, check.summary
+    assert len(sessions) == 2 and set(sessions.values()) == {1}, sessions
+    assert check.sessions == [
+        {"model": "reference", "level": EXACT, "reused": False, "for": "the original output sizes"},
+        {"model": "reference", "level": EXACT, "reused": True},
+        {"model": "candidate", "level": EXACT, "reused": False}]
+
+
 def test_set_factor_checks_with_one_session_per_model(sessions: Counter) -> None:
     dynamic = make_dynamic_scale(golden.resize_model(13, mode="linear"), check=False).model
     assert not sessions

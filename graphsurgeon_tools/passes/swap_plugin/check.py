@@ -136,11 +136,13 @@ class _Pinned:
 
 
 class _Run(NamedTuple):
-    """How the check runs the original: the object it is keyed by, the level, what its session exposes."""
+    """How the check runs the original: the object it is keyed by, the level, what its session exposes,
+    and the session a run before the comparison opened (the comparison reuses it; the report counts it)."""
 
     key: object
     level: str
     expose: list[str]
+    opened: list[dict[str, Any]]
 
 
 def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list[Any],
@@ -175,7 +177,10 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     pending = [PendingSizes(*entry) for entry in pending]
     names = sorted({p.sizes or p.x for p in pending})
     try:
-        session, _ = session_for(run.key, original, run.level, names, _session, expose=run.expose)
+        session, fresh = session_for(run.key, original, run.level, names, _session, expose=run.expose)
+        if fresh:
+            run.opened.append({"model": "reference", "level": run.level, "reused": False,
+                               "for": "the original output sizes"})
         takes = {i.name for i in session.get_inputs()}
         feed = {k: v for k, v in random_feeds(original, shapes).items() if k in takes}
         values = dict(zip(names, session.run(names, feed)))
@@ -279,7 +284,7 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         return checked
     quantized = qdq_sites(original_proto)
     level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
-    run = _Run(original, level, requantized.kept_tensors(quantized, rewritten, op_type) if quantized else [])
+    run = _Run(original, level, requantized.kept_tensors(quantized, rewritten, op_type) if quantized else [], [])
     # A run for the sizes, the comparison and a QDQ judgement share one session per model.
     with reuse_sessions(bool(quantized) or bool(pending)):
         feeds = _forward_feeds(result, original_proto, list(pending or ()), dims, run)
@@ -289,6 +294,7 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         checked = equivalence.compare_models(original, rewritten, feeds, dims=dims, session_factory=_session,
                                              level=level, tolerance=tolerance, optimized_figure=optimized_figure,
                                              expose=run.expose)
+        checked.sessions[:0] = run.opened  # the sizes run's session, which the comparison reused
         if quantized:
             requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
                               op_type, reference=original)
