@@ -75,8 +75,11 @@ def declare_new_inputs(new_inputs: list[NewInput], plans: list[Any], layout: str
     """Each new input as the pass declares it (validate drives it from the written file): the resize
     nodes that read it, its layout by the one rule (core.declared_inputs.vector_layout) and its value."""
     declared = []
+    reading: dict[str, list[Any]] = {}  # input -> the sites reading it, in plan order (one pass: linear)
+    for plan in plans:
+        reading.setdefault(plan.input_name, []).append(plan.site)
     for new in new_inputs:
-        sites = [p.site for p in plans if p.input_name == new.name]
+        sites = reading.get(new.name, [])
         ranks = {s.input_rank for s in sites if s.input_rank}
         length = new.shape[0] if len(new.shape) == 1 else None
         declared.append(DeclaredInput(

@@ -48,6 +48,11 @@ __all__ = ["check_input_name", "rewrite"]
 _GENERATED = re.compile(r".*_(scales|fixed|full|roi)(__[0-9]+)?$")
 
 
+#: Searches of the graph's bytes before the names are gathered instead (one per site's new input name
+#: would read the bytes once per site).
+_SEARCHES = 16
+
+
 class _Names:
     """The graph's names (:func:`core_graph.all_tensor_names` of the graph as it was) with this
     rewrite's own additions and removals, used as a set (``in``, ``add``, ``update``, ``-=``).
@@ -64,6 +69,7 @@ class _Names:
         self._blob = b"" if self._names is not None else graph.SerializeToString()  # as it was now
         self._added: set[str] = set()
         self._removed: set[str] = set()
+        self._searches = 0  # each reads the whole blob: past _SEARCHES the names are gathered once
 
     def _gathered(self) -> set[str]:
         if self._names is None:
@@ -77,8 +83,10 @@ class _Names:
             return True
         if name in self._removed or not isinstance(name, str):
             return False
-        if self._names is None and name.encode() not in self._blob:
-            return False
+        if self._names is None and self._searches < _SEARCHES:
+            self._searches += 1
+            if name.encode() not in self._blob:
+                return False
         return name in self._gathered()
 
     def add(self, name: str) -> None:
