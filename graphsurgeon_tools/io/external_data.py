@@ -68,7 +68,10 @@ def iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
 def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list) -> Iterator[TensorProto]:
     """The tensors the nodes' attributes hold directly; their subgraphs are appended to ``subgraphs``."""
     for node in nodes:
-        for attr in node.attribute:
+        attributes = node.attribute
+        if not attributes:  # most nodes: a generator step per node cost a whole load's parse on big graphs
+            continue
+        for attr in attributes:
             if attr.HasField("t"):
                 yield attr.t
             yield from attr.tensors

@@ -116,3 +116,28 @@ def test_without_static_shapes_each_node_is_sized_from_its_inputs() -> None:
     small = ConstantTracer(_model(nodes, inits), max_bytes=1 << 30).trace("out")
     assert small.source is ValueSource.FOLDED
     assert abs(float(small.value) / float(sum(range(5000))) ** 2 - 1) < 1e-3
+
+
+def test_tensor_to_array_reads_plain_types_as_onnx_does() -> None:
+    """The quick path for float32/64 and int32/64 gives onnx.numpy_helper.to_array's array: same
+    dtype, shape, values and writability, from raw bytes and from the typed fields; a short one
+    is still refused."""
+    import pytest
+
+    from graphsurgeon_tools.core.constants import tensor_to_array
+    from graphsurgeon_tools.errors import InvalidModelError
+
+    cases = []
+    for dtype, numpy_type in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64),
+                              (TensorProto.INT64, np.int64), (TensorProto.INT32, np.int32)):
+        for shape in ([], [0], [4], [2, 3]):
+            array = (np.arange(int(np.prod(shape))) * 1.5 - 2).astype(numpy_type).reshape(shape)
+            cases.append(numpy_helper.from_array(array, "raw"))
+            cases.append(helper.make_tensor("typed", dtype, shape, array.reshape(-1).tolist()))
+    for tensor in cases:
+        ours, theirs = tensor_to_array(tensor), numpy_helper.to_array(tensor)
+        assert (ours.dtype, ours.shape, ours.flags.writeable) == (theirs.dtype, theirs.shape, theirs.flags.writeable)
+        assert np.array_equal(ours, theirs) and ours.tolist() == theirs.tolist()
+    short = TensorProto(name="short", data_type=TensorProto.FLOAT, dims=[4], float_data=[1.0, 2.0])
+    with pytest.raises(InvalidModelError, match="short"):
+        tensor_to_array(short)
