@@ -418,6 +418,9 @@ NOT_RUNNABLE: dict[tuple[str, str], str] = {
     ("docs/adding-a-pass.md", "def set_factor(model: ModelArgument, output: OutputOption = None, in_place: "
                               "InPlaceOption = False, ...):"):
         "an excerpt of cli/commands/set_factor.py with elisions (...), shown to name the pieces of a command",
+    ("docs/adding-a-pass.md", "result.declared_inputs.append(DeclaredInput("):
+        "a statement from inside a pass's call (result, node, value and self are the pass's own), shown to "
+        "name the fields of a declaration; tests/validation/declared_passes.py runs passes that do it",
 }
 
 # Names the snippets take as given (a model, an input), defined the way their prose describes them.
