@@ -214,3 +214,28 @@ def test_one_bad_model_gets_the_same_error_from_every_pass(tmp_path, run) -> Non
         run(path)
     text = str(caught.value)
     assert text == f"{path} fails the ONNX checker: tensor 'w' holds 10 bytes but its shape [4, 4] needs 64"
+
+
+@pytest.mark.parametrize("run", [make_dynamic_scale, swap_plugin])
+def test_a_model_only_strict_shape_inference_rejects_is_refused_by_every_pass(tmp_path, run) -> None:
+    """The full check is the structural checker AND strict shape inference: a model the first lets
+    through (an Add of 3 and 4 channels, upstream of the site: no rewrite can make it fit) is
+    refused with the checker's words (exit 3), and nothing is written."""
+    from graphsurgeon_tools.errors import ExitCode, PreconditionError
+
+    nodes = [onnx.helper.make_node("Add", ["x", "y"], ["t"]), onnx.helper.make_node("Resize", ["t", "", "s"], ["out"])]
+    value = onnx.helper.make_tensor_value_info
+    graph = onnx.helper.make_graph(
+        nodes, "g", [value("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8]), value("y", onnx.TensorProto.FLOAT, [1, 4, 8, 8])],
+        [value("out", onnx.TensorProto.FLOAT, [1, 3, 16, 16])],
+        [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)  # the structural checker lets it through ...
+    with pytest.raises(onnx.shape_inference.InferenceError, match="Incompatible dimensions"):
+        onnx.checker.check_model(model, full_check=True)  # ... strict inference does not
+    path = tmp_path / "add.onnx"
+    onnx.save(model, path)
+    with pytest.raises(PreconditionError, match="fails the ONNX checker: .*Incompatible dimensions") as caught:
+        run(path, check=False)
+    assert caught.value.exit_code == ExitCode.INVALID_INPUT
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.onnx"]
