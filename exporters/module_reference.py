@@ -37,6 +37,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 import onnx
+import torch
+from torch.utils import _pytree
 
 from exporters.routing import FlooredSize, OutputSize, ResizeCall, ResizeRouter
 from exporters.site_mapping import SiteMapping, candidate_sites, map_sites
@@ -48,9 +50,6 @@ __all__ = ["Localisation", "RoutedModuleReference", "flatten_outputs", "module_d
 
 def flatten_outputs(result: Any) -> list[Any]:
     """The tensors of a (nested) module result, in the order the torch exporters write graph outputs."""
-    import torch
-    from torch.utils import _pytree
-
     return [leaf for leaf in _pytree.tree_leaves(result) if isinstance(leaf, torch.Tensor)]
 
 
@@ -81,8 +80,6 @@ def site_values(value: np.ndarray, spatial: int, whole_factors: bool = False) ->
 def module_dtype(module: Any) -> Any:
     """The floating torch dtype of ``module``'s first floating parameter or buffer (None: not an
     ``nn.Module``, or no such tensor): the precision its inputs are cast to at the boundary."""
-    import torch
-
     if not isinstance(module, torch.nn.Module):
         return None
     for tensor in (*module.parameters(), *module.buffers()):
@@ -252,8 +249,6 @@ class RoutedModuleReference(Reference):
     # -- running ---------------------------------------------------------------------------
     def _run(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *,
              record: Union[bool, str]) -> tuple[list[np.ndarray], list[ResizeCall]]:
-        import torch
-
         tensors = [torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]
         wanted = self._module_dtype()
         if wanted is not None:  # the precision the module computes in: cast float inputs at the boundary

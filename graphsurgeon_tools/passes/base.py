@@ -128,7 +128,7 @@ class PassResult:
     place). ``rewritten``: the sites changed. ``skipped``: sites matched but refused, with
     reasons. ``new_inputs``: graph inputs the pass added. ``removed_nodes``: tensors whose
     producers or initializers the cleanup removed. ``check``: the built-in equivalence
-    check (``graphsurgeon_tools.checks.CheckResult``) or None when not run.
+    check (``graphsurgeon_tools.check.equivalence.CheckResult``) or None when not run.
     """
 
     model: ModelProto

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from graphsurgeon_tools.core.graph import node_reads
+
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
 
@@ -20,8 +22,6 @@ __all__ = ["responsible_sites"]
 
 
 def responsible_sites(model: "ModelProto", differing: Iterable[str]) -> list[tuple[str, str]]:
-    from graphsurgeon_tools.core.graph import node_reads
-
     wanted = set(differing)
     tainted: set[str] = set()  # computed from a differing site output
     found: list[tuple[str, str]] = []

@@ -24,6 +24,8 @@ from typing import Iterable, Mapping, Optional
 
 from onnx import ModelProto, TensorProto
 
+from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+
 __all__ = ["branch_seeds"]
 
 #: How far to look for a seed that flips every scalar bool input (each flips with p = 1/2).
@@ -36,7 +38,6 @@ def branch_seeds(original: ModelProto, scopes: Iterable[str], dims: Optional[Map
     rewritten sites' ``ResizeSite.scope``) or nothing can be steered."""
     if not any("If " in scope for scope in scopes):
         return []
-    from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
 
     shapes = concrete_input_shapes(original, dims)
     flags = [i.name for i in original.graph.input

@@ -43,13 +43,16 @@ import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
 from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
+from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.base import Skip
 from graphsurgeon_tools.passes.make_dynamic_scale.options import LAYOUTS
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan, spatial_suffix
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
-from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants
+from graphsurgeon_tools.passes.make_dynamic_scale.runtime import replace_constants, runtime_arithmetic
 from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.scales import ort_output_length
+from graphsurgeon_tools.resize.shape_flow import ShapeFlow
 
 __all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
            "pending_sizes", "rewrite_integer", "sizes_feeds", "spatial_count"]
@@ -145,8 +148,6 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
     """Where this layout equals the original at this site, in ONNX Runtime and in TensorRT."""
     site = plan.site
     if plan.runtime is not None:
-        from graphsurgeon_tools.passes.make_dynamic_scale.runtime import runtime_arithmetic
-
         ort, trt = runtime_arithmetic(plan, layout)
         return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
                 "onnxruntime": ort, "tensorrt": trt}
@@ -292,8 +293,6 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
     for wanted in _final_names(base, count):
         if wanted in taken:
             if input_name is not None:
-                from graphsurgeon_tools.errors import UsageError
-
                 raise UsageError(f"input_name={wanted!r} is already a tensor name in the model")
             wanted = core_graph.unique_name(taken, wanted)
         taken.add(wanted)
@@ -356,8 +355,6 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes:
     that run-time sizes read (a float factor input laid out again: its recorded value).
     """
 
-    from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
-
     if not pending:
         return {}
     pending = [PendingSizes(*entry) for entry in pending]  # plain (name, x, scales) tuples too
@@ -368,7 +365,6 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes:
     feeds: dict[str, np.ndarray] = {}
     runtime = [p for p in pending if p.sizes]
     if runtime:  # the original's own arithmetic at these shapes (resize.shape_flow computes small values)
-        from graphsurgeon_tools.resize.shape_flow import ShapeFlow
 
         flow = ShapeFlow(original, input_shapes=input_shapes, input_values=input_values, probe_dims=None)
         for entry in runtime:

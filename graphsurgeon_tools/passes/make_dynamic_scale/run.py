@@ -186,7 +186,7 @@ class MakeDynamicScale(Pass):
         timer = Timer(timings)
         inplace = self.in_place or self.owned
         if options.simplify:
-            import onnxsim
+            import onnxsim  # deferred: onnxsim (slow to import), only with simplify=True
 
             simplified, ok = onnxsim.simplify(model)
             if not ok:

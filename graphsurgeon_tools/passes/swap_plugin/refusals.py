@@ -15,8 +15,9 @@ import numpy as np
 from graphsurgeon_tools.errors import InvalidModelError
 from graphsurgeon_tools.plugins import PluginSpec
 from graphsurgeon_tools.refusal import Fix, Refusal
-from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, is_legacy
-from graphsurgeon_tools.resize.sites import ValueSource
+from graphsurgeon_tools.resize.plugin_dtypes import dtype_refusal as refusal_of
+from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, attribute_problems, is_legacy
+from graphsurgeon_tools.resize.sites import ValueSource, in_function
 
 __all__ = [
     "attribute_conditions_hold", "dtype_refusal", "name_matches", "raise_if_bad_attributes",
@@ -29,8 +30,6 @@ def raise_if_bad_attributes(node: Any, version: int, label: str, rename: Optiona
     """InvalidModelError for a Resize/Upsample/plugin node whose attributes are missing a value,
     mistyped or out of range (:func:`graphsurgeon_tools.resize.semantics.attribute_problems`):
     swapping it would write a node ONNX Runtime cannot load."""
-    from graphsurgeon_tools.resize.semantics import attribute_problems
-
     problems = attribute_problems(node, version, rename)
     if problems:
         name = node.name or (node.output[0] if node.output else node.op_type)
@@ -61,8 +60,6 @@ SIMPLIFY_FIRST = Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", T
 
 def scope_refusal(site: Any) -> Refusal:
     """Why a site outside the main graph is not swapped (it always is refused)."""
-    from graphsurgeon_tools.resize.sites import in_function
-
     if in_function(site):
         return Refusal("in-function", f"inside {site.scope}: swap-plugin swaps main-graph sites only "
                        "(inline_functions=True inlines the function first)", INLINE_FUNCTIONS)
@@ -106,8 +103,6 @@ def dtype_refusal(site: Any, types: dict[str, Any], op_type: str) -> Optional[Re
     or not) writes a plugin node that ONNX Runtime cannot load or run. An op_type with no kernel here
     is the user's plugin: not judged. X of unknown type is taken as float32 (what the exporters write).
     Antialias on a type the kernel runs is left to resize_refusal (code ``antialias``)."""
-    from graphsurgeon_tools.resize.plugin_dtypes import dtype_refusal as refusal_of
-
     x_type = types.get(site.input_name)
     elem = x_type.tensor_type.elem_type if x_type is not None and x_type.HasField("tensor_type") else 0
     return refusal_of(elem, op_type, mode=site.mode)
