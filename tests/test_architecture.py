@@ -1,5 +1,6 @@
 """The shape of graphsurgeon_tools, as tests: dependency direction, no circles, no torch, small
-modules, ruff-clean code, and a test tree that mirrors the packages.
+modules, ruff-clean code, imports deferred only for a reason, and a test tree that mirrors the
+packages.
 
 * The import-linter contracts in pyproject.toml ([tool.importlinter]): layers
   cli -> validation -> check/passes -> resize -> core -> io -> errors; no import of
@@ -18,6 +19,10 @@ modules, ruff-clean code, and a test tree that mirrors the packages.
   modules), or in one of the few cross-cutting suites named, with the reason, in CROSS_CUTTING.
 * Tests that run the onnxtool command (the run_cli fixture, cli.main/app, typer's CliRunner) live
   under tests/cli/ (or in a cross-cutting suite).
+* Function-level imports (outside cli/): of our own modules, and of onnxruntime, onnx_graphsurgeon,
+  onnxsim, onnx.reference or torch, only with ``# deferred: <reason>`` naming that dependency or
+  an import cycle; and in fresh processes, ``import graphsurgeon_tools``, the CLI and ``--help``
+  load none of those (nor onnx or numpy), a pass run without its check none of those.
 """
 
 from __future__ import annotations
@@ -289,3 +294,112 @@ def test_the_command_scan_sees_each_way_of_running_the_command(tmp_path: Path) -
         "def test_runner():\n    CliRunner().invoke(app, ['inspect'])\n"
         "def test_api(save_model_file):\n    assert app is not None\n")
     assert _runs_the_command(probe) == ["test_fixture", "test_main", "test_runner"]
+
+
+# --- Function-level imports: only where a heavy or optional dependency (or a cycle) needs them ---------
+
+SCANNED = [PACKAGE, ROOT / "exporters"]
+OWN = ("graphsurgeon_tools", "exporters")
+#: What a fast path must not load: `import graphsurgeon_tools`, `onnxtool --help`, a pass's no-check run.
+HEAVY = ("onnxruntime", "onnx_graphsurgeon", "onnxsim", "onnx.reference", "torch")
+#: A `# deferred:` reason names one of these (or an import cycle, with its modules).
+REASONS = (*HEAVY, "onnx-graphsurgeon", "cycle")
+
+
+def _deferred_reason(line: str) -> str:
+    return line.partition("# deferred:")[2].strip() if "# deferred:" in line else ""
+
+
+def _undeferred_imports(source: str, label: str) -> list[str]:
+    """``label:line`` for every import of our own modules (or of a HEAVY one) inside a function or
+    method whose last line lacks ``# deferred: <reason>`` naming a heavy dependency or a cycle."""
+    lines = source.splitlines()
+    found: list[str] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, True)
+                continue
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                if isinstance(child, ast.Import):
+                    names = [alias.name for alias in child.names]
+                else:
+                    names = ["." if child.level else (child.module or "")]
+                own = any(n == "." or n.split(".")[0] in OWN for n in names)
+                heavy = any(n == h or n.startswith(h + ".") for n in names for h in HEAVY)
+                reason = _deferred_reason(lines[child.end_lineno - 1])
+                if (own or heavy) and not any(word in reason for word in REASONS):
+                    found.append(f"{label}:{child.lineno} {ast.get_source_segment(source, child)}")
+            visit(child, in_function)
+
+    visit(ast.parse(source, filename=label), False)
+    return found
+
+
+def test_function_level_imports_are_deferred_with_a_reason() -> None:
+    # Our own modules import each other at the top; only a heavy third-party import (at its one point
+    # of use) or a genuine cycle keeps an import inside a function, and says which. The CLI is exempt:
+    # its command modules import the library inside the command so that `--help` stays fast.
+    found = [line for folder in SCANNED for path in sorted(folder.rglob("*.py"))
+             if "__pycache__" not in path.parts and "cli" not in path.relative_to(ROOT).parts
+             for line in _undeferred_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert not found, ("function-level imports without '# deferred: <heavy dependency or cycle>' (move them to "
+                       "the top of the module, or say why they must wait):\n" + "\n".join(found))
+
+
+def test_the_deferred_scan_sees_methods_nesting_and_multi_line_imports() -> None:
+    source = (
+        "import onnx\nfrom graphsurgeon_tools.errors import UsageError\n"
+        "def f():\n    from graphsurgeon_tools.io import load_model\n"
+        "class C:\n    def m(self):\n        if True:\n            import exporters.ops\n"
+        "def g():\n    from graphsurgeon_tools.core import (\n        graph,\n    )\n"
+        "def h():\n    import onnxruntime\n    from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference\n"
+        "def k():\n    from graphsurgeon_tools.runtime import session  # deferred: onnxruntime\n"
+        "def n():\n    from graphsurgeon_tools.io import save_model  # deferred: it is faster\n"
+        "def r():\n    from . import sibling\n"
+    )
+    found = [line.split(" ", 1)[0] for line in _undeferred_imports(source, "m.py")]
+    assert found == ["m.py:4", "m.py:8", "m.py:10", "m.py:14", "m.py:19", "m.py:21"]
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(sorted(m for m in {HEAVY + ('numpy', 'onnx')!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_package_and_the_cli_help_load_nothing_heavy() -> None:
+    # Not even onnx or numpy: `import graphsurgeon_tools` resolves its names lazily, and `--help`
+    # imports each command's library code only when the command runs.
+    assert _loaded_after("import graphsurgeon_tools") == []
+    assert _loaded_after("import graphsurgeon_tools.cli") == []
+    help_run = "from graphsurgeon_tools.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    assert _loaded_after(help_run) == []
+
+
+def test_a_pass_without_its_check_loads_nothing_heavy() -> None:
+    # Every pass package imported, then each pass run with check=False on a small model: none of
+    # them may pay for onnxruntime, onnx_graphsurgeon, onnxsim, onnx.reference or torch.
+    run = "\n".join([
+        "import importlib, pkgutil",
+        "import graphsurgeon_tools.passes as passes",
+        "for info in pkgutil.iter_modules(passes.__path__):",
+        "    if info.ispkg:",
+        "        importlib.import_module(f'graphsurgeon_tools.passes.{info.name}')",
+        "from onnx import TensorProto, helper",
+        "from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin",
+        "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
+        "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
+        "inits = [helper.make_tensor('roi', TensorProto.FLOAT, [0], []),",
+        "         helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])]",
+        "node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], name='up', mode='nearest')",
+        "model = helper.make_model(helper.make_graph([node], 'g', [x], [y], inits),",
+        "                          opset_imports=[helper.make_opsetid('', 13)])",
+        "dynamic = make_dynamic_scale(model, layout='factor', check=False).model",
+        "assert swap_plugin(model, check=False).rewritten",
+        "assert set_factor(dynamic, sites={'up': 3}, check=False).model is not None",
+    ])
+    loaded = _loaded_after(run)
+    assert not [m for m in loaded if m in HEAVY], loaded
