@@ -6,7 +6,9 @@
 // is no `axes` / `sizes` / `keep_aspect_ratio_policy`: scales are full rank
 // (one entry per input dimension), which is exactly what
 // torch.nn.functional.interpolate cannot take as a runtime tensor.
-// No autograd kernel is registered: the ops are inference-time references.
+// Autograd: resize is declared non-differentiable (an Autograd fallthrough in
+// resize_cpu.cpp); my_add's exact backward is registered from Python
+// (exporters/ops.py, torch.library.register_autograd).
 #include <torch/library.h>
 
 TORCH_LIBRARY(onnxtool, m) {
