@@ -24,7 +24,7 @@ interpreter start, ``import onnx``, the command's own imports, the pass's stages
 ``timings``: structural check, find, freedom, plan, rewrite, shapes, full checker) and the
 rest (load, save, report, typer).
 
-Before issue 9 the first took 82x: ``remove_unused`` rebuilt the consumer map once per
+Once the first took 82x: ``remove_unused`` rebuilt the consumer map once per
 site, and the passes ran the full checker several times. Every command runs in its own
 process under a small runner reporting the child's wall time, CPU time (user+sys) and
 peak RSS; runs alternate, medians and best-of-N are printed. On a shared machine the CPU

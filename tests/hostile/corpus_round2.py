@@ -2,7 +2,7 @@
 no file argument can hang it, and no user input is an internal error.
 
 Same :class:`~hostile.corpus.Case` shape as :mod:`hostile.corpus` (run by
-tests/test_hostile_round2.py through :mod:`hostile.harness`). Groups:
+tests/hostile/test_hostile_round2.py through :mod:`hostile.harness`). Groups:
 
 * ``guard`` (class 1): a write target - the model, a data file ``OUT.data``/``OUT.N.data``, a
   ``--junit`` report - that is, through any path, symlink or hard link, a file the command
