@@ -65,9 +65,11 @@ class BuildWithKernels(build_py):
         ort_library = _ort_library()
         built = ort_library.compile_library(package / "_lib", fetch=True)
         if built is None:
-            raise SystemExit(f"onnxtool: the ONNX Runtime custom-op library cannot be built: "
-                             f"{ort_library.unavailable_reason()} (ONNXTOOL_WHEEL_WITHOUT_ORT_LIBRARY=1 "
-                             "builds a wheel without it)")
+            raise SystemExit(
+                f"onnxtool: the ONNX Runtime custom-op library cannot be built: "
+                f"{ort_library.unavailable_reason()} (ONNXTOOL_WHEEL_WITHOUT_ORT_LIBRARY=1 "
+                "builds a wheel without it)"
+            )
         print(f"onnxtool: built {built.name} ({built.stat().st_size} bytes) into the wheel")
 
     @staticmethod

@@ -55,30 +55,44 @@ def main(argv: list[str]) -> int:
 
     rss_before = _rss_mib()
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    certificate = certify(candidate, "torch:srcnn", profile=profile, whole_model=False,
-                          onnx_reference_budget_s=args.onnx_reference_budget)
+    certificate = certify(
+        candidate, "torch:srcnn", profile=profile, whole_model=False, onnx_reference_budget_s=args.onnx_reference_budget
+    )
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     rss_after = _rss_mib()
 
     (site,) = certificate.sites
-    print(f"profile {args.profile}: {len(profile.lengths)} lengths x {len(profile.factors)} factors x 2 axes "
-          f"= {points} points; site {site.site} ({site.op_type}, {site.reference_semantics.describe()})")
+    print(
+        f"profile {args.profile}: {len(profile.lengths)} lengths x {len(profile.factors)} factors x 2 axes "
+        f"= {points} points; site {site.site} ({site.op_type}, {site.reference_semantics.describe()})"
+    )
     print(f"certified: {certificate.certified}  wall {wall:.1f} s  process CPU {cpu:.1f} s")
     threads = {"main": 0.0, "worker": 0.0}
     for reader in site.readers:
         per = 1e6 * reader.cpu_seconds / max(reader.calls, 1)
-        side = "worker" if reader.name.startswith("torch-") or (reader.name == "candidate" and reader.key is None) \
+        side = (
+            "worker"
+            if reader.name.startswith("torch-") or (reader.name == "candidate" and reader.key is None)
             else "main"
+        )
         threads[side] += reader.cpu_seconds
-        print(f"  {reader.name:18s} {reader.kind:5s} {reader.covers:7s} {side:6s} probes {reader.calls:6d}  "
-              f"wall {reader.seconds:7.2f} s  CPU {reader.cpu_seconds:6.2f} s  {per:7.1f} us CPU/probe")
+        print(
+            f"  {reader.name:18s} {reader.kind:5s} {reader.covers:7s} {side:6s} probes {reader.calls:6d}  "
+            f"wall {reader.seconds:7.2f} s  CPU {reader.cpu_seconds:6.2f} s  {per:7.1f} us CPU/probe"
+        )
     threads["main"] += site.compare_seconds
-    print(f"  comparisons ({len(site.ledgers)} pairs per point): CPU {site.compare_seconds:.1f} s, "
-          f"{1e6 * site.compare_seconds / points:.0f} us/point")
-    print(f"  per (length, factor, axis) point, every implementation and comparison: "
-          f"{1e3 * wall / points:.2f} ms wall, {1e3 * cpu / points:.2f} ms CPU")
-    print(f"  this thread's CPU: main {threads['main']:.1f} s (incl. comparisons), worker {threads['worker']:.1f} s "
-          "(PyTorch's own pool threads not included; process CPU above includes them)")
+    print(
+        f"  comparisons ({len(site.ledgers)} pairs per point): CPU {site.compare_seconds:.1f} s, "
+        f"{1e6 * site.compare_seconds / points:.0f} us/point"
+    )
+    print(
+        f"  per (length, factor, axis) point, every implementation and comparison: "
+        f"{1e3 * wall / points:.2f} ms wall, {1e3 * cpu / points:.2f} ms CPU"
+    )
+    print(
+        f"  this thread's CPU: main {threads['main']:.1f} s (incl. comparisons), worker {threads['worker']:.1f} s "
+        "(PyTorch's own pool threads not included; process CPU above includes them)"
+    )
     print(f"peak RSS {rss_before:.0f} MiB before, {rss_after:.0f} MiB after (bands dropped point by point)")
     for line in certificate.text().splitlines()[1:]:
         print("  " + line)

@@ -35,15 +35,26 @@ def main(argv: list[str]) -> int:
     for _ in range(runs):
         ours.append(_time(cli))
         theirs.append(_time(baseline))
-    heavy = subprocess.run(
-        [python, "-c", "import sys\nfrom graphsurgeon_tools.cli import main\ntry:\n main(['--help'])\n"
-                       "except SystemExit:\n pass\nprint([m for m in ('torch','onnxruntime','onnxsim','onnx_graphsurgeon',"
-                       "'onnx.reference','onnx') if m in sys.modules])"],
-        capture_output=True, text=True,
-    ).stdout.strip().splitlines()[-1]
+    heavy = (
+        subprocess.run(
+            [
+                python,
+                "-c",
+                "import sys\nfrom graphsurgeon_tools.cli import main\ntry:\n main(['--help'])\n"
+                "except SystemExit:\n pass\nprint([m for m in ('torch','onnxruntime','onnxsim','onnx_graphsurgeon',"
+                "'onnx.reference','onnx') if m in sys.modules])",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     ratio = statistics.median(ours) / statistics.median(theirs)
     print(f"onnxtool --help            median {statistics.median(ours) * 1000:7.1f} ms  (min {min(ours) * 1000:.1f})")
-    print(f"python -c 'import onnx, typer' median {statistics.median(theirs) * 1000:7.1f} ms  (min {min(theirs) * 1000:.1f})")
+    print(
+        f"python -c 'import onnx, typer' median {statistics.median(theirs) * 1000:7.1f} ms  (min {min(theirs) * 1000:.1f})"
+    )
     print(f"ratio {ratio:.2f}x (goal <= 1.5x) over {runs} alternating runs; heavy modules imported by --help: {heavy}")
     return 0 if ratio <= 1.5 else 1
 

@@ -22,11 +22,15 @@ from pathlib import Path
 import torch
 
 COMBOS = [
-    ("static", "scales", "torchscript"), ("static", "scales", "dynamo"),
+    ("static", "scales", "torchscript"),
+    ("static", "scales", "dynamo"),
     ("new-interpolate", "scales", "torchscript"),
-    ("cxx-op", "scales", "torchscript"), ("cxx-op", "scales", "dynamo"),
-    ("plugin", "scales", "torchscript"), ("plugin", "scales", "dynamo"),
-    ("plugin", "size-tensor", "torchscript"), ("plugin", "size-tensor", "dynamo"),
+    ("cxx-op", "scales", "torchscript"),
+    ("cxx-op", "scales", "dynamo"),
+    ("plugin", "scales", "torchscript"),
+    ("plugin", "scales", "dynamo"),
+    ("plugin", "size-tensor", "torchscript"),
+    ("plugin", "size-tensor", "dynamo"),
 ]
 
 
@@ -90,18 +94,26 @@ def main(argv: list[str]) -> int:
     base_ort = rows[0][3]
     base_eager = rows[0][4]
     base_export = {e: next(r[2] for r in rows if r[1] == e and r[0] == "static") for e in ("torchscript", "dynamo")}
-    print(f"SRCNN x3 on 1x3x{args.size}x{args.size}, 1 thread, median of {args.repeat}; "
-          f"ratios to the static variant (same exporter for export time)")
-    print(f"{'variant':<22}{'exporter':<13}{'export s':>9}{'vs static':>10}{'ORT ms':>9}{'vs static':>10}"
-          f"{'eager ms':>10}{'vs static':>10}")
+    print(
+        f"SRCNN x3 on 1x3x{args.size}x{args.size}, 1 thread, median of {args.repeat}; "
+        f"ratios to the static variant (same exporter for export time)"
+    )
+    print(
+        f"{'variant':<22}{'exporter':<13}{'export s':>9}{'vs static':>10}{'ORT ms':>9}{'vs static':>10}"
+        f"{'eager ms':>10}{'vs static':>10}"
+    )
     for name, exporter, export_s, ort_s, eager_s in rows:
-        print(f"{name:<22}{exporter:<13}{export_s:>9.2f}{export_s / base_export[exporter]:>9.2f}x"
-              f"{ort_s * 1e3:>9.2f}{ort_s / base_ort:>9.2f}x{eager_s * 1e3:>10.2f}{eager_s / base_eager:>9.2f}x")
+        print(
+            f"{name:<22}{exporter:<13}{export_s:>9.2f}{export_s / base_export[exporter]:>9.2f}x"
+            f"{ort_s * 1e3:>9.2f}{ort_s / base_ort:>9.2f}x{eager_s * 1e3:>10.2f}{eager_s / base_eager:>9.2f}x"
+        )
     ts = sum(r[2] for r in rows if r[1] == "torchscript")
     dy = sum(r[2] for r in rows if r[1] == "dynamo")
-    print(f"dynamo / torchscript export time (all variants both can export): "
-          f"{dy / sum(r[2] for r in rows if r[1] == 'torchscript' and r[0] != 'new-interpolate'):.1f}x "
-          f"(torchscript total {ts:.2f} s, dynamo total {dy:.2f} s)")
+    print(
+        f"dynamo / torchscript export time (all variants both can export): "
+        f"{dy / sum(r[2] for r in rows if r[1] == 'torchscript' and r[0] != 'new-interpolate'):.1f}x "
+        f"(torchscript total {ts:.2f} s, dynamo total {dy:.2f} s)"
+    )
     return 0
 
 

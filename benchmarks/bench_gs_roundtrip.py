@@ -83,10 +83,13 @@ print(json.dumps({{"wall": wall, "rss_mib": resource.getrusage(resource.RUSAGE_S
 
 
 def measure(step: str, path: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", RUNNER.format(step=STEPS[step]), str(path)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER.format(step=STEPS[step]), str(path)], capture_output=True, text=True
+    )
     if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else f"exit {done.returncode}"}
+        return {
+            "error": done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else f"exit {done.returncode}"
+        }
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -99,7 +102,10 @@ def main() -> int:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench_gs_", dir=args.dir))
     try:
-        models = {f"{args.nodes:,} nodes": folder / "nodes.onnx", f"{args.weights_gib:g} GiB weights": folder / "weights.onnx"}
+        models = {
+            f"{args.nodes:,} nodes": folder / "nodes.onnx",
+            f"{args.weights_gib:g} GiB weights": folder / "weights.onnx",
+        }
         sizes = {"nodes": args.nodes, "weights": args.weights_gib}
         for (label, path), (kind, size) in zip(models.items(), sizes.items()):
             subprocess.run([sys.executable, "-c", BUILD, kind, str(path), str(size)], check=True)
@@ -109,7 +115,9 @@ def main() -> int:
             for _ in range(args.runs):
                 for step in STEPS:
                     results[step].append(measure(step, path))
-            print(f"{label} ({path.stat().st_size / 2**20:.0f} MiB file), median of {args.runs}, each step a fresh process:")
+            print(
+                f"{label} ({path.stat().st_size / 2**20:.0f} MiB file), median of {args.runs}, each step a fresh process:"
+            )
             base = statistics.median(r["wall"] for r in results["load"])
             for step, runs in results.items():
                 if any("error" in r for r in runs):

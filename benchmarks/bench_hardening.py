@@ -36,18 +36,23 @@ def _median(fn: Callable[[], object], runs: int) -> float:
 
 def _chain(nodes: int) -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu_{i}") for i in range(nodes)], "chain",
+        [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu_{i}") for i in range(nodes)],
+        "chain",
         [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1, 8])],
-        [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [1, 8])])
+        [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [1, 8])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def _weighted(nbytes: int) -> onnx.ModelProto:
     weight = numpy_helper.from_array(np.full(nbytes // 4, 0.25, dtype=np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("Add", ["x", "w"], ["y"], name="add")], "weighted",
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+        "weighted",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [nbytes // 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [nbytes // 4])], [weight])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [nbytes // 4])],
+        [weight],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -72,7 +77,9 @@ def main(argv: list[str]) -> int:
         onnx.save(_weighted(256 * 1024**2), external, save_as_external_data=True, location="external.onnx.data")
         cases.append(("256 MiB external weight", external))
 
-        print(f"{'model':34s} {'onnx.load':>11s} {'load_model':>11s} {'ratio':>7s}   ({runs} alternating runs, medians)")
+        print(
+            f"{'model':34s} {'onnx.load':>11s} {'load_model':>11s} {'ratio':>7s}   ({runs} alternating runs, medians)"
+        )
         for label, path in cases:
             onnx.load(str(path))
             load_model(path)  # warm the page cache for both
@@ -101,8 +108,10 @@ def main(argv: list[str]) -> int:
             with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
                 cli_main(["inspect", str(setup.built.model)])
         elapsed = time.perf_counter() - start
-        print(f"hostile corpus through `inspect`: {len(usable)} cases in {elapsed:.2f} s "
-              f"({len(usable) / elapsed:.0f} cases/s, build included)")
+        print(
+            f"hostile corpus through `inspect`: {len(usable)} cases in {elapsed:.2f} s "
+            f"({len(usable) / elapsed:.0f} cases/s, build included)"
+        )
     return 0
 
 

@@ -114,10 +114,12 @@ def ratio_line(label: str, ours: list[dict], theirs: list[dict], goal_time: floa
     c_theirs = statistics.median(r["cpu"] for r in theirs)
     m_ours = statistics.median(r["rss_mib"] for r in ours)
     m_theirs = statistics.median(r["rss_mib"] for r in theirs)
-    line = (f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
-            f"best {best_ours:6.2f}s vs {best_theirs:6.2f}s = {best_ours / best_theirs:.2f}x (goal <= {goal_time}x)\n"
-            f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
-            f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB")
+    line = (
+        f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
+        f"best {best_ours:6.2f}s vs {best_theirs:6.2f}s = {best_ours / best_theirs:.2f}x (goal <= {goal_time}x)\n"
+        f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
+        f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB"
+    )
     if goal_mem is None:
         line += f" = {m_ours / m_theirs:.2f}x (goal <= {goal_time}x)"
     else:
@@ -137,14 +139,22 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="bench_mds_", dir=args.dir))
     try:
         inline, external = build_models(folder, args.inline_gib, args.external_gib)
-        print(f"models: {inline} ({inline.stat().st_size / 2**30:.2f} GiB inline), {external} + "
-              f"{(external.parent / 'big.onnx.data').stat().st_size / 2**30:.2f} GiB external data", flush=True)
+        print(
+            f"models: {inline} ({inline.stat().st_size / 2**30:.2f} GiB inline), {external} + "
+            f"{(external.parent / 'big.onnx.data').stat().st_size / 2**30:.2f} GiB external data",
+            flush=True,
+        )
 
         # 1. inline: onnxtool vs bare onnx.load + onnx.save (--inline-gib 0 skips it)
         out = folder / "inline_out"
         out.mkdir()
-        bare = [python, "-c", "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
-                str(inline), str(out / "bare.onnx")]
+        bare = [
+            python,
+            "-c",
+            "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
+            str(inline),
+            str(out / "bare.onnx"),
+        ]
         ours_cmd = [*onnxtool, "make-dynamic-scale", str(inline), "-o", str(out / "ours.onnx"), "--no-check"]
         ours, theirs = [], []
         if args.inline_gib > 0:
@@ -162,7 +172,9 @@ def main() -> int:
                 theirs.append(measure(bare))
                 ours.append(measure(ours_cmd))
         if ours:
-            print(ratio_line("1 GiB inline  (onnxtool --no-check vs onnx.load+onnx.save)", ours, theirs, 1.1), flush=True)
+            print(
+                ratio_line("1 GiB inline  (onnxtool --no-check vs onnx.load+onnx.save)", ours, theirs, 1.1), flush=True
+            )
         shutil.rmtree(out)
 
         # 2. external: onnxtool vs cp of the weights, other folder and same folder
@@ -175,28 +187,56 @@ def main() -> int:
         for _ in range(args.runs):
             results["cp"].append(measure(["cp", str(data), str(other / "copy.data")]))
             (other / "copy.data").unlink()
-            results["other"].append(measure([*onnxtool, "make-dynamic-scale", str(external), "-o",
-                                             str(other / "out.onnx"), "--no-check"]))
+            results["other"].append(
+                measure([*onnxtool, "make-dynamic-scale", str(external), "-o", str(other / "out.onnx"), "--no-check"])
+            )
             for leftover in other.iterdir():
                 leftover.unlink()
-            results["same"].append(measure([*onnxtool, "make-dynamic-scale", str(external), "-o",
-                                            str(external.parent / "out.onnx"), "--no-check"]))
+            results["same"].append(
+                measure(
+                    [
+                        *onnxtool,
+                        "make-dynamic-scale",
+                        str(external),
+                        "-o",
+                        str(external.parent / "out.onnx"),
+                        "--no-check",
+                    ]
+                )
+            )
             (external.parent / "out.onnx").unlink()
             (external.parent / "out.onnx.data").unlink()
-            results["shared"].append(measure([*onnxtool, "make-dynamic-scale", str(external), "-o",
-                                              str(external.parent / "out.onnx"), "--no-check", "--share-data"]))
+            results["shared"].append(
+                measure(
+                    [
+                        *onnxtool,
+                        "make-dynamic-scale",
+                        str(external),
+                        "-o",
+                        str(external.parent / "out.onnx"),
+                        "--no-check",
+                        "--share-data",
+                    ]
+                )
+            )
             (external.parent / "out.onnx").unlink()
         print(ratio_line("3 GiB external, output in another folder (vs cp)", results["other"], results["cp"], 1.2, 400))
         print(ratio_line("3 GiB external, output in the same folder (vs cp)", results["same"], results["cp"], 1.2, 400))
-        print(ratio_line("3 GiB external, same folder with --share-data (vs cp)", results["shared"], results["cp"], 1.2, 400))
+        print(
+            ratio_line(
+                "3 GiB external, same folder with --share-data (vs cp)", results["shared"], results["cp"], 1.2, 400
+            )
+        )
         # The goal proper: the copy at cp's speed, plus the start-up and graph work that
         # --share-data measures alone (same process, nothing copied).
         cp = statistics.median(r["wall"] for r in results["cp"])
         shared = statistics.median(r["wall"] for r in results["shared"])
         for key, where in (("other", "another folder"), ("same", "the same folder")):
             ours = statistics.median(r["wall"] for r in results[key])
-            print(f"3 GiB external, output in {where}: {ours:.2f}s vs cp + start-up {cp:.2f}s + {shared:.2f}s "
-                  f"= {ours / (cp + shared):.2f}x (goal <= 1.2x)")
+            print(
+                f"3 GiB external, output in {where}: {ours:.2f}s vs cp + start-up {cp:.2f}s + {shared:.2f}s "
+                f"= {ours / (cp + shared):.2f}x (goal <= 1.2x)"
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0

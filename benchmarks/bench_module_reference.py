@@ -45,8 +45,11 @@ def _build(name: str, size: int) -> tuple[Any, np.ndarray]:
     built = BUILDERS[name]()
     example = built.example
     shape = (*example.shape[:2], size, size)
-    x = torch.rand(shape, generator=torch.Generator().manual_seed(0)) if name == "swin2sr" else torch.randn(
-        shape, generator=torch.Generator().manual_seed(0))
+    x = (
+        torch.rand(shape, generator=torch.Generator().manual_seed(0))
+        if name == "swin2sr"
+        else torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    )
     return built.module, x.numpy()
 
 
@@ -58,8 +61,15 @@ def _export(module: Any, x: np.ndarray, path: Path) -> Path:
 
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (torch.from_numpy(x),), str(path), dynamo=False, opset_version=17,
-                          input_names=["input"], output_names=["output"])
+        torch.onnx.export(
+            module,
+            (torch.from_numpy(x),),
+            str(path),
+            dynamo=False,
+            opset_version=17,
+            input_names=["input"],
+            output_names=["output"],
+        )
     dynamic = make_dynamic_scale(onnx.load(str(path)), check=False).model
     out = path.with_name(path.stem + ".dynamic.onnx")
     onnx.save(dynamic, str(out))
@@ -168,8 +178,10 @@ def main(argv: list[str]) -> int:
                 print(f"  {case:10s} failed: {failed[case]}")
                 continue
             median, best = statistics.median(values[1:]), min(values[1:])
-            print(f"  {case:10s} median {median * 1000:8.1f} ms  {median / floor:5.2f}x floor   "
-                  f"best {best * 1000:8.1f} ms  {best / floor_min:5.2f}x floor")
+            print(
+                f"  {case:10s} median {median * 1000:8.1f} ms  {median / floor:5.2f}x floor   "
+                f"best {best * 1000:8.1f} ms  {best / floor_min:5.2f}x floor"
+            )
     return 0
 
 

@@ -46,7 +46,9 @@ def _options(threads: int, library: Path | None = None) -> ort.SessionOptions:
 
 
 def _session(model: onnx.ModelProto, threads: int, library: Path | None = None) -> ort.InferenceSession:
-    return ort.InferenceSession(model.SerializeToString(), _options(threads, library), providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        model.SerializeToString(), _options(threads, library), providers=["CPUExecutionProvider"]
+    )
 
 
 def _medians(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
@@ -76,8 +78,13 @@ def _export_srcnn(folder: Path) -> onnx.ModelProto:
     path = folder / "srcnn.onnx"
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # the TorchScript exporter's notice
     torch.onnx.export(
-        StaticSRCNN().eval(), (torch.randn(1, 3, 16, 16),), str(path), dynamo=False, opset_version=17,
-        input_names=["input"], output_names=["output"],
+        StaticSRCNN().eval(),
+        (torch.randn(1, 3, 16, 16),),
+        str(path),
+        dynamo=False,
+        opset_version=17,
+        input_names=["input"],
+        output_names=["output"],
         dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"}, "output": {0: "batch", 2: "oh", 3: "ow"}},
     )
     return onnx.load(path)
@@ -86,13 +93,25 @@ def _export_srcnn(folder: Path) -> onnx.ModelProto:
 def _resize_models(mode: str) -> tuple[onnx.ModelProto, onnx.ModelProto]:
     """(ORT Resize, DynamicTRTResize) single-node models, scales as an input."""
     models = []
-    for node in (helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode),
-                 helper.make_node("DynamicTRTResize", ["x", "scales"], ["y"], domain="trt.plugins", mode=mode,
-                                  plugin_version="1", plugin_namespace="")):
+    for node in (
+        helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode),
+        helper.make_node(
+            "DynamicTRTResize",
+            ["x", "scales"],
+            ["y"],
+            domain="trt.plugins",
+            mode=mode,
+            plugin_version="1",
+            plugin_namespace="",
+        ),
+    ):
         graph = helper.make_graph(
-            [node], "g",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "c", "h", "w"]),
-             helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+            [node],
+            "g",
+            [
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "c", "h", "w"]),
+                helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+            ],
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "oh", "ow"])],
         )
         opsets = [helper.make_opsetid("", 19)] + ([helper.make_opsetid("trt.plugins", 1)] if node.domain else [])
@@ -124,8 +143,10 @@ def main(argv: list[str]) -> int:
     if library is None:
         print(f"skipped: {ort_library.unavailable_reason()}")
         return 0
-    print(f"ORT {ort.__version__}; library {library.name}; median of {args.repeats} interleaved runs; "
-          "ratio = plugin / ORT's own Resize on the same threads")
+    print(
+        f"ORT {ort.__version__}; library {library.name}; median of {args.repeats} interleaved runs; "
+        "ratio = plugin / ORT's own Resize on the same threads"
+    )
 
     # ---- SRCNN x3
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,10 +163,14 @@ def main(argv: list[str]) -> int:
             sessions = {"original": _session(original, threads)}
             for sig, result in swapped.items():
                 sessions[sig] = _session(result.model, threads, library)
-            times = _medians({name: (lambda s=s: s.run(None, _feeds(s, feeds))) for name, s in sessions.items()}, args.repeats)
+            times = _medians(
+                {name: (lambda s=s: s.run(None, _feeds(s, feeds))) for name, s in sessions.items()}, args.repeats
+            )
             base = times["original"]
-            print(f"{size:>4}x{size:<4} {threads:>7} {base * 1e3:8.2f} ms "
-                  + " ".join(f"{times[sig] * 1e3:12.2f} ms ({times[sig] / base:4.2f}x)" for sig in swapped))
+            print(
+                f"{size:>4}x{size:<4} {threads:>7} {base * 1e3:8.2f} ms "
+                + " ".join(f"{times[sig] * 1e3:12.2f} ms ({times[sig] / base:4.2f}x)" for sig in swapped)
+            )
 
     # ---- one Resize, linear x2 on 1x64x128x128
     print("\nOne Resize, linear x2 on 1x64x128x128 (goal: library within 1.05x of ORT's Resize)")
@@ -180,18 +205,29 @@ def main(argv: list[str]) -> int:
             s, p = _session(stock, 1), _session(plugin, 1, library)
             times = _medians({"stock": lambda: s.run(None, feeds), "library": lambda: p.run(None, feeds)}, args.repeats)
             elems = x.size * factor * factor
-            print(f"{mode:>8} {factor:>6} {times['stock'] / elems * 1e9:11.2f} {times['library'] / elems * 1e9:9.2f} "
-                  f"{times['library'] / times['stock']:5.2f}x")
+            print(
+                f"{mode:>8} {factor:>6} {times['stock'] / elems * 1e9:11.2f} {times['library'] / elems * 1e9:9.2f} "
+                f"{times['library'] / times['stock']:5.2f}x"
+            )
 
     # ---- session creation
     print("\nSession creation (SRCNN, 1 thread), median ms")
     plugin_model = swapped["scales"].model
     original_bytes, plugin_bytes = original.SerializeToString(), plugin_model.SerializeToString()
-    times = _medians({
-        "original, no library": lambda: ort.InferenceSession(original_bytes, _options(1), providers=["CPUExecutionProvider"]),
-        "original, library registered": lambda: ort.InferenceSession(original_bytes, _options(1, library), providers=["CPUExecutionProvider"]),
-        "plugin model, library": lambda: ort.InferenceSession(plugin_bytes, _options(1, library), providers=["CPUExecutionProvider"]),
-    }, args.repeats)
+    times = _medians(
+        {
+            "original, no library": lambda: ort.InferenceSession(
+                original_bytes, _options(1), providers=["CPUExecutionProvider"]
+            ),
+            "original, library registered": lambda: ort.InferenceSession(
+                original_bytes, _options(1, library), providers=["CPUExecutionProvider"]
+            ),
+            "plugin model, library": lambda: ort.InferenceSession(
+                plugin_bytes, _options(1, library), providers=["CPUExecutionProvider"]
+            ),
+        },
+        args.repeats,
+    )
     for name, value in times.items():
         print(f"  {name:<30} {value * 1e3:7.2f} ms")
     return 0

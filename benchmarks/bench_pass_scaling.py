@@ -99,55 +99,80 @@ def ratio_line(label: str, ours: list[dict], theirs: list[dict], goal: float) ->
     b_ours, b_theirs = (min(r["wall"] for r in runs) for runs in (ours, theirs))
     c_ours, c_theirs = (statistics.median(r["cpu"] for r in runs) for runs in (ours, theirs))
     m_ours, m_theirs = (statistics.median(r["rss_mib"] for r in runs) for runs in (ours, theirs))
-    return (f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
-            f"best {b_ours:6.2f}s vs {b_theirs:6.2f}s = {b_ours / b_theirs:.2f}x (goal <= {goal}x)\n"
-            f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
-            f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB = {m_ours / m_theirs:.2f}x")
+    return (
+        f"{label}:\n  time   median {t_ours:6.2f}s vs {t_theirs:6.2f}s = {t_ours / t_theirs:.2f}x, "
+        f"best {b_ours:6.2f}s vs {b_theirs:6.2f}s = {b_ours / b_theirs:.2f}x (goal <= {goal}x)\n"
+        f"  CPU (user+sys) median {c_ours:6.2f}s vs {c_theirs:6.2f}s = {c_ours / c_theirs:.2f}x\n"
+        f"  peak RSS {m_ours:7.0f} MiB vs {m_theirs:7.0f} MiB = {m_ours / m_theirs:.2f}x"
+    )
 
 
 COMMANDS = ("make-dynamic-scale", "swap-plugin")
 
 
 def cli(command: str, model: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()",
-            command, str(model), "-o", str(out), *extra]
+    return [
+        sys.executable,
+        "-c",
+        "from graphsurgeon_tools.cli import main; main()",
+        command,
+        str(model),
+        "-o",
+        str(out),
+        *extra,
+    ]
 
 
 def compare(label: str, model: Path, out: Path, runs: int, goal: float, extra: tuple[str, ...] = ()) -> dict:
     """Both commands and the bare load+save, alternating, ``runs`` times each: one line per command."""
-    bare = [sys.executable, "-c", "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
-            str(model), str(out / "bare.onnx")]
-    ours = {c: cli(c, model, out / f"{c}.onnx", "--no-check", *extra) for c in COMMANDS
-            if not extra or c == "make-dynamic-scale"}  # --no-freedom is make-dynamic-scale's flag
+    bare = [
+        sys.executable,
+        "-c",
+        "import onnx, sys; m = onnx.load(sys.argv[1]); onnx.save(m, sys.argv[2])",
+        str(model),
+        str(out / "bare.onnx"),
+    ]
+    ours = {
+        c: cli(c, model, out / f"{c}.onnx", "--no-check", *extra)
+        for c in COMMANDS
+        if not extra or c == "make-dynamic-scale"
+    }  # --no-freedom is make-dynamic-scale's flag
     measure(bare)  # warm the page cache and the interpreter's imports for all
     results: dict[str, list[dict]] = {name: [] for name in ("bare", *ours)}
     for index in range(runs):
         order = [("bare", bare), *ours.items()]
-        for name, command in (order if index % 2 else order[::-1]):  # alternate who goes first
+        for name, command in order if index % 2 else order[::-1]:  # alternate who goes first
             results[name].append(measure(command))
     ratios = {}
     for name in ours:
         flags = " ".join(("--no-check", *extra))
-        print(ratio_line(f"{label}: {name} {flags} vs onnx.load+onnx.save", results[name], results["bare"], goal),
-              flush=True)
-        ratios[name] = (statistics.median(r["wall"] for r in results[name])
-                        / statistics.median(r["wall"] for r in results["bare"]))
+        print(
+            ratio_line(f"{label}: {name} {flags} vs onnx.load+onnx.save", results[name], results["bare"], goal),
+            flush=True,
+        )
+        ratios[name] = statistics.median(r["wall"] for r in results[name]) / statistics.median(
+            r["wall"] for r in results["bare"]
+        )
     return ratios
 
 
 def check_cost(label: str, model: Path, out: Path) -> None:
     """The built-in check on its own: the ``seconds`` the report gives, once per command."""
     for name in COMMANDS:
-        done = subprocess.run(cli(name, model, out / f"{name}.checked.onnx", "--check", "--json"),
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            cli(name, model, out / f"{name}.checked.onnx", "--check", "--json"), capture_output=True, text=True
+        )
         if done.returncode != 0:
             print(f"{label}: {name} --check exit {done.returncode}: {done.stderr.strip()[-300:]}", flush=True)
             continue
         check = json.loads(done.stdout).get("check") or {}
         opened = [s for s in check.get("sessions") or [] if not s.get("reused")]
-        print(f"{label}: {name} --check: the check itself {check.get('seconds', float('nan')):.2f}s, "
-              f"{len(opened)} ONNX Runtime session(s) (passed={check.get('passed')}, "
-              f"skipped={check.get('skipped')!r})", flush=True)
+        print(
+            f"{label}: {name} --check: the check itself {check.get('seconds', float('nan')):.2f}s, "
+            f"{len(opened)} ONNX Runtime session(s) (passed={check.get('passed')}, "
+            f"skipped={check.get('skipped')!r})",
+            flush=True,
+        )
 
 
 def best_wall(command: list[str], runs: int) -> float:
@@ -160,13 +185,20 @@ def stages(label: str, model: Path, out: Path, runs: int) -> None:
     onnx_import = best_wall([sys.executable, "-c", "import onnx"], runs)
     for name in COMMANDS:
         package = name.replace("-", "_")
-        imports = best_wall([sys.executable, "-c", "import onnx, graphsurgeon_tools.cli, typer._adapters, "
-                             f"graphsurgeon_tools.passes.{package}"], runs)
+        imports = best_wall(
+            [
+                sys.executable,
+                "-c",
+                f"import onnx, graphsurgeon_tools.cli, typer._adapters, graphsurgeon_tools.passes.{package}",
+            ],
+            runs,
+        )
         whole, timings = None, {}
         for _ in range(max(runs, 1)):
             begin = time.perf_counter()
-            done = subprocess.run(cli(name, model, out / f"{name}.stages.onnx", "--no-check", "--json"),
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                cli(name, model, out / f"{name}.stages.onnx", "--no-check", "--json"), capture_output=True, text=True
+            )
             wall = time.perf_counter() - begin
             if done.returncode != 0:
                 print(f"{label}: {name} --json exit {done.returncode}: {done.stderr.strip()[-300:]}", flush=True)
@@ -176,8 +208,11 @@ def stages(label: str, model: Path, out: Path, runs: int) -> None:
         if whole is None:
             continue
         work = sum(timings.values())
-        parts = [f"start {start:.3f}", f"import onnx {onnx_import - start:.3f}",
-                 f"our imports (cli, typer, pass) {imports - onnx_import:.3f}"]
+        parts = [
+            f"start {start:.3f}",
+            f"import onnx {onnx_import - start:.3f}",
+            f"our imports (cli, typer, pass) {imports - onnx_import:.3f}",
+        ]
         parts += [f"{key} {value:.3f}" for key, value in timings.items()]
         parts.append(f"rest (load, save, report, typer, lazy imports) {whole - imports - work:.3f}")
         print(f"{label}: {name} stages, best of {runs} (s): whole {whole:.3f} = " + ", ".join(parts), flush=True)
@@ -185,9 +220,12 @@ def stages(label: str, model: Path, out: Path, runs: int) -> None:
 
 def compile_package() -> str:
     """Compile the bytecode of the graphsurgeon_tools the children import; returns its folder."""
-    where = subprocess.run([sys.executable, "-c", "import graphsurgeon_tools, os; "
-                            "print(os.path.dirname(graphsurgeon_tools.__file__))"],
-                           capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [sys.executable, "-c", "import graphsurgeon_tools, os; print(os.path.dirname(graphsurgeon_tools.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True, stdout=subprocess.DEVNULL)
     return where
 
@@ -200,17 +238,30 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a temp dir)")
     parser.add_argument("--no-freedom", action="store_true", help="also make-dynamic-scale --no-freedom rows")
     parser.add_argument("--no-check-cost", action="store_true", help="skip the --check runs")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="leave the package's bytecode as it is (cost of compiling it on every start included "
-                             "when PYTHONDONTWRITEBYTECODE is set)")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="leave the package's bytecode as it is (cost of compiling it on every start included "
+        "when PYTHONDONTWRITEBYTECODE is set)",
+    )
     parser.add_argument("--stages", action="store_true", help="also a per-stage breakdown of each command")
     args = parser.parse_args()
     if args.no_compile:
-        where = subprocess.run([sys.executable, "-c", "import graphsurgeon_tools, os; "
-                                "print(os.path.dirname(graphsurgeon_tools.__file__))"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        print(f"running {where} (bytecode as found; PYTHONDONTWRITEBYTECODE="
-              f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})", flush=True)
+        where = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import graphsurgeon_tools, os; print(os.path.dirname(graphsurgeon_tools.__file__))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        print(
+            f"running {where} (bytecode as found; PYTHONDONTWRITEBYTECODE="
+            f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})",
+            flush=True,
+        )
     else:
         print(f"running {compile_package()} (bytecode compiled first, as pip install does)", flush=True)
     folder = Path(tempfile.mkdtemp(prefix="bench_scaling_", dir=args.dir))
@@ -220,11 +271,12 @@ def main() -> int:
         subprocess.run([sys.executable, "-c", BUILD, "nodes", str(nodes), str(args.nodes)], check=True)
         summary = []
         for extra in ((), ("--no-freedom",)) if args.no_freedom else ((),):
-            for label, model, goal in ((f"{args.sites} Resize sites", sites, 3.0),
-                                       (f"{args.nodes} nodes", nodes, 2.0)):
+            for label, model, goal in ((f"{args.sites} Resize sites", sites, 3.0), (f"{args.nodes} nodes", nodes, 2.0)):
                 for name, ratio in compare(label, model, folder, args.runs, goal, extra).items():
-                    summary.append(f"  {label:>18}  {name:<18} {' '.join(extra) or '(freedom on)':<13} "
-                                   f"{ratio:5.2f}x (goal <= {goal}x)")
+                    summary.append(
+                        f"  {label:>18}  {name:<18} {' '.join(extra) or '(freedom on)':<13} "
+                        f"{ratio:5.2f}x (goal <= {goal}x)"
+                    )
         print("median wall ratios, whole process, built-in check off:\n" + "\n".join(summary), flush=True)
         if args.stages:
             stages(f"{args.sites} Resize sites", sites, folder, args.runs)

@@ -61,8 +61,13 @@ def _export_srcnn(folder: Path) -> onnx.ModelProto:
     path = folder / "srcnn.onnx"
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # the TorchScript exporter's notice
     torch.onnx.export(
-        StaticSRCNN().eval(), (torch.randn(1, 3, 16, 16),), str(path), dynamo=False, opset_version=17,
-        input_names=["input"], output_names=["output"],
+        StaticSRCNN().eval(),
+        (torch.randn(1, 3, 16, 16),),
+        str(path),
+        dynamo=False,
+        opset_version=17,
+        input_names=["input"],
+        output_names=["output"],
         dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"}, "output": {0: "batch", 2: "oh", 3: "ow"}},
     )
     return onnx.load(path)
@@ -70,14 +75,24 @@ def _export_srcnn(folder: Path) -> onnx.ModelProto:
 
 def _single_resize_models() -> tuple[onnx.ModelProto, onnx.ModelProto]:
     resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic")
-    plugin = helper.make_node("DynamicTRTResize", ["x", "scales"], ["y"], domain="trt.plugins", mode="cubic",
-                              plugin_version="1", plugin_namespace="")
+    plugin = helper.make_node(
+        "DynamicTRTResize",
+        ["x", "scales"],
+        ["y"],
+        domain="trt.plugins",
+        mode="cubic",
+        plugin_version="1",
+        plugin_namespace="",
+    )
     models = []
     for node in (resize, plugin):
         graph = helper.make_graph(
-            [node], "g",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"]),
-             helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+            [node],
+            "g",
+            [
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"]),
+                helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+            ],
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3, "oh", "ow"])],
         )
         opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid("trt.plugins", 1)] if node.domain else [])
@@ -102,18 +117,28 @@ def main(argv: list[str]) -> int:
     swapped = {sig: swap_plugin(original, signature=sig) for sig in ("scales", "size-tensor")}
     print(f"kernel backend: {kernel_backend()}; ORT {ort.__version__}, 1 thread; median of {args.repeats}")
 
-    sessions = {"original": ort.InferenceSession(original.SerializeToString(), _options(), providers=["CPUExecutionProvider"])}
+    sessions = {
+        "original": ort.InferenceSession(original.SerializeToString(), _options(), providers=["CPUExecutionProvider"])
+    }
     for sig, result in swapped.items():
         sessions[f"plugin ({sig})"] = make_session(result.model, sess_options=_options())
     scales_name = swapped["scales"].new_inputs[0]["name"]
 
     print("\nSRCNN x3 end to end")
-    print(f"{'input':>9} {'resize out elems':>17} " + " ".join(f"{name:>22}" for name in sessions) + "  (plugin - original) ns/elem")
+    print(
+        f"{'input':>9} {'resize out elems':>17} "
+        + " ".join(f"{name:>22}" for name in sessions)
+        + "  (plugin - original) ns/elem"
+    )
     for size in sizes:
         x = np.random.default_rng(0).random((1, 3, size, size), dtype=np.float32)
         feeds = {"input": x, scales_name: scales}
         calls = {
-            name: (lambda s=session, f=feeds: s.run(None, {k: v for k, v in f.items() if k in {i.name for i in s.get_inputs()}}))
+            name: (
+                lambda s=session, f=feeds: s.run(
+                    None, {k: v for k, v in f.items() if k in {i.name for i in s.get_inputs()}}
+                )
+            )
             for name, session in sessions.items()
         }
         times = _median_times(calls, args.repeats)
@@ -127,7 +152,9 @@ def main(argv: list[str]) -> int:
     stock, plugin = _single_resize_models()
     stock_session = ort.InferenceSession(stock.SerializeToString(), _options(), providers=["CPUExecutionProvider"])
     plugin_session = make_session(plugin, sess_options=_options())
-    print(f"{'input':>9} {'stock ORT Resize':>17} {'kernel direct':>14} {'plugin in ORT':>14} {'bridge':>8} {'plugin/stock':>13}")
+    print(
+        f"{'input':>9} {'stock ORT Resize':>17} {'kernel direct':>14} {'plugin in ORT':>14} {'bridge':>8} {'plugin/stock':>13}"
+    )
     for size in sizes:
         x = np.random.default_rng(1).random((1, 3, size, size), dtype=np.float32)
         elems = x.size * int(factor) ** 2
@@ -140,8 +167,10 @@ def main(argv: list[str]) -> int:
             args.repeats,
         )
         ns = {k: v / elems * 1e9 for k, v in times.items()}
-        print(f"{size:>4}x{size:<4} {ns['stock']:17.1f} {ns['kernel']:14.1f} {ns['plugin']:14.1f} "
-              f"{ns['plugin'] - ns['kernel']:8.1f} {times['plugin'] / times['stock']:12.2f}x")
+        print(
+            f"{size:>4}x{size:<4} {ns['stock']:17.1f} {ns['kernel']:14.1f} {ns['plugin']:14.1f} "
+            f"{ns['plugin'] - ns['kernel']:8.1f} {times['plugin'] / times['stock']:12.2f}x"
+        )
     return 0
 
 

@@ -42,8 +42,13 @@ class Case:
 CASES = [
     Case("bicubic x3 1x3x256x256", (1, 3, 256, 256), 3.0, "bicubic", {"mode": "cubic"}),
     Case("bilinear x2 1x64x128x128", (1, 64, 128, 128), 2.0, "bilinear", {"mode": "linear"}),
-    Case("nearest x2 1x64x128x128", (1, 64, 128, 128), 2.0, "nearest",
-         {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}),
+    Case(
+        "nearest x2 1x64x128x128",
+        (1, 64, 128, 128),
+        2.0,
+        "nearest",
+        {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+    ),
     Case("bilinear x0.5 1x64x128x128", (1, 64, 128, 128), 0.5, "bilinear", {"mode": "linear"}),
 ]
 
@@ -53,7 +58,8 @@ def ort_session(case: Case, threads: int) -> ort.InferenceSession:
     rank = len(case.shape)
     scales = np.array([1.0] * (rank - 2) + [case.factor] * 2, np.float32)
     graph = helper.make_graph(
-        [node], "resize",
+        [node],
+        "resize",
         [helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, list(case.shape))],
         [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)],
         initializer=[numpy_helper.from_array(scales, "scales")],
@@ -118,10 +124,13 @@ def main() -> None:
             low = {k: min(v) for k, v in times.items()}
             rows.append((case.name, threads, med, low))
 
-    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, {args.runs} interleaved runs; "
-          "ms as median (min); ratios > 1: ours is faster")
-    header = (f"{'case':28} {'thr':>3} {'ours ms':>15} {'torch ms':>15} {'ORT ms':>15} "
-              f"{'torch/ours':>13} {'ORT/ours':>13}")
+    print(
+        f"torch {torch.__version__}, onnxruntime {ort.__version__}, {args.runs} interleaved runs; "
+        "ms as median (min); ratios > 1: ours is faster"
+    )
+    header = (
+        f"{'case':28} {'thr':>3} {'ours ms':>15} {'torch ms':>15} {'ORT ms':>15} {'torch/ours':>13} {'ORT/ours':>13}"
+    )
     print(header)
     print("-" * len(header))
     for name, threads, med, low in rows:

@@ -64,12 +64,14 @@ def main(argv: list[str]) -> int:
         def run() -> None:
             for f in sweep:
                 session.run(None, {"input": x, "scales": np.array([1, 1, f, f], np.float32)})
+
         return run
 
     def check(fn: Callable[[], object], passed: bool) -> Callable[[], None]:
         def run() -> None:
             report = fn()
             assert report.passed is passed, report.summary_line()
+
         return run
 
     cases: dict[str, Callable[[], None]] = {
@@ -78,11 +80,13 @@ def main(argv: list[str]) -> int:
         "validate vs ONNX file (static, x3 only)": check(lambda: validate(dynamic, static, factors=factors), True),
         "validate vs torch:srcnn": check(lambda: validate(dynamic, "torch:srcnn", factors=factors), True),
         "failing, diagnose=False": check(
-            lambda: validate(broken, "torch:srcnn", factors=factors, diagnose=False), False),
+            lambda: validate(broken, "torch:srcnn", factors=factors, diagnose=False), False
+        ),
         "failing, diagnose=True": check(lambda: validate(broken, "torch:srcnn", factors=factors), False),
         "ort (x2, 16x16)": ort_floor(x16, [2.0]),
         "validate vs onnx-reference (x2, 16x16)": check(
-            lambda: validate(dynamic, "onnx-reference", factors=[2], input_size=16), True),
+            lambda: validate(dynamic, "onnx-reference", factors=[2], input_size=16), True
+        ),
     }
     for fn in cases.values():  # warm-up: imports, the C++ library, first-session costs
         fn()

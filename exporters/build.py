@@ -140,8 +140,17 @@ def _build_key(torch: Any) -> str:
     for path in sorted([*_sources(), *_csrc().glob("*.h")]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
-    digest.update(repr((EXTRA_CFLAGS, EXTRA_LDFLAGS, _folder_name(torch), _compiler_version(_compiler()),
-                        getattr(torch.version, "git_version", ""))).encode())
+    digest.update(
+        repr(
+            (
+                EXTRA_CFLAGS,
+                EXTRA_LDFLAGS,
+                _folder_name(torch),
+                _compiler_version(_compiler()),
+                getattr(torch.version, "git_version", ""),
+            )
+        ).encode()
+    )
     return digest.hexdigest()
 
 
@@ -153,7 +162,8 @@ def _failure_reason(exc: BaseException) -> str:
     """The one line of a compiler/ninja failure worth showing (its full log is long)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     telling = [
-        line for line in lines
+        line
+        for line in lines
         if re.search(r"error|not found|fatal|no such file|required", line, re.IGNORECASE)
         and not line.startswith("Error building extension")
     ]
@@ -169,12 +179,15 @@ def _say(text: str) -> None:
 def _preflight() -> None:
     """Refuse at once what no build can fix: no sources, a build folder that cannot be written."""
     if not _sources():
-        raise OpsBuildError(f"the C++ op's sources are not in {_csrc()}; reinstall onnxtool "
-                            "(pip install --force-reinstall onnxtool)")
+        raise OpsBuildError(
+            f"the C++ op's sources are not in {_csrc()}; reinstall onnxtool (pip install --force-reinstall onnxtool)"
+        )
     unwritable = writable_reason(build_directory())
     if unwritable:
-        raise OpsBuildError(f"cannot build the onnxtool C++ op: {unwritable}; set ONNXTOOL_BUILD_DIR "
-                            f"to a writable folder, then {_BUILD_HINT}")
+        raise OpsBuildError(
+            f"cannot build the onnxtool C++ op: {unwritable}; set ONNXTOOL_BUILD_DIR "
+            f"to a writable folder, then {_BUILD_HINT}"
+        )
 
 
 def _compile_and_load(torch: Any, verbose: bool) -> None:
@@ -211,8 +224,10 @@ def _locked() -> Any:
     try:
         return exclusive_lock(build_directory() / f"{LIBRARY_NAME}.lock", timeout=LOCK_TIMEOUT_S, waiting=_say)
     except OSError as exc:
-        raise OpsBuildError(f"cannot lock the build folder {build_directory()} ({exc.strerror or exc}); "
-                            "set ONNXTOOL_BUILD_DIR to a writable folder") from exc
+        raise OpsBuildError(
+            f"cannot lock the build folder {build_directory()} ({exc.strerror or exc}); "
+            "set ONNXTOOL_BUILD_DIR to a writable folder"
+        ) from exc
 
 
 def _build_if_needed(torch: Any, *, verbose: bool, force: bool = False) -> str:
@@ -226,8 +241,9 @@ def _build_if_needed(torch: Any, *, verbose: bool, force: bool = False) -> str:
             if why != "not built":
                 _say(f"the C++ op in {build_directory()} is {why}: rebuilding it")
             elif not verbose:
-                _say(f"building the C++ op once for torch {torch.__version__} into {build_directory()} "
-                     "(about a minute)")
+                _say(
+                    f"building the C++ op once for torch {torch.__version__} into {build_directory()} (about a minute)"
+                )
             _compile_and_load(torch, verbose)
             return "built"
     except TimeoutError as exc:
@@ -243,7 +259,9 @@ def build(*, verbose: bool = False) -> Path:
     """
     torch = _torch()
     if _is_loaded(torch):
-        raise OpsBuildError(f"the onnxtool ops are already loaded in this process; run `{BUILD_COMMAND}` in a fresh one")
+        raise OpsBuildError(
+            f"the onnxtool ops are already loaded in this process; run `{BUILD_COMMAND}` in a fresh one"
+        )
     _build_if_needed(torch, verbose=verbose, force=True)
     return library_path()
 
@@ -282,30 +300,78 @@ def status() -> BuildStatus:
     """
     root, origin = build_root()
     if importlib.util.find_spec("torch") is None:
-        return BuildStatus(False, None, None, root / "torch_ext", "none",
-                           f"torch is not installed: {TORCH_INSTALL}", False, sources_dir())
+        return BuildStatus(
+            False,
+            None,
+            None,
+            root / "torch_ext",
+            "none",
+            f"torch is not installed: {TORCH_INSTALL}",
+            False,
+            sources_dir(),
+        )
     try:
         torch = _torch()
         folder, path = build_directory(), library_path()
         why, sha = check_record(path, _build_key(torch))
     except Exception as exc:  # noqa: BLE001 - a broken torch is a status to report, not a crash
-        return BuildStatus(False, None, None, root / "torch_ext", "none",
-                           f"torch cannot be imported ({type(exc).__name__}: {exc}): {TORCH_INSTALL}", False, None)
+        return BuildStatus(
+            False,
+            None,
+            None,
+            root / "torch_ext",
+            "none",
+            f"torch cannot be imported ({type(exc).__name__}: {exc}): {TORCH_INSTALL}",
+            False,
+            None,
+        )
     if not why:
         return BuildStatus(True, path, sha, folder, origin, "", True, sources_dir())
     if not _sources():
-        return BuildStatus(False, None, None, folder, "none", f"the C++ op's sources are not in {_csrc()}: "
-                           "pip install --force-reinstall onnxtool", False, None)
+        return BuildStatus(
+            False,
+            None,
+            None,
+            folder,
+            "none",
+            f"the C++ op's sources are not in {_csrc()}: pip install --force-reinstall onnxtool",
+            False,
+            None,
+        )
     compiler = _compiler()
     if shutil.which(compiler) is None and not Path(compiler).is_file():
-        return BuildStatus(False, None, None, folder, origin, f"the C++ op is {why} and there is no C++ compiler "
-                           f"({compiler}): apt-get install g++", False, sources_dir())
+        return BuildStatus(
+            False,
+            None,
+            None,
+            folder,
+            origin,
+            f"the C++ op is {why} and there is no C++ compiler ({compiler}): apt-get install g++",
+            False,
+            sources_dir(),
+        )
     unwritable = writable_reason(folder, create=False)
     if unwritable:
-        return BuildStatus(False, None, None, folder, origin, f"the C++ op is {why} and {unwritable}: set "
-                           "ONNXTOOL_BUILD_DIR to a writable folder", False, sources_dir())
-    return BuildStatus(False, None, None, folder, origin, f"the C++ op is {why}: it is built on first use "
-                       f"(about a minute), or now with `{BUILD_COMMAND}`", True, sources_dir())
+        return BuildStatus(
+            False,
+            None,
+            None,
+            folder,
+            origin,
+            f"the C++ op is {why} and {unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder",
+            False,
+            sources_dir(),
+        )
+    return BuildStatus(
+        False,
+        None,
+        None,
+        folder,
+        origin,
+        f"the C++ op is {why}: it is built on first use (about a minute), or now with `{BUILD_COMMAND}`",
+        True,
+        sources_dir(),
+    )
 
 
 def _main(argv: list[str]) -> int:

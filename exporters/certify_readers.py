@@ -26,9 +26,16 @@ from exporters.routing import onnx_attributes, route_resize
 
 __all__ = ["interpolate_call", "load_reader"]
 
-_CALLS = (("nearest", None, False), ("nearest-exact", None, False), ("bilinear", False, False),
-          ("bilinear", True, False), ("bicubic", False, False), ("bicubic", True, False),
-          ("bilinear", False, True), ("bicubic", False, True))
+_CALLS = (
+    ("nearest", None, False),
+    ("nearest-exact", None, False),
+    ("bilinear", False, False),
+    ("bilinear", True, False),
+    ("bicubic", False, False),
+    ("bicubic", True, False),
+    ("bilinear", False, True),
+    ("bicubic", False, True),
+)
 
 
 def interpolate_call(semantics: Mapping[str, Any]) -> Optional[tuple[str, Optional[bool], bool]]:
@@ -66,13 +73,16 @@ def load_reader(semantics: Mapping[str, Any], *, routed: bool) -> Optional[tuple
         with torch.no_grad():
             if routed:
                 with route_resize():
-                    y = F.interpolate(tensor, scale_factor=factors, mode=mode, align_corners=align,
-                                      antialias=antialias)
+                    y = F.interpolate(tensor, scale_factor=factors, mode=mode, align_corners=align, antialias=antialias)
             else:
                 y = F.interpolate(tensor, scale_factor=factors, mode=mode, align_corners=align, antialias=antialias)
         return y.numpy()
 
-    spelled = f"interpolate(mode={mode!r}" + (f", align_corners={align}" if align is not None else "") + \
-        (", antialias=True" if antialias else "") + ")"
+    spelled = (
+        f"interpolate(mode={mode!r}"
+        + (f", align_corners={align}" if align is not None else "")
+        + (", antialias=True" if antialias else "")
+        + ")"
+    )
     how = "routed through torch.ops.onnxtool.resize" if routed else "PyTorch's own kernel"
     return run, f"{spelled}, {how} (torch {torch.__version__})"

@@ -194,16 +194,23 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
     result = DemoResult(out_dir=out)
 
     def step(name: str, detail: str, **extra: Any) -> None:
-        result.steps.append({"step": name, "detail": detail, "seconds": round(time.perf_counter() - started, 2),
-                             **extra})
+        result.steps.append(
+            {"step": name, "detail": detail, "seconds": round(time.perf_counter() - started, 2), **extra}
+        )
         if progress:
             progress(f"{name}: {detail}")
 
     # 1. The model a user starts from, exported the normal way: the factor is a constant.
     static_path = out / "srcnn_static_x3.onnx"
     model = srcnn("static", factor=BAKED_FACTOR)
-    export(model, model.example_inputs(BAKED_FACTOR), static_path, exporter="torchscript",
-           input_names=["input"], output_names=["output"])
+    export(
+        model,
+        model.example_inputs(BAKED_FACTOR),
+        static_path,
+        exporter="torchscript",
+        input_names=["input"],
+        output_names=["output"],
+    )
     result.files["static_model"] = static_path
     step("export", f"{static_path.name} (TorchScript exporter, scales baked at x3)")
 
@@ -212,14 +219,18 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
     dynamic_path = out / "srcnn_dynamic.onnx"
     save_model(dynamic.model, dynamic_path)
     result.files["dynamic_model"] = dynamic_path
-    step("make-dynamic-scale", f"{dynamic_path.name} (scales input: "
-         f"{', '.join(i.name for i in dynamic.model.graph.input if i.name != 'input')})")
+    step(
+        "make-dynamic-scale",
+        f"{dynamic_path.name} (scales input: "
+        f"{', '.join(i.name for i in dynamic.model.graph.input if i.name != 'input')})",
+    )
 
     # 3. Proof: the rewritten model against the PyTorch model that resizes with the C++ op,
     #    and against the file it came from at the factor baked into that file (bit-exact).
     result.validations["dynamic_vs_torch"] = validate(dynamic_path, "torch:srcnn", factors=factors)
-    result.validations["dynamic_vs_static"] = validate(dynamic_path, static_path, factors=[BAKED_FACTOR],
-                                                       atol=0.0, rtol=0.0)
+    result.validations["dynamic_vs_static"] = validate(
+        dynamic_path, static_path, factors=[BAKED_FACTOR], atol=0.0, rtol=0.0
+    )
     step("validate", f"{dynamic_path.name} vs torch:srcnn at {', '.join(f'x{f:g}' for f in factors)}")
 
     # 4. The TensorRT hand-off: Resize -> DynamicTRTResize; ORT runs the node with our kernel.
@@ -230,17 +241,20 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
     # ... with a certificate: every length of SRCNN's profile at each factor, per axis, every engine.
     certificate = certify(plugin_path, "torch:srcnn", profile=CERTIFY_PROFILE + ",".join(f"{f:g}" for f in factors))
     result.files["certificate"] = write_bytes_atomic(
-        (json.dumps(certificate.to_dict(), indent=1, allow_nan=False) + "\n").encode("utf-8"), out / "certificate.json")
-    result.validations["plugin_vs_torch"] = validate(plugin_path, "torch:srcnn", factors=factors,
-                                                     certificate=certificate)
+        (json.dumps(certificate.to_dict(), indent=1, allow_nan=False) + "\n").encode("utf-8"), out / "certificate.json"
+    )
+    result.validations["plugin_vs_torch"] = validate(
+        plugin_path, "torch:srcnn", factors=factors, certificate=certificate
+    )
     step("swap-plugin", f"{plugin_path.name} validated vs torch:srcnn; {certificate.summary_line()}")
 
     # 5. Pictures: one low-resolution input, then plain bicubic and SRCNN at each factor.
     image, source = sample_image()
     result.image_source = source
     high = _to_tensor(image)
-    low = F.interpolate(high, scale_factor=1.0 / BAKED_FACTOR, mode="bicubic", antialias=True,
-                        align_corners=False).clamp(0.0, 1.0)
+    low = F.interpolate(
+        high, scale_factor=1.0 / BAKED_FACTOR, mode="bicubic", antialias=True, align_corners=False
+    ).clamp(0.0, 1.0)
     low_np = low.numpy()
     result.files["input_image"] = _write_png(low_np, out / "input.png")
     result.files["ground_truth_x3"] = _write_png(high.numpy(), out / "ground_truth_x3.png")
@@ -265,9 +279,14 @@ def _run(out: Path, factors: list[float], progress: Optional[Callable[[str], Non
         result.files.update(second[1])
 
     result.seconds = time.perf_counter() - started
-    result.evidence = evidence_record(ran, models=[(role.removesuffix("_model"), result.files[role]) for role in
-                                                   ("static_model", "dynamic_model", "plugin_model")],
-                                      torch_reference=True)
+    result.evidence = evidence_record(
+        ran,
+        models=[
+            (role.removesuffix("_model"), result.files[role])
+            for role in ("static_model", "dynamic_model", "plugin_model")
+        ],
+        torch_reference=True,
+    )
     report_path = out / "report.json"
     result.files["report"] = report_path
     _write_text(json.dumps(_json_safe(result.to_dict()), indent=2, allow_nan=False) + "\n", report_path)

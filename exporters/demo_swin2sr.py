@@ -43,8 +43,18 @@ def build_swin2sr() -> Any:
     from transformers import Swin2SRConfig, Swin2SRForImageSuperResolution  # deferred: optional transformers
 
     torch.manual_seed(0)
-    config = Swin2SRConfig(image_size=INPUT_SIZE, patch_size=1, num_channels=3, embed_dim=16, depths=[1, 1],
-                           num_heads=[2, 2], window_size=8, upscale=4, upsampler="nearest+conv", img_range=1.0)
+    config = Swin2SRConfig(
+        image_size=INPUT_SIZE,
+        patch_size=1,
+        num_channels=3,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=8,
+        upscale=4,
+        upsampler="nearest+conv",
+        img_range=1.0,
+    )
     config._attn_implementation = "eager"  # scaled_dot_product_attention: no TorchScript symbolic before opset 14
     return Swin2SRForImageSuperResolution(config).eval()
 
@@ -54,9 +64,14 @@ def site_split(total: float) -> tuple[float, float]:
     return (total / 2.0, 2.0)
 
 
-def run_swin2sr_demo(out: Path, low: np.ndarray, factors: Sequence[float], *,
-                     step: Callable[..., None], write_png: Callable[[np.ndarray, Path], Path]
-                     ) -> Optional[tuple[dict[str, Any], dict[str, Path]]]:
+def run_swin2sr_demo(
+    out: Path,
+    low: np.ndarray,
+    factors: Sequence[float],
+    *,
+    step: Callable[..., None],
+    write_png: Callable[[np.ndarray, Path], Path],
+) -> Optional[tuple[dict[str, Any], dict[str, Path]]]:
     """Export, make dynamic, validate and picture Swin2SR; ``(validations, files)``, or None without transformers.
 
     Args:
@@ -74,13 +89,20 @@ def run_swin2sr_demo(out: Path, low: np.ndarray, factors: Sequence[float], *,
     module = build_swin2sr()
     top = (low.shape[2] - INPUT_SIZE) // 2
     left = (low.shape[3] - INPUT_SIZE) // 2
-    x = np.ascontiguousarray(low[:, :, top:top + INPUT_SIZE, left:left + INPUT_SIZE])
+    x = np.ascontiguousarray(low[:, :, top : top + INPUT_SIZE, left : left + INPUT_SIZE])
     files: dict[str, Path] = {}
     static_path = out / "swin2sr_static_x4.onnx"
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the TorchScript exporter's tracer warnings on transformers code
-        torch.onnx.export(module, (torch.from_numpy(x),), str(static_path), dynamo=False, opset_version=17,
-                          input_names=["input"], output_names=["output"])
+        torch.onnx.export(
+            module,
+            (torch.from_numpy(x),),
+            str(static_path),
+            dynamo=False,
+            opset_version=17,
+            input_names=["input"],
+            output_names=["output"],
+        )
     files["swin2sr_static_model"] = static_path
     step("swin2sr export", f"{static_path.name} (transformers Swin2SR nearest+conv, random weights, TorchScript)")
 
@@ -99,13 +121,17 @@ def run_swin2sr_demo(out: Path, low: np.ndarray, factors: Sequence[float], *,
         per_site = site_split(float(total))
         fixed = {name: np.array([1.0, 1.0, f, f], np.float32) for name, f in zip(scale_names, per_site)}
         tag = f"x{float(total):g}"
-        validations[f"swin2sr_{tag}_vs_module"] = validate(dynamic_path, module, factors=[float(total)],
-                                                           inputs={"input": x, **fixed})
+        validations[f"swin2sr_{tag}_vs_module"] = validate(
+            dynamic_path, module, factors=[float(total)], inputs={"input": x, **fixed}
+        )
         (sr,) = session.run(None, {"input": x, **fixed})
         # Random weights give a nearly flat image: stretch its range so the structure shows.
         low_c, high_c = sr.min(axis=(0, 2, 3), keepdims=True), sr.max(axis=(0, 2, 3), keepdims=True)
         stretched = (sr - low_c) / np.maximum(high_c - low_c, 1e-12)
         files[f"swin2sr_{tag}"] = write_png(stretched, out / f"swin2sr_{tag}.png")
-    step("swin2sr validate", f"{dynamic_path.name} vs its unmodified module at "
-         f"{', '.join(f'x{float(f):g}' for f in factors)} ({time.perf_counter() - started:.1f} s)")
+    step(
+        "swin2sr validate",
+        f"{dynamic_path.name} vs its unmodified module at "
+        f"{', '.join(f'x{float(f):g}' for f in factors)} ({time.perf_counter() - started:.1f} s)",
+    )
     return validations, files

@@ -33,13 +33,23 @@ def describe_values(values) -> list[dict]:
     described = []
     for value in values:
         tensor_type = value.type.tensor_type
-        shape = [dim.dim_param if dim.HasField("dim_param") else (dim.dim_value if dim.HasField("dim_value") else None)
-                 for dim in tensor_type.shape.dim] if tensor_type.HasField("shape") else None
-        described.append({
-            "name": value.name,
-            "dtype": onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type).name if tensor_type.elem_type else None,
-            "shape": shape,
-        })
+        shape = (
+            [
+                dim.dim_param if dim.HasField("dim_param") else (dim.dim_value if dim.HasField("dim_value") else None)
+                for dim in tensor_type.shape.dim
+            ]
+            if tensor_type.HasField("shape")
+            else None
+        )
+        described.append(
+            {
+                "name": value.name,
+                "dtype": onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type).name
+                if tensor_type.elem_type
+                else None,
+                "shape": shape,
+            }
+        )
     return described
 
 
@@ -52,8 +62,16 @@ def op_types(model) -> dict[str, int]:
     return dict(counts)
 
 
-def compare_in_ort(model_proto, module: torch.nn.Module, cases: Sequence[Sequence[torch.Tensor]],
-             input_names: Sequence[str], rtol: float, atol: float, use_plugin_runtime: bool, label: str) -> float:
+def compare_in_ort(
+    model_proto,
+    module: torch.nn.Module,
+    cases: Sequence[Sequence[torch.Tensor]],
+    input_names: Sequence[str],
+    rtol: float,
+    atol: float,
+    use_plugin_runtime: bool,
+    label: str,
+) -> float:
     """The largest absolute difference between ONNX Runtime's outputs and the module's eager ones over
     ``cases``; CheckFailedError (naming ``label`` and the input shapes) on a shape or allclose miss.
     ``use_plugin_runtime``: the session comes from graphsurgeon_tools.runtime.make_session (plugin ops)."""

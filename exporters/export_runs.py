@@ -26,8 +26,15 @@ import exporters.ops
 from exporters.symbolic import dynamo_translation_table, register_torchscript_symbolics
 from graphsurgeon_tools.errors import CheckFailedError, UsageError
 
-__all__ = ["default_dynamic_axes", "one_line", "quiet", "resolve_input_names", "run_dynamo", "run_loading_ops",
-           "run_torchscript"]
+__all__ = [
+    "default_dynamic_axes",
+    "one_line",
+    "quiet",
+    "resolve_input_names",
+    "run_dynamo",
+    "run_loading_ops",
+    "run_torchscript",
+]
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -80,8 +87,12 @@ def resolve_input_names(model: torch.nn.Module, count: int, given: Optional[Sequ
     return ["input"] + [f"input_{k}" for k in range(1, count)]
 
 
-def default_dynamic_axes(names: Sequence[str], args: Sequence[torch.Tensor], output_names: Sequence[str],
-                  output_axis_names: Optional[Mapping[int, str]] = None) -> dict:
+def default_dynamic_axes(
+    names: Sequence[str],
+    args: Sequence[torch.Tensor],
+    output_names: Sequence[str],
+    output_axis_names: Optional[Mapping[int, str]] = None,
+) -> dict:
     """NCHW convention: batch, height and width of every 4-D tensor vary; other tensors are fixed.
 
     ``output_axis_names`` (a model's ``output_axis_names`` attribute) renames output axes that
@@ -105,7 +116,9 @@ def to_dynamic_shapes(axes: Mapping[str, Mapping[int, str]], names: Sequence[str
     for name, _ in zip(names, args):
         spec = axes.get(name)
         if spec:
-            shapes.append({axis: dims.setdefault(dim, torch.export.Dim(dim.replace(".", "_"))) for axis, dim in spec.items()})
+            shapes.append(
+                {axis: dims.setdefault(dim, torch.export.Dim(dim.replace(".", "_"))) for axis, dim in spec.items()}
+            )
         else:
             shapes.append(None)
     return tuple(shapes)
@@ -131,19 +144,31 @@ def run_torchscript(model, args, *, opset, input_names, output_names, axes, doma
     register_torchscript_symbolics(domain=domain)
     buffer = io.BytesIO()
     torch.onnx.export(
-        model, tuple(args), buffer, dynamo=False, opset_version=opset,
-        input_names=list(input_names), output_names=list(output_names),
-        dynamic_axes=axes or None, do_constant_folding=True,
+        model,
+        tuple(args),
+        buffer,
+        dynamo=False,
+        opset_version=opset,
+        input_names=list(input_names),
+        output_names=list(output_names),
+        dynamic_axes=axes or None,
+        do_constant_folding=True,
     )
     return onnx.load_from_string(buffer.getvalue())
 
 
 def run_dynamo(model, args, *, opset, input_names, output_names, axes, domain) -> "onnx.ModelProto":
     program = torch.onnx.export(
-        model, tuple(args), dynamo=True, opset_version=opset,
-        input_names=list(input_names), output_names=list(output_names),
+        model,
+        tuple(args),
+        dynamo=True,
+        opset_version=opset,
+        input_names=list(input_names),
+        output_names=list(output_names),
         dynamic_shapes=to_dynamic_shapes(axes, input_names, args) if axes else None,
         custom_translation_table=dynamo_translation_table(domain=domain),
-        external_data=False, verbose=False, report=False,
+        external_data=False,
+        verbose=False,
+        report=False,
     )
     return program.model_proto

@@ -103,8 +103,9 @@ class StaticSRCNN(_SRCNNBody):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.body(self.upsample(x))
 
-    def example_inputs(self, factor: Optional[float] = None, *, batch: int = 1, height: int = 8,
-                       width: int = 8, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, factor: Optional[float] = None, *, batch: int = 1, height: int = 8, width: int = 8, seed: int = 0
+    ) -> tuple[torch.Tensor, ...]:
         """``(x,)``; ``factor`` must be ``None`` or the baked factor (it cannot change here)."""
         if factor is not None and float(factor) != self.upscale_factor:
             raise ValueError(f"the static variant is built for factor {self.upscale_factor:g}, not {factor:g}")
@@ -135,12 +136,13 @@ class NewInterpolate(torch.autograd.Function):
         if g.opset < 11:
             from torch.onnx.errors import SymbolicValueError  # deferred: torch.onnx (~70 ms), export only
 
-            raise SymbolicValueError(
-                f"NewInterpolate needs opset 11 or later for cubic Resize, got opset {g.opset}", x
-            )
+            raise SymbolicValueError(f"NewInterpolate needs opset 11 or later for cubic Resize, got opset {g.opset}", x)
         roi = g.op("Constant", value_t=torch.tensor([], dtype=torch.float32))
         return g.op(
-            "Resize", x, roi, scales,
+            "Resize",
+            x,
+            roi,
+            scales,
             mode_s=RESIZE_ATTRIBUTES["mode"],
             coordinate_transformation_mode_s=RESIZE_ATTRIBUTES["coordinate_transformation_mode"],
             cubic_coeff_a_f=RESIZE_ATTRIBUTES["cubic_coeff_a"],
@@ -153,8 +155,9 @@ class _DynamicSRCNN(_SRCNNBody):
 
     input_names = ("input", "scales")
 
-    def example_inputs(self, factor: Optional[float] = 3.0, *, batch: int = 1, height: int = 8,
-                       width: int = 8, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, factor: Optional[float] = 3.0, *, batch: int = 1, height: int = 8, width: int = 8, seed: int = 0
+    ) -> tuple[torch.Tensor, ...]:
         """``(x, scales)`` for one factor (3 when ``None``)."""
         generator = torch.Generator().manual_seed(seed)
         x = torch.rand(batch, 3, height, width, generator=generator)
@@ -281,8 +284,9 @@ class PluginSRCNN(_SRCNNBody):
             return self.body(dynamic_trt_resize(x, scales_or_size))
         return self.body(dynamic_trt_resize_size(x, scales_or_size, self.align_corners))
 
-    def example_inputs(self, factor: Optional[float] = 3.0, *, batch: int = 1, height: int = 8,
-                       width: int = 8, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, factor: Optional[float] = 3.0, *, batch: int = 1, height: int = 8, width: int = 8, seed: int = 0
+    ) -> tuple[torch.Tensor, ...]:
         """``(x, scales)`` or ``(x, size_tensor)`` with size_tensor of shape 1x1x(H*f)x(W*f)."""
         factor = 3.0 if factor is None else float(factor)
         generator = torch.Generator().manual_seed(seed)
@@ -295,9 +299,15 @@ class PluginSRCNN(_SRCNNBody):
 _CLASSES = {"new-interpolate": NewInterpolateSRCNN, "cxx-op": CxxOpSRCNN}
 
 
-def srcnn(variant: Variant = "static", factor: float = 3.0, pretrained: bool = True, *,
-          signature: Signature = "scales", align_corners: bool = False,
-          weights: Optional[Path] = None) -> nn.Module:
+def srcnn(
+    variant: Variant = "static",
+    factor: float = 3.0,
+    pretrained: bool = True,
+    *,
+    signature: Signature = "scales",
+    align_corners: bool = False,
+    weights: Optional[Path] = None,
+) -> nn.Module:
     """Build one SRCNN variant in eval mode, with the shipped x3 weights unless ``pretrained=False``.
 
     ``factor`` is baked into the static variant; the other variants take the

@@ -133,8 +133,13 @@ class RoutedModuleReference(Reference):
             module.eval()
 
     # -- the reference duck type -------------------------------------------------------
-    def run(self, factor: Optional[float], data: Sequence[tuple[str, np.ndarray]], candidate_feeds: Mapping[str, np.ndarray],
-            baked_scales: Optional[Mapping[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
+    def run(
+        self,
+        factor: Optional[float],
+        data: Sequence[tuple[str, np.ndarray]],
+        candidate_feeds: Mapping[str, np.ndarray],
+        baked_scales: Optional[Mapping[str, tuple[float, ...]]] = None,
+    ) -> list[tuple[str, np.ndarray]]:
         arrays = [np.asarray(value) for _, value in data]
         mapping = self.prepare(arrays)
         sites = self.site_factors(candidate_feeds)
@@ -144,8 +149,10 @@ class RoutedModuleReference(Reference):
             calls = [p.call for p in mapping.pairs] or list(mapping.unpaired_calls)
             baked = {c.original_factors for c in calls}
             if not calls or baked != {(float(factor),) * len(next(iter(baked)) or ())}:
-                raise RunFailed(f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
-                                f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)")
+                raise RunFailed(
+                    f"factor {factor:g} drives nothing: no resize site of the candidate takes a scales "
+                    f"input (its {len(mapping.pairs)} scale-driven site(s) keep the factors baked in)"
+                )
         self._last = (arrays, sites)
         cached = self._at_original(arrays, sites)
         if cached is not None:
@@ -167,8 +174,9 @@ class RoutedModuleReference(Reference):
         self._exposed = [n for n in names if n in outputs]
         return list(self._exposed)
 
-    def _at_original(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]
-                     ) -> Optional[tuple[list[np.ndarray], list[ResizeCall]]]:
+    def _at_original(
+        self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any]
+    ) -> Optional[tuple[list[np.ndarray], list[ResizeCall]]]:
         """The pairing run's outputs and calls, when this point is that run again (same data, sites as written)."""
         if self._original is None or self.mapping is None:
             return None
@@ -187,9 +195,14 @@ class RoutedModuleReference(Reference):
         return {name: value.detach().cpu().numpy() for name, value in state().items()}
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": self.kind, "label": self.label, "dynamic": self.dynamic,
-                                "baked_factor": self.baked_factor, "baked_note": self.baked_note,
-                                "precision": self.precision}
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "label": self.label,
+            "dynamic": self.dynamic,
+            "baked_factor": self.baked_factor,
+            "baked_note": self.baked_note,
+            "precision": self.precision,
+        }
         if self.mapping is not None:
             data["sites"] = self.sites()
             data["size_driven_calls"] = len(self.mapping.size_driven_calls)
@@ -209,10 +222,20 @@ class RoutedModuleReference(Reference):
     def sites(self) -> list[dict[str, Any]]:
         """One line per site: number, node, scope, mode, ctm, the code's factors, and the feed that frees it."""
         assert self.mapping is not None, "prepare() first"
-        return [{"site": p.call.site, "node": p.site.node_name, "op_type": p.site.op_type, "scope": p.call.scope,
-                 "mode": p.site.mode, "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
-                 "factors": list(p.call.original_factors or ()), "free": bool(p.site.scales_input),
-                 "scales_input": p.site.scales_input} for p in self.mapping.pairs]
+        return [
+            {
+                "site": p.call.site,
+                "node": p.site.node_name,
+                "op_type": p.site.op_type,
+                "scope": p.call.scope,
+                "mode": p.site.mode,
+                "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
+                "factors": list(p.call.original_factors or ()),
+                "free": bool(p.site.scales_input),
+                "scales_input": p.site.scales_input,
+            }
+            for p in self.mapping.pairs
+        ]
 
     def original_scales(self) -> dict[str, tuple[float, ...]]:
         """Candidate node name -> the full scales its paired call has in the code (``(1, 1, fh, fw)``)."""
@@ -227,10 +250,16 @@ class RoutedModuleReference(Reference):
         """Site number -> what the candidate's feeds give it (factors or OutputSize); free sites only."""
         assert self.mapping is not None, "prepare() first"
         if not hasattr(self, "_factor_inputs"):  # integer inputs that hold factors (validate's own ports)
-            model = self.candidate if isinstance(self.candidate, onnx.ModelProto) \
+            model = (
+                self.candidate
+                if isinstance(self.candidate, onnx.ModelProto)
                 else onnx.load(str(self.candidate), load_external_data=False)
-            self._factor_inputs = {s.name for s in model_ports(model, "the candidate").scale_inputs
-                                   if s.layout not in ("sizes", "size-tensor")}
+            )
+            self._factor_inputs = {
+                s.name
+                for s in model_ports(model, "the candidate").scale_inputs
+                if s.layout not in ("sizes", "size-tensor")
+            }
         sites: dict[int, Any] = {}
         for pair in self.mapping.pairs:
             name = pair.site.scales_input
@@ -239,28 +268,37 @@ class RoutedModuleReference(Reference):
             spatial = len(pair.call.original_factors or ()) or 2
             value = site_values(candidate_feeds[name], spatial, name in self._factor_inputs)
             if value is None:
-                raise RunFailed(f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
-                                f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes")
+                raise RunFailed(
+                    f"the candidate feeds {name!r} = {np.asarray(candidate_feeds[name]).tolist()} to "
+                    f"{pair.site.describe()}, which gives no factor for {spatial} spatial axes"
+                )
             if pair.site.size_tensor and not isinstance(value, OutputSize):
                 value = FlooredSize(value)  # the plugin reads floor(in * f) from a size tensor built in the graph
             sites[pair.call.site] = value  # type: ignore[index]
         return sites
 
     # -- running ---------------------------------------------------------------------------
-    def _run(self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *,
-             record: Union[bool, str]) -> tuple[list[np.ndarray], list[ResizeCall]]:
+    def _run(
+        self, arrays: Sequence[np.ndarray], sites: Mapping[int, Any], *, record: Union[bool, str]
+    ) -> tuple[list[np.ndarray], list[ResizeCall]]:
         tensors = [torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]
         wanted = self._module_dtype()
         if wanted is not None:  # the precision the module computes in: cast float inputs at the boundary
-            given = sorted({str(t.dtype).replace("torch.", "") for t in tensors
-                            if t.is_floating_point() and t.dtype != wanted})
+            given = sorted(
+                {str(t.dtype).replace("torch.", "") for t in tensors if t.is_floating_point() and t.dtype != wanted}
+            )
             tensors = [t.to(wanted) if t.is_floating_point() else t for t in tensors]
             if given:
                 name = str(wanted).replace("torch.", "")
-                self.precision = (f"the module's parameters are {name}: float inputs cast from {', '.join(given)} "
-                                  f"to {name} at the boundary, outputs cast back to the inputs' dtype")
-        router = ResizeRouter(sites=dict(sites), record_tensors=record,
-                              module=self.module if isinstance(self.module, torch.nn.Module) else None)
+                self.precision = (
+                    f"the module's parameters are {name}: float inputs cast from {', '.join(given)} "
+                    f"to {name} at the boundary, outputs cast back to the inputs' dtype"
+                )
+        router = ResizeRouter(
+            sites=dict(sites),
+            record_tensors=record,
+            module=self.module if isinstance(self.module, torch.nn.Module) else None,
+        )
         try:
             result = router.run(self.module, *tensors)
         except Exception as exc:  # the user's module: whatever it raises is theirs, reported by type
@@ -277,9 +315,12 @@ class RoutedModuleReference(Reference):
         dtype = next((a.dtype for a in arrays if np.issubdtype(np.asarray(a).dtype, np.floating)), value.dtype)
         return value.astype(dtype, copy=False)
 
-    def localise(self, run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]],
-                 data: Optional[Sequence[tuple[str, np.ndarray]]] = None,
-                 candidate_feeds: Optional[Mapping[str, np.ndarray]] = None) -> Localisation:
+    def localise(
+        self,
+        run_candidate: Callable[[list[str]], Mapping[str, np.ndarray]],
+        data: Optional[Sequence[tuple[str, np.ndarray]]] = None,
+        candidate_feeds: Optional[Mapping[str, np.ndarray]] = None,
+    ) -> Localisation:
         """Name the first site (in execution order) whose output differs from the module's.
 
         ``run_candidate(names)`` runs the candidate on ``candidate_feeds`` with the tensors
@@ -305,17 +346,29 @@ class RoutedModuleReference(Reference):
             out_diff = self._difference(values.get(pair.site.output_name), call.output.numpy())
             if out_diff is None:
                 continue
-            in_diff = self._difference(values.get(pair.site.input_name), call.input.numpy() if call.input is not None else None)
+            in_diff = self._difference(
+                values.get(pair.site.input_name), call.input.numpy() if call.input is not None else None
+            )
             where = f"site {call.site} ({pair.site.describe()}, module {call.scope or 'root'!r})"
             if in_diff is not None:
-                message = (f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}); its input "
-                           f"already differs (max |diff| {in_diff:.3g}): the error comes from upstream")
+                message = (
+                    f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}); its input "
+                    f"already differs (max |diff| {in_diff:.3g}): the error comes from upstream"
+                )
             else:
-                message = (f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}) while its "
-                           "input agrees: the error appears at this site")
+                message = (
+                    f"{where} is the first site whose output differs (max |diff| {out_diff:.3g}) while its "
+                    "input agrees: the error appears at this site"
+                )
             return Localisation(call.site, pair.site.node_name, call.scope, out_diff, in_diff is not None, message)
-        return Localisation(None, "", "", 0.0, False,
-                            "every resize site's output agrees with the module's: the difference arises elsewhere")
+        return Localisation(
+            None,
+            "",
+            "",
+            0.0,
+            False,
+            "every resize site's output agrees with the module's: the difference arises elsewhere",
+        )
 
     def _difference(self, got: Optional[np.ndarray], want: Optional[np.ndarray]) -> Optional[float]:
         """max |diff| when ``got`` and ``want`` differ beyond tolerance (inf for a shape change), else None."""

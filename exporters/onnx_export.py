@@ -155,7 +155,9 @@ def export(
     domain = plugin_domain or PLUGIN_DOMAIN
     opset = int(opset) if opset is not None else DEFAULT_OPSET[exporter]
     if exporter == "dynamo" and opset < 18:
-        raise UsageError(f"the dynamo exporter writes opset 18 or later, got --opset {opset}; use the torchscript exporter")
+        raise UsageError(
+            f"the dynamo exporter writes opset 18 or later, got --opset {opset}; use the torchscript exporter"
+        )
     _refuse_impossible(model, exporter)
     destination = Path(path)
     if destination.is_dir():
@@ -172,13 +174,21 @@ def export(
 
     names = resolve_input_names(model, len(args), input_names)
     output_names = list(output_names)
-    axes = dict(dynamic_axes) if dynamic_axes is not None else (
-        default_dynamic_axes(names, args, output_names, getattr(model, "output_axis_names", None)) if dynamic else {})
+    axes = (
+        dict(dynamic_axes)
+        if dynamic_axes is not None
+        else (
+            default_dynamic_axes(names, args, output_names, getattr(model, "output_axis_names", None))
+            if dynamic
+            else {}
+        )
+    )
     run = run_torchscript if exporter == "torchscript" else run_dynamo
     label = f"{type(model).__name__} ({exporter} exporter, opset {opset})"
     try:
-        proto = run_loading_ops(run, model, args, opset=opset, input_names=names, output_names=output_names,
-                                 axes=axes, domain=domain)
+        proto = run_loading_ops(
+            run, model, args, opset=opset, input_names=names, output_names=output_names, axes=axes, domain=domain
+        )
     except (UsageError, CheckFailedError):
         raise
     except Exception as exc:
@@ -193,9 +203,11 @@ def export(
         raise CheckFailedError(f"{label}: the exported model fails onnx.checker: {one_line(exc)}") from exc
 
     result = ExportResult(
-        path=Path(path), exporter=exporter, opset=next(
-            (entry.version for entry in proto.opset_import if entry.domain in STANDARD_DOMAINS), opset),
-        inputs=describe_values(proto.graph.input), outputs=describe_values(proto.graph.output),
+        path=Path(path),
+        exporter=exporter,
+        opset=next((entry.version for entry in proto.opset_import if entry.domain in STANDARD_DOMAINS), opset),
+        inputs=describe_values(proto.graph.input),
+        outputs=describe_values(proto.graph.output),
         op_types=op_types(proto),
     )
     custom = sorted({f"{n.domain}::{n.op_type}" for n in proto.graph.node if n.domain not in STANDARD_DOMAINS})

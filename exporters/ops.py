@@ -135,7 +135,10 @@ def resize(
     # Under TorchScript tracing the sizes are traced tensors, which torch._check cannot take;
     # the hint only matters to torch.export, so skip it there.
     for axis in () if torch.jit.is_tracing() else unscaled_axes:
-        torch._check(y.shape[axis] == x.shape[axis], lambda axis=axis: f"resize: axis {axis} is declared unscaled but changed size")
+        torch._check(
+            y.shape[axis] == x.shape[axis],
+            lambda axis=axis: f"resize: axis {axis} is declared unscaled but changed size",
+        )
     return y
 
 

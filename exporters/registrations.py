@@ -58,7 +58,8 @@ def torch_srcnn() -> Any:
         load_library()  # now, so a missing or broken build is one clear error, not a failed sweep
     except ImportError as exc:
         raise EnvironmentProblemError(
-            f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}") from exc
+            f"reference 'torch:srcnn' resizes with onnxtool's C++ op, which is unavailable: {exc}"
+        ) from exc
     return srcnn(variant="cxx-op", pretrained=True)
 
 
@@ -80,8 +81,10 @@ class TorchModuleRunner:
             result = module(*args)
         given = next((np.asarray(a).dtype for a in arrays if np.issubdtype(np.asarray(a).dtype, np.floating)), None)
         values = [value.detach().cpu().numpy() for value in flatten_outputs(result)]
-        return [v.astype(given, copy=False) if given is not None and np.issubdtype(v.dtype, np.floating) else v
-                for v in values]
+        return [
+            v.astype(given, copy=False) if given is not None and np.issubdtype(v.dtype, np.floating) else v
+            for v in values
+        ]
 
     def reference(self, module: Any, label: str, candidate: Any) -> Any:
         """``module`` as validate's routed reference (:class:`exporters.module_reference.RoutedModuleReference`)."""
@@ -127,8 +130,9 @@ def export_srcnn(path: Any = None, **options: Any) -> Any:
     return run(path, **options)
 
 
-def demo(out_dir: Any, *, factors: Optional[Sequence[float]] = None,
-         progress: Optional[Callable[[str], None]] = None) -> Any:
+def demo(
+    out_dir: Any, *, factors: Optional[Sequence[float]] = None, progress: Optional[Callable[[str], None]] = None
+) -> Any:
     """``exporters.demo.run_demo``; ``factors=None`` is the demo's own sweep (2, 3, 4)."""
     from exporters.demo import DEMO_FACTORS, run_demo  # deferred: torch
 

@@ -76,6 +76,7 @@ __all__ = [
     "route_resize",
 ]
 
+
 class OutputSize(tuple):
     """A site value that fixes the site's output spatial size instead of its factor: ``OutputSize((h, w))``.
 
@@ -104,18 +105,28 @@ class RoutingError(ValueError):
     """A factor or site specification that cannot apply to the run (wrong length, unknown site)."""
 
 
-def onnx_attributes(mode: str, align_corners: Optional[bool] = None, antialias: bool = False) -> Optional[dict[str, Any]]:
+def onnx_attributes(
+    mode: str, align_corners: Optional[bool] = None, antialias: bool = False
+) -> Optional[dict[str, Any]]:
     """The ONNX Resize attributes both torch exporters write for ``interpolate(mode=, align_corners=, antialias=)``.
 
     ``None`` when no Resize reproduces the call (``"area"`` is an adaptive average pool).
     """
     if mode == "nearest":
-        return {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor",
-                "antialias": False}
+        return {
+            "mode": "nearest",
+            "coordinate_transformation_mode": "asymmetric",
+            "nearest_mode": "floor",
+            "antialias": False,
+        }
     if mode == "nearest-exact":
         # torch: src = floor((dst + 0.5) / scale), i.e. the half-pixel coordinate rounded half up
-        return {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
-                "nearest_mode": "round_prefer_ceil", "antialias": False}
+        return {
+            "mode": "nearest",
+            "coordinate_transformation_mode": "half_pixel",
+            "nearest_mode": "round_prefer_ceil",
+            "antialias": False,
+        }
     ctm = "align_corners" if align_corners else "half_pixel"
     # torch's antialiased kernels drop taps outside the image and renormalise (exclude_outside=1),
     # and its antialiased bicubic uses a = -0.5 (PIL's filter); the dynamo exporter writes the same.
@@ -123,7 +134,12 @@ def onnx_attributes(mode: str, align_corners: Optional[bool] = None, antialias: 
     if mode in ("linear", "bilinear", "trilinear"):
         return {"mode": "linear", "coordinate_transformation_mode": ctm, **aa}
     if mode == "bicubic":
-        return {"mode": "cubic", "coordinate_transformation_mode": ctm, "cubic_coeff_a": -0.5 if antialias else -0.75, **aa}
+        return {
+            "mode": "cubic",
+            "coordinate_transformation_mode": ctm,
+            "cubic_coeff_a": -0.5 if antialias else -0.75,
+            **aa,
+        }
     return None
 
 
@@ -252,8 +268,14 @@ class ResizeRouter(TorchFunctionMode):
     Each entry of the context starts a new run: ``calls`` and the site count restart.
     """
 
-    def __init__(self, factor: Optional[FactorLike] = None, *, sites: Optional[Mapping[SiteKey, FactorLike]] = None,
-                 record_tensors: Union[bool, str] = False, module: Optional[torch.nn.Module] = None) -> None:
+    def __init__(
+        self,
+        factor: Optional[FactorLike] = None,
+        *,
+        sites: Optional[Mapping[SiteKey, FactorLike]] = None,
+        record_tensors: Union[bool, str] = False,
+        module: Optional[torch.nn.Module] = None,
+    ) -> None:
         super().__init__()
         self.factor = factor
         self.sites = dict(sites or {})
@@ -295,8 +317,10 @@ class ResizeRouter(TorchFunctionMode):
             unused = [k for k in self.sites if k not in self._used]
             if unused:
                 known = ", ".join(f"{c.site} ({c.scope or 'root'})" for c in self.calls if c.site is not None)
-                raise RoutingError(f"site key(s) {unused} matched no scale-driven interpolate call; "
-                                   f"the run had sites: {known or 'none'}")
+                raise RoutingError(
+                    f"site key(s) {unused} matched no scale-driven interpolate call; "
+                    f"the run had sites: {known or 'none'}"
+                )
 
     def run(self, module: Any, *inputs: Any, **kwargs: Any) -> Any:
         """``module(*inputs, **kwargs)`` under this router and ``torch.no_grad()``."""
@@ -345,17 +369,27 @@ class ResizeRouter(TorchFunctionMode):
         recompute = p["recompute_scale_factor"]
         spatial = x.dim() - 2
         call = ResizeCall(
-            order=len(self.calls), site=None, scope=self._tracker.scope, torch_mode=mode,
-            align_corners=align_corners, antialias=antialias, recompute_scale_factor=recompute,
-            attributes=onnx_attributes(mode, align_corners, antialias), original_factors=None, factors=None,
-            size=None, input_shape=tuple(x.shape),
+            order=len(self.calls),
+            site=None,
+            scope=self._tracker.scope,
+            torch_mode=mode,
+            align_corners=align_corners,
+            antialias=antialias,
+            recompute_scale_factor=recompute,
+            attributes=onnx_attributes(mode, align_corners, antialias),
+            original_factors=None,
+            factors=None,
+            size=None,
+            input_shape=tuple(x.shape),
         )
         self.calls.append(call)
         if p["scale_factor"] is None or p["size"] is not None or spatial < 1:
             # size-driven (or an invalid call torch itself reports): follows the data, torch's kernel
             if p["size"] is not None:
                 size = p["size"]
-                call.size = tuple(int(s) for s in (size if isinstance(size, (list, tuple)) else [size] * max(spatial, 1)))
+                call.size = tuple(
+                    int(s) for s in (size if isinstance(size, (list, tuple)) else [size] * max(spatial, 1))
+                )
             call.reason = "size-driven: follows the data"
             return self._torch(call, x, bound, p["scale_factor"])
         call.site = sum(1 for c in self.calls if c.site is not None)
@@ -383,8 +417,13 @@ class ResizeRouter(TorchFunctionMode):
         return ""
 
     @staticmethod
-    def _scales(x: torch.Tensor, factors: tuple[float, ...], attributes: dict[str, Any],
-                recompute: Optional[bool], target: Optional[tuple[int, ...]] = None) -> torch.Tensor:
+    def _scales(
+        x: torch.Tensor,
+        factors: tuple[float, ...],
+        attributes: dict[str, Any],
+        recompute: Optional[bool],
+        target: Optional[tuple[int, ...]] = None,
+    ) -> torch.Tensor:
         """The op's scales for ``factors``, chosen so the op reproduces torch (and ONNX Runtime).
 
         The op follows ONNX's reference evaluator: float64 coordinates, and align_corners
@@ -415,8 +454,7 @@ class ResizeRouter(TorchFunctionMode):
             values.append(s)
         return torch.tensor(values, dtype=torch.float64)
 
-    def _torch(self, call: ResizeCall, x: torch.Tensor, bound: inspect.BoundArguments,
-               factors: Any) -> torch.Tensor:
+    def _torch(self, call: ResizeCall, x: torch.Tensor, bound: inspect.BoundArguments, factors: Any) -> torch.Tensor:
         p = dict(bound.arguments)
         if call.target_size is not None:
             p["size"], p["scale_factor"], p["recompute_scale_factor"] = list(call.target_size), None, None
@@ -434,7 +472,12 @@ class ResizeRouter(TorchFunctionMode):
         return y
 
 
-def route_resize(factor: Optional[FactorLike] = None, *, sites: Optional[Mapping[SiteKey, FactorLike]] = None,
-                 record_tensors: Union[bool, str] = False, module: Optional[torch.nn.Module] = None) -> ResizeRouter:
+def route_resize(
+    factor: Optional[FactorLike] = None,
+    *,
+    sites: Optional[Mapping[SiteKey, FactorLike]] = None,
+    record_tensors: Union[bool, str] = False,
+    module: Optional[torch.nn.Module] = None,
+) -> ResizeRouter:
     """A :class:`ResizeRouter` to use as ``with route_resize(...) as router:`` (arguments documented there)."""
     return ResizeRouter(factor, sites=sites, record_tensors=record_tensors, module=module)

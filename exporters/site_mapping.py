@@ -103,9 +103,17 @@ class SiteMapping:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "pairs": [{"site": p.call.site, "scope": p.call.scope, "node": p.site.node_name,
-                       "mode": p.site.mode, "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
-                       "factors": p.call.original_factors} for p in self.pairs],
+            "pairs": [
+                {
+                    "site": p.call.site,
+                    "scope": p.call.scope,
+                    "node": p.site.node_name,
+                    "mode": p.site.mode,
+                    "coordinate_transformation_mode": p.site.coordinate_transformation_mode,
+                    "factors": p.call.original_factors,
+                }
+                for p in self.pairs
+            ],
             "size_driven_calls": len(self.size_driven_calls),
             "left_to_pytorch": [c.describe() for c in self.unpaired_calls],
             "notes": list(self.notes),
@@ -148,13 +156,23 @@ def _plugin_site(node: Any, index: int, driver: str, producers: dict[str, Any], 
     if not ctm:
         ctm = "align_corners" if int(attrs.get("align_corners", 0) or 0) else "half_pixel"
     return CandidateSite(
-        node_name=node.name, node_index=index, op_type=node.op_type, input_name=node.input[0],
-        output_name=node.output[0], mode=mode, coordinate_transformation_mode=ctm,
+        node_name=node.name,
+        node_index=index,
+        op_type=node.op_type,
+        input_name=node.input[0],
+        output_name=node.output[0],
+        mode=mode,
+        coordinate_transformation_mode=ctm,
         nearest_mode=_text(attrs.get("nearest_mode"), "round_prefer_floor"),
-        cubic_coeff_a=float(attrs.get("cubic_coeff_a", -0.75)), antialias=bool(attrs.get("antialias", 0)),
-        factors=None, scope=_scope_of(node), scales_input=driver,
-        size_tensor=len(node.input) > 1 and (getattr(producers.get(node.input[1]), "op_type", "") == "ConstantOfShape"
-                                             or ranks.get(node.input[1], 1) > 1),
+        cubic_coeff_a=float(attrs.get("cubic_coeff_a", -0.75)),
+        antialias=bool(attrs.get("antialias", 0)),
+        factors=None,
+        scope=_scope_of(node),
+        scales_input=driver,
+        size_tensor=len(node.input) > 1
+        and (
+            getattr(producers.get(node.input[1]), "op_type", "") == "ConstantOfShape" or ranks.get(node.input[1], 1) > 1
+        ),
     )
 
 
@@ -179,14 +197,23 @@ def candidate_sites(candidate: Union[Any, str]) -> list[CandidateSite]:
         if site.has_constant_scales and site.scales is not None:
             scales = tuple(float(v) for v in site.scales)
             factors = scales[2:] if len(scales) > 2 else scales
-        sites.append(CandidateSite(
-            node_name=site.node_name, node_index=index, op_type=site.op_type, input_name=site.input_name,
-            output_name=site.output_name, mode=site.mode,
-            coordinate_transformation_mode=site.coordinate_transformation_mode, nearest_mode=site.nearest_mode,
-            cubic_coeff_a=float(site.cubic_coeff_a), antialias=bool(site.antialias), factors=factors,
-            scope=_scope_of(node),
-            scales_input=drivers.get(node.name, ""),
-        ))
+        sites.append(
+            CandidateSite(
+                node_name=site.node_name,
+                node_index=index,
+                op_type=site.op_type,
+                input_name=site.input_name,
+                output_name=site.output_name,
+                mode=site.mode,
+                coordinate_transformation_mode=site.coordinate_transformation_mode,
+                nearest_mode=site.nearest_mode,
+                cubic_coeff_a=float(site.cubic_coeff_a),
+                antialias=bool(site.antialias),
+                factors=factors,
+                scope=_scope_of(node),
+                scales_input=drivers.get(node.name, ""),
+            )
+        )
     return sites
 
 
@@ -207,9 +234,10 @@ def _differences(call: ResizeCall, site: CandidateSite) -> list[str]:
     if site.antialias != bool(attrs.get("antialias")):
         diffs.append(f"antialias {int(site.antialias)} (the reference: {int(bool(attrs.get('antialias')))})")
     if site.factors is not None and call.original_factors is not None:
-        spatial = site.factors[-len(call.original_factors):]
+        spatial = site.factors[-len(call.original_factors) :]
         if len(site.factors) < len(call.original_factors) or any(
-                abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(spatial, call.original_factors)):
+            abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(spatial, call.original_factors)
+        ):
             diffs.append(f"factors {_factors(site.factors)} (the reference: {_factors(call.original_factors)})")
     return diffs
 
@@ -246,8 +274,9 @@ def _without_resize(calls: list[ResizeCall], sites: list[CandidateSite]) -> Opti
     kept: list[ResizeCall] = []
     position = 0
     for site in sites:
-        while position < len(calls) and (not _scopes_agree(calls[position].scope, site.scope)
-                                         or _differences(calls[position], site)):
+        while position < len(calls) and (
+            not _scopes_agree(calls[position].scope, site.scope) or _differences(calls[position], site)
+        ):
             position += 1
         if position == len(calls):
             return None
@@ -268,13 +297,16 @@ def map_sites(calls: Sequence[ResizeCall], candidate: Union[Any, str], *, label:
             mapping.notes.append(
                 f"{len(mapping.unpaired_calls)} resize call(s) have no Resize in {label} (the exporter computed them "
                 f"another way): left to PyTorch at the code's factor and not driven by the sweep: "
-                f"{[c.describe() for c in mapping.unpaired_calls]}")
+                f"{[c.describe() for c in mapping.unpaired_calls]}"
+            )
             ours = kept
     if len(ours) != len(sites):
         hint = ""
         if mapping.size_driven_calls and len(sites) > len(ours):
-            hint = (f" (its {len(mapping.size_driven_calls)} size-driven call(s) follow the data and take no factor: "
-                    "a site made dynamic from its sizes has no counterpart in the module)")
+            hint = (
+                f" (its {len(mapping.size_driven_calls)} size-driven call(s) follow the data and take no factor: "
+                "a site made dynamic from its sizes has no counterpart in the module)"
+            )
         raise SiteMappingError(
             f"the reference makes {len(ours)} scale-driven resize call(s) but {label} has {len(sites)} "
             f"scale-driven resize site(s){hint}; reference: {[c.describe() for c in ours] or 'none'}; "
@@ -298,5 +330,7 @@ def map_sites(calls: Sequence[ResizeCall], candidate: Union[Any, str], *, label:
             problems.append(f"{call.describe()} vs {site.describe()}: " + ", ".join(diffs))
         mapping.pairs.append(SitePair(call, site))
     if problems:
-        raise SiteMappingError(f"{label} disagrees with the reference at {len(problems)} site(s): " + "; ".join(problems))
+        raise SiteMappingError(
+            f"{label} disagrees with the reference at {len(problems)} site(s): " + "; ".join(problems)
+        )
     return mapping

@@ -67,7 +67,9 @@ def _plugin_attributes(align_corners: bool) -> dict:
         "plugin_version": PLUGIN_VERSION,
         "plugin_namespace": PLUGIN_NAMESPACE_ATTR,
         "mode": RESIZE_ATTRIBUTES["mode"],
-        "coordinate_transformation_mode": "align_corners" if align_corners else RESIZE_ATTRIBUTES["coordinate_transformation_mode"],
+        "coordinate_transformation_mode": "align_corners"
+        if align_corners
+        else RESIZE_ATTRIBUTES["coordinate_transformation_mode"],
         "cubic_coeff_a": float(RESIZE_ATTRIBUTES["cubic_coeff_a"]),
         "exclude_outside": int(RESIZE_ATTRIBUTES["exclude_outside"]),
         "nearest_mode": RESIZE_ATTRIBUTES["nearest_mode"],
@@ -84,8 +86,19 @@ def _ts_suffixed(attributes: dict) -> dict:
 # --- TorchScript exporter ---------------------------------------------------------------
 
 
-def _ts_resize(g, x, scales, mode, coordinate_transformation_mode, cubic_coeff_a, exclude_outside,
-               nearest_mode, extrapolation_value, roi, antialias):
+def _ts_resize(
+    g,
+    x,
+    scales,
+    mode,
+    coordinate_transformation_mode,
+    cubic_coeff_a,
+    exclude_outside,
+    nearest_mode,
+    extrapolation_value,
+    roi,
+    antialias,
+):
     def const(value, kind):
         return sh._maybe_get_const(value, kind)
 
@@ -206,14 +219,15 @@ def _plugin_schema(domain: str):
     floats = ["tensor(float)", "tensor(float16)", "tensor(double)", "tensor(bfloat16)"]
     example = _plugin_attributes(False)
     return OpSchema(
-        PLUGIN_OP_TYPE, domain, 1,
+        PLUGIN_OP_TYPE,
+        domain,
+        1,
         "TensorRT DynamicTRTResize plugin: resize X by scales, or to size_tensor's last two dims.",
         inputs=[OpSchema.FormalParameter("X", "T"), OpSchema.FormalParameter("scales_or_size", "T1")],
         outputs=[OpSchema.FormalParameter("Y", "T")],
         type_constraints=[("T", floats, "image element type"), ("T1", floats, "scales or size tensor")],
         attributes=[OpSchema.Attribute(name, make_attribute(name, value), name) for name, value in example.items()],
     )
-
 
 
 def dynamo_translation_table(*, domain: str = PLUGIN_DOMAIN) -> dict:
@@ -230,16 +244,27 @@ def dynamo_translation_table(*, domain: str = PLUGIN_DOMAIN) -> dict:
     table: dict = {}
 
     if _has_op("onnxtool", "resize"):
-        def onnxtool_resize(x, scales, mode: str = "nearest", coordinate_transformation_mode: str = "half_pixel",
-                            cubic_coeff_a: float = -0.75, exclude_outside: bool = False,
-                            nearest_mode: str = "round_prefer_floor", extrapolation_value: float = 0.0,
-                            roi=None, antialias: bool = False):
+
+        def onnxtool_resize(
+            x,
+            scales,
+            mode: str = "nearest",
+            coordinate_transformation_mode: str = "half_pixel",
+            cubic_coeff_a: float = -0.75,
+            exclude_outside: bool = False,
+            nearest_mode: str = "round_prefer_floor",
+            extrapolation_value: float = 0.0,
+            roi=None,
+            antialias: bool = False,
+        ):
             # roi=None becomes an empty input name, as the dynamo exporter writes for interpolate.
             attributes = {}
             if antialias:  # opset 18's attribute; left out when off so older readers are not surprised
                 attributes["antialias"] = 1
             return op.Resize(
-                x, roi, scales,
+                x,
+                roi,
+                scales,
                 mode=mode,
                 coordinate_transformation_mode=coordinate_transformation_mode,
                 cubic_coeff_a=float(cubic_coeff_a),
@@ -252,6 +277,7 @@ def dynamo_translation_table(*, domain: str = PLUGIN_DOMAIN) -> dict:
         table[torch.ops.onnxtool.resize.default] = onnxtool_resize
 
     if _has_op("onnxtool", "my_add"):
+
         def onnxtool_my_add(a, b):
             return op.Add(op.Mul(a, op.CastLike(op.Constant(value_float=2.0), a)), b)
 

@@ -42,8 +42,20 @@ DEFAULT_OUTPUT = Path(__file__).resolve().parent / "weights" / "srcnn_x3.pt"
 HELD_OUT = ("astronaut", "coffee", "chelsea")
 # `cat` is the same photograph as `chelsea`, so it is excluded from training too.
 TRAIN = (
-    "rocket", "immunohistochemistry", "hubble_deep_field", "retina", "colorwheel",
-    "camera", "coins", "moon", "page", "text", "brick", "grass", "gravel", "cell",
+    "rocket",
+    "immunohistochemistry",
+    "hubble_deep_field",
+    "retina",
+    "colorwheel",
+    "camera",
+    "coins",
+    "moon",
+    "page",
+    "text",
+    "brick",
+    "grass",
+    "gravel",
+    "cell",
 )
 BORDER = 6  # pixels ignored at the edges for PSNR: zero padding of the convolutions
 
@@ -104,14 +116,19 @@ def evaluate(model: StaticSRCNN, names=HELD_OUT) -> list[dict]:
             lr = downscale(hr)
             bicubic = F.interpolate(lr, scale_factor=FACTOR, mode="bicubic", align_corners=False)
             rows.append(
-                {"image": name, "size": tuple(hr.shape[-2:]),
-                 "bicubic_db": psnr(bicubic, hr), "srcnn_db": psnr(model(lr), hr)}
+                {
+                    "image": name,
+                    "size": tuple(hr.shape[-2:]),
+                    "bicubic_db": psnr(bicubic, hr),
+                    "srcnn_db": psnr(model(lr), hr),
+                }
             )
     return rows
 
 
-def patches(images: list[tuple[torch.Tensor, torch.Tensor]], count: int, lr_size: int,
-            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def patches(
+    images: list[tuple[torch.Tensor, torch.Tensor]], count: int, lr_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``count`` aligned (LR, HR) patch pairs drawn uniformly from the image pairs."""
     lows, highs = [], []
     picks = torch.randint(len(images), (count,), generator=generator).tolist()
@@ -119,13 +136,14 @@ def patches(images: list[tuple[torch.Tensor, torch.Tensor]], count: int, lr_size
         lr, hr = images[index]
         y = int(torch.randint(lr.shape[-2] - lr_size + 1, (1,), generator=generator))
         x = int(torch.randint(lr.shape[-1] - lr_size + 1, (1,), generator=generator))
-        lows.append(lr[0, :, y:y + lr_size, x:x + lr_size])
-        highs.append(hr[0, :, y * FACTOR:(y + lr_size) * FACTOR, x * FACTOR:(x + lr_size) * FACTOR])
+        lows.append(lr[0, :, y : y + lr_size, x : x + lr_size])
+        highs.append(hr[0, :, y * FACTOR : (y + lr_size) * FACTOR, x * FACTOR : (x + lr_size) * FACTOR])
     return torch.stack(lows), torch.stack(highs)
 
 
-def train(minutes: float = 3.0, *, seed: int = 0, batch: int = 32, lr_size: int = 14,
-          learning_rate: float = 2e-4, log=print) -> StaticSRCNN:
+def train(
+    minutes: float = 3.0, *, seed: int = 0, batch: int = 32, lr_size: int = 14, learning_rate: float = 2e-4, log=print
+) -> StaticSRCNN:
     """Train a StaticSRCNN for about ``minutes`` of wall time and return it (in eval mode)."""
     generator = torch.Generator().manual_seed(seed)
     images = []
@@ -166,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the machine is shared)")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    parser.add_argument("--evaluate-only", action="store_true",
-                        help="only report held-out PSNR of the checkpoint at --output")
+    parser.add_argument(
+        "--evaluate-only", action="store_true", help="only report held-out PSNR of the checkpoint at --output"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -187,8 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'held-out image':<16}{'size':>12}{'bicubic dB':>12}{'SRCNN dB':>10}{'gain':>8}")
     for row in rows:
         size = "x".join(map(str, row["size"]))
-        print(f"{row['image']:<16}{size:>12}{row['bicubic_db']:>12.2f}{row['srcnn_db']:>10.2f}"
-              f"{row['srcnn_db'] - row['bicubic_db']:>+8.2f}")
+        print(
+            f"{row['image']:<16}{size:>12}{row['bicubic_db']:>12.2f}{row['srcnn_db']:>10.2f}"
+            f"{row['srcnn_db'] - row['bicubic_db']:>+8.2f}"
+        )
     mean_bicubic = sum(r["bicubic_db"] for r in rows) / len(rows)
     mean_srcnn = sum(r["srcnn_db"] for r in rows) / len(rows)
     print(f"{'mean':<16}{'':>12}{mean_bicubic:>12.2f}{mean_srcnn:>10.2f}{mean_srcnn - mean_bicubic:>+8.2f}")

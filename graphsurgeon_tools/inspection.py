@@ -97,8 +97,9 @@ def inspect_model(
         return _inspect(load_model(model), label, nodes, freedom)
 
 
-def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence[str]],
-             freedom: bool) -> InspectionReport:
+def _inspect(
+    proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence[str]], freedom: bool
+) -> InspectionReport:
     try:
         # A model the checker rejects (cycle, dangling input, unknown op...) is refused rather
         # than half-described; the weights are not serialized for this.
@@ -109,28 +110,37 @@ def _inspect(proto: "ModelProto", label: Optional[str], nodes: Optional[Sequence
     for site in sites:
         raise_if_nonsense(site)
     if nodes:
-        sites = [s for s in sites if any(fnmatch.fnmatchcase(s.node_name, p) or
-                                         fnmatch.fnmatchcase(s.output_name, p) for p in nodes)]
+        sites = [
+            s
+            for s in sites
+            if any(fnmatch.fnmatchcase(s.node_name, p) or fnmatch.fnmatchcase(s.output_name, p) for p in nodes)
+        ]
     patterns: dict[str, Any] = {}
     sites = _shape_source_notes(proto, sites, patterns)
     sites = _quantized_notes(proto, sites)
     decided = {}
     if freedom and sites:
         decided = site_freedom(proto, sites=sites)
-    return InspectionReport(model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided,
-                            patterns=patterns)
+    return InspectionReport(
+        model=label, opset=default_opset(proto), sites=tuple(sites), freedom=decided, patterns=patterns
+    )
 
 
 def _quantized_notes(proto: "ModelProto", sites: Sequence["ResizeSite"]) -> list["ResizeSite"]:
     """A main-graph site between quantization nodes says so (resize.qdq): the form ORT's quantizer and
     ModelOpt write, which swap-plugin and validate compare at ORT_ENABLE_BASIC."""
     found = qdq_sites(proto) if any(s.in_main_graph for s in sites) else {}
-    return [dataclasses.replace(s, notes=s.notes + (f"quantized: {found[s.output_name].describe()}",))
-            if s.in_main_graph and s.output_name in found else s for s in sites]
+    return [
+        dataclasses.replace(s, notes=s.notes + (f"quantized: {found[s.output_name].describe()}",))
+        if s.in_main_graph and s.output_name in found
+        else s
+        for s in sites
+    ]
 
 
-def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"],
-                        patterns: dict[str, Any]) -> list["ResizeSite"]:
+def _shape_source_notes(
+    proto: "ModelProto", sites: Sequence["ResizeSite"], patterns: dict[str, Any]
+) -> list["ResizeSite"]:
     """Run-time scales/sizes that read data SHAPES say so (static ones: simplify=True folds them)
     instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"; sizes
     that are round(dim * constant) say the pattern (make-dynamic-scale makes the constant an input)
@@ -143,8 +153,10 @@ def _shape_source_notes(proto: "ModelProto", sites: Sequence["ResizeSite"],
             pattern, _ = recognise(proto, site, sources.flow)
             if pattern is not None:
                 patterns[site.node_name or site.output_name] = pattern
-                better["sizes"] = (f"sizes: {pattern.describe()}; make-dynamic-scale turns the constant(s) "
-                                   "into an input (every layout)")
+                better["sizes"] = (
+                    f"sizes: {pattern.describe()}; make-dynamic-scale turns the constant(s) "
+                    "into an input (every layout)"
+                )
         if better:
             notes = [better.pop(n.split(":", 1)[0], n) for n in site.notes]
             site = dataclasses.replace(site, notes=tuple(notes + list(better.values())))

@@ -72,8 +72,14 @@ class InputRange:
         return {"min": self.min, "opt": self.opt, "max": self.max}[which]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "values": self.values,
-                "min": list(self.min), "opt": list(self.opt), "max": list(self.max)}
+        return {
+            "name": self.name,
+            "role": self.role,
+            "values": self.values,
+            "min": list(self.min),
+            "opt": list(self.opt),
+            "max": list(self.max),
+        }
 
 
 @dataclass
@@ -133,8 +139,10 @@ def _per_axis(value: Any, count: int, what: str) -> tuple[Any, ...]:
 def _check_order(entry: InputRange) -> None:
     for lo, mid, hi in zip(entry.min, entry.opt, entry.max):
         if not lo <= mid <= hi:
-            raise UsageError(f"profile for {entry.name!r}: need min <= opt <= max, got "
-                             f"{list(entry.min)}, {list(entry.opt)}, {list(entry.max)}")
+            raise UsageError(
+                f"profile for {entry.name!r}: need min <= opt <= max, got "
+                f"{list(entry.min)}, {list(entry.opt)}, {list(entry.max)}"
+            )
 
 
 def _shape_slots(ctx: "LintContext") -> list[tuple[str, str]]:
@@ -172,8 +180,9 @@ def _dims(info: Any) -> list[Any]:
     return list(static_shape(info) or ())
 
 
-def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, factors: Levels,
-                     batch: Levels = (1, 1, 1)) -> Profile:
+def tensorrt_profile(
+    model: Union["ModelProto", str, Any], *, sizes: Levels, factors: Levels, batch: Levels = (1, 1, 1)
+) -> Profile:
     """One optimization profile for ``model``'s dynamic inputs and shape inputs.
 
     Args:
@@ -198,8 +207,10 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
         dims = _dims(infos[name])
         if name in feeding:
             if code not in _INTEGER:
-                profile.notes.append(f"{name!r} ({ctx.elem_type_name(name)}) feeds a Resize but cannot be a "
-                                     "TensorRT shape input: rewrite with layout=\"factor\" or layout=\"sizes\"")
+                profile.notes.append(
+                    f"{name!r} ({ctx.elem_type_name(name)}) feeds a Resize but cannot be a "
+                    'TensorRT shape input: rewrite with layout="factor" or layout="sizes"'
+                )
             continue
         if all(isinstance(d, int) for d in dims):
             continue  # static: no profile entry needed
@@ -225,14 +236,17 @@ def tensorrt_profile(model: Union["ModelProto", str, Any], *, sizes: Levels, fac
             profile.inputs.append(InputRange(name, "factor", *levels))
     sized_inputs = [n for n in ctx.graph_inputs if n in sized and ctx.graph_inputs[n] in _INTEGER]
     if sized_inputs:
-        per_level = [_output_sizes(proto, ctx, slots, sized_inputs, data_shapes, profile, which, factors3[which])
-                     for which in range(3)]
+        per_level = [
+            _output_sizes(proto, ctx, slots, sized_inputs, data_shapes, profile, which, factors3[which])
+            for which in range(3)
+        ]
         for name in sized_inputs:
             if all(name in level for level in per_level):
                 profile.inputs.append(InputRange(name, "sizes", *(level[name] for level in per_level)))
             else:
-                profile.notes.append(f"{name!r}: the output size could not be inferred from the data size; "
-                                     "give its values by hand")
+                profile.notes.append(
+                    f"{name!r}: the output size could not be inferred from the data size; give its values by hand"
+                )
     for entry in profile.inputs:
         _check_order(entry)
     return profile
@@ -249,9 +263,16 @@ def _vector_length(dims: list[Any]) -> int:
     return int(dims[0]) if isinstance(dims[0], int) else 2
 
 
-def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str, str]], names: list[str],
-                  data_shapes: dict[str, list[tuple[int, ...]]], profile: Profile, which: int,
-                  factor: Any) -> dict[str, tuple[int, ...]]:
+def _output_sizes(
+    proto: "ModelProto",
+    ctx: "LintContext",
+    slots: list[tuple[str, str]],
+    names: list[str],
+    data_shapes: dict[str, list[tuple[int, ...]]],
+    profile: Profile,
+    which: int,
+    factor: Any,
+) -> dict[str, tuple[int, ...]]:
     """Values of each sizes input at one profile level, site by site (shape inference in between)."""
     work = weightless_copy(proto)
     for info in work.graph.input:
@@ -266,8 +287,13 @@ def _output_sizes(proto: "ModelProto", ctx: "LintContext", slots: list[tuple[str
             code = ctx.graph_inputs[info.name]
             if code in _INTEGER:  # a factor input: fix its value so the sizes downstream resolve
                 count = _vector_length(_dims(info))
-                _freeze(work, info.name, TensorProto.INT64 if code == 7 else TensorProto.INT32,
-                        [count] if _dims(info) else [], [int(v) for v in _per_axis(factor, count, "factor")])
+                _freeze(
+                    work,
+                    info.name,
+                    TensorProto.INT64 if code == 7 else TensorProto.INT32,
+                    [count] if _dims(info) else [],
+                    [int(v) for v in _per_axis(factor, count, "factor")],
+                )
     found: dict[str, tuple[int, ...]] = {}
     x_of = {}
     for tensor, x in slots:
@@ -310,6 +336,7 @@ def parse_profile(text: str) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]
     factors part may be left out (``"32,256,512"``: factors 1, 2, 4 are NOT assumed; a
     model with factor or sizes inputs then needs them and raises UsageError).
     """
+
     def items(part: str, what: str) -> tuple[Any, Any, Any]:
         values = [v.strip() for v in part.split(",") if v.strip()]
         if len(values) != 3:
@@ -336,6 +363,8 @@ def profile_report(model: Union["ModelProto", str, Any], text: str) -> dict[str,
     sizes, factors = parse_profile(text)
     profile = tensorrt_profile(model, sizes=sizes, factors=factors if factors[0] is not None else (1, 1, 1))
     if factors[0] is None and any(i.role != "data" for i in profile.inputs):
-        raise UsageError(f"profile={text!r}: the model has factor/sizes inputs; give factors as SIZES:FACTORS "
-                         "(e.g. 32,256,512:1,2,4)")
+        raise UsageError(
+            f"profile={text!r}: the model has factor/sizes inputs; give factors as SIZES:FACTORS "
+            "(e.g. 32,256,512:1,2,4)"
+        )
     return profile.to_dict()

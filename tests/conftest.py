@@ -71,10 +71,17 @@ def srcnn_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for opset in (11, 13, 17):
         path = folder / f"srcnn_ts{opset}.onnx"
         torch.onnx.export(
-            model, example, str(path), dynamo=False, opset_version=opset,
-            input_names=["input"], output_names=["output"],
-            dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
-                          "output": {0: "batch", 2: "out_height", 3: "out_width"}},
+            model,
+            example,
+            str(path),
+            dynamo=False,
+            opset_version=opset,
+            input_names=["input"],
+            output_names=["output"],
+            dynamic_axes={
+                "input": {0: "batch", 2: "height", 3: "width"},
+                "output": {0: "batch", 2: "out_height", 3: "out_width"},
+            },
         )
         paths[f"torchscript-{opset}"] = path
     path = folder / "srcnn_dynamo.onnx"
@@ -87,6 +94,7 @@ def srcnn_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def srcnn_family(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pytest.importorskip("torch")
     from exporters.onnx_export import export_srcnn  # deferred: loads torch, which only this fixture's users need
+
     folder = tmp_path_factory.mktemp("certify-srcnn")
     static = folder / "srcnn_static_x3.onnx"
     export_srcnn(static, variant="static", factor=3.0, compare=False)
@@ -113,19 +121,29 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest'
     tests/fuzz/test_fuzz.py records ``fuzz_examples`` (and ``fuzz_<outcome>`` tallies) as user
     properties; they travel from xdist workers to this (controller) process with each report.
     """
-    reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])
-               if getattr(r, "when", "call") == "call"]
+    reports = [
+        r
+        for key in ("passed", "failed")
+        for r in terminalreporter.stats.get(key, [])
+        if getattr(r, "when", "call") == "call"
+    ]
     kinds = {"::test_in_process[": "in-process", "::test_subprocess[": "subprocess", "::test_api_raises": "API"}
     hostile = [r for r in reports if "test_hostile_" in r.nodeid and any(k in r.nodeid for k in kinds)]
     if hostile:
         split = ", ".join(f"{sum(k in r.nodeid for r in hostile)} {label}" for k, label in kinds.items())
         terminalreporter.write_line(
-            f"hostile inputs: {sum(r.passed for r in hostile)} of {len(hostile)} runs handled ({split})")
-    fuzz = [(r.nodeid.split("::")[-1], dict(r.user_properties)) for r in reports
-            if "fuzz_examples" in dict(r.user_properties)]
+            f"hostile inputs: {sum(r.passed for r in hostile)} of {len(hostile)} runs handled ({split})"
+        )
+    fuzz = [
+        (r.nodeid.split("::")[-1], dict(r.user_properties))
+        for r in reports
+        if "fuzz_examples" in dict(r.user_properties)
+    ]
     if fuzz:
         total = sum(props["fuzz_examples"] for _, props in fuzz)
         terminalreporter.write_line(f"fuzz: {total} examples")
         for name, props in sorted(fuzz):
-            extra = ", ".join(f"{k[5:]}={v}" for k, v in sorted(props.items()) if k.startswith("fuzz_") and k != "fuzz_examples")
+            extra = ", ".join(
+                f"{k[5:]}={v}" for k, v in sorted(props.items()) if k.startswith("fuzz_") and k != "fuzz_examples"
+            )
             terminalreporter.write_line(f"  {props['fuzz_examples']:5d}  {name}" + (f" ({extra})" if extra else ""))

@@ -84,8 +84,9 @@ def _ir_version(opset: int) -> int:
     return {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9}.get(opset, 10)
 
 
-def _model(nodes, inputs, outputs, initializers, opset: int, *, infer: bool = True, extra_opsets=(),
-           check: bool = True) -> onnx.ModelProto:
+def _model(
+    nodes, inputs, outputs, initializers, opset: int, *, infer: bool = True, extra_opsets=(), check: bool = True
+) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "golden", inputs, outputs, initializers)
     model = helper.make_model(
         graph,
@@ -114,8 +115,9 @@ def _scales_nodes(source: str, scales: Sequence[float], x: str = "x", name: str 
         inits.append(numpy_helper.from_array(value, name))
         return nodes, inits, inputs, name
     if source == "constant":
-        nodes.append(helper.make_node("Constant", [], [name], name=f"{name}_node",
-                                      value=numpy_helper.from_array(value, name)))
+        nodes.append(
+            helper.make_node("Constant", [], [name], name=f"{name}_node", value=numpy_helper.from_array(value, name))
+        )
         return nodes, inits, inputs, name
     if source == "identity":
         inits.append(numpy_helper.from_array(value, f"{name}_src"))
@@ -126,10 +128,15 @@ def _scales_nodes(source: str, scales: Sequence[float], x: str = "x", name: str 
         # Concat([1, 1], Mul([h, w] / 2, 2)): the kind of arithmetic exporters leave behind.
         head = np.asarray(scales[:2], dtype=np.float32)
         tail = np.asarray(scales[2:], dtype=np.float32) / 2
-        inits += [numpy_helper.from_array(head, f"{name}_head"), numpy_helper.from_array(tail, f"{name}_half"),
-                  numpy_helper.from_array(np.asarray([2.0], np.float32), f"{name}_two")]
+        inits += [
+            numpy_helper.from_array(head, f"{name}_head"),
+            numpy_helper.from_array(tail, f"{name}_half"),
+            numpy_helper.from_array(np.asarray([2.0], np.float32), f"{name}_two"),
+        ]
         nodes.append(helper.make_node("Mul", [f"{name}_half", f"{name}_two"], [f"{name}_tail"], name=f"{name}_mul"))
-        nodes.append(helper.make_node("Concat", [f"{name}_head", f"{name}_tail"], [name], name=f"{name}_concat", axis=0))
+        nodes.append(
+            helper.make_node("Concat", [f"{name}_head", f"{name}_tail"], [name], name=f"{name}_concat", axis=0)
+        )
         return nodes, inits, inputs, name
     if source == "graph_input":
         inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, [len(scales)]))
@@ -191,8 +198,11 @@ def resize_model(
             roi = ""
         else:
             roi = "roi_empty"
-            nodes.append(helper.make_node("Constant", [], [roi], name="roi_node",
-                                          value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])))
+            nodes.append(
+                helper.make_node(
+                    "Constant", [], [roi], name="roi_node", value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])
+                )
+            )
         resize_inputs = ["x", roi, scales_name]
     resized = "resized" if post_op else "y"
     nodes.append(helper.make_node("Resize", resize_inputs, [resized], name="resize", **attrs))
@@ -203,9 +213,7 @@ def resize_model(
         full = [1.0] * len(shape)
         for axis, value in zip(axes, scales):
             full[axis] = value
-    out_dims = [
-        _out_shape([d], [s])[0] if isinstance(d, int) else None for d, s in zip(dims, full)
-    ]
+    out_dims = [_out_shape([d], [s])[0] if isinstance(d, int) else None for d, s in zip(dims, full)]
     out_dims = [o if o is not None else (d if s == 1.0 else f"{d}_out") for o, d, s in zip(out_dims, dims, full)]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims), *extra_inputs]
     outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_dims)]
@@ -245,8 +253,14 @@ def upsample_model(
             channels = out_shape[1]
             for param, fill in (("scale", 1.5), ("bias", 0.1), ("mean", 0.2), ("var", 2.0)):
                 inits.append(numpy_helper.from_array(np.full([channels], fill, np.float32), f"bn_{param}"))
-            nodes.append(helper.make_node("BatchNormalization", [last, "bn_scale", "bn_bias", "bn_mean", "bn_var"],
-                                          [f"extra_{index}"], name=f"bn_{index}"))
+            nodes.append(
+                helper.make_node(
+                    "BatchNormalization",
+                    [last, "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                    [f"extra_{index}"],
+                    name=f"bn_{index}",
+                )
+            )
         elif op == "Scan":
             raise ValueError("use scan_blocks_bump in the test instead")
         else:
@@ -294,12 +308,21 @@ def fpn_model(
         nodes += more
         inits += more_inits
         roi = f"roi_{index}"
-        nodes.append(helper.make_node("Constant", [], [roi], name=f"roi_node_{index}",
-                                      value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])))
+        nodes.append(
+            helper.make_node(
+                "Constant",
+                [],
+                [roi],
+                name=f"roi_node_{index}",
+                value=helper.make_tensor(roi, TensorProto.FLOAT, [0], []),
+            )
+        )
         attrs = {"mode": mode, "coordinate_transformation_mode": coordinate_transformation_mode}
         if mode == "nearest":
             attrs["nearest_mode"] = "floor"
-        nodes.append(helper.make_node("Resize", ["x", roi, scales_name], [f"up_{index}"], name=f"resize_{index}", **attrs))
+        nodes.append(
+            helper.make_node("Resize", ["x", roi, scales_name], [f"up_{index}"], name=f"resize_{index}", **attrs)
+        )
         nodes.append(helper.make_node("Add", [f"up_{index}", lateral], [f"sum_{index}"], name=f"add_{index}"))
         # Back to the finest grid with a second, fixed-size Tile so the branches concatenate.
         repeat = finest // size
@@ -334,8 +357,12 @@ def sizes_model(
         nodes = []
     else:
         nodes = [
-            helper.make_node("Constant", [], ["roi_empty"], value=helper.make_tensor("roi_empty", TensorProto.FLOAT, [0], [])),
-            helper.make_node("Constant", [], ["scales_empty"], value=helper.make_tensor("scales_empty", TensorProto.FLOAT, [0], [])),
+            helper.make_node(
+                "Constant", [], ["roi_empty"], value=helper.make_tensor("roi_empty", TensorProto.FLOAT, [0], [])
+            ),
+            helper.make_node(
+                "Constant", [], ["scales_empty"], value=helper.make_tensor("scales_empty", TensorProto.FLOAT, [0], [])
+            ),
         ]
         inputs_ = ["x", "roi_empty", "scales_empty", "sizes_const"]
     nodes.append(helper.make_node("Resize", inputs_, ["y"], name="resize", **attrs))
@@ -354,15 +381,23 @@ def shared_constant_model(opset: int = 13, *, via: str = "initializer") -> onnx.
     """The scales tensor of the Resize is also read by a Mul on another branch, so a rewrite
     must leave it in place: ``y = Resize(x, s)``, ``z = Mul(v, s)``."""
     nodes, inits, _, scales_name = _scales_nodes(via, [1.0, 1.0, 2.0, 2.0])
-    nodes.append(helper.make_node("Constant", [], ["roi_empty"], value=helper.make_tensor("roi_empty", TensorProto.FLOAT, [0], [])))
+    nodes.append(
+        helper.make_node(
+            "Constant", [], ["roi_empty"], value=helper.make_tensor("roi_empty", TensorProto.FLOAT, [0], [])
+        )
+    )
     nodes.append(helper.make_node("Resize", ["x", "roi_empty", scales_name], ["y"], name="resize", mode="nearest"))
     nodes.append(helper.make_node("Mul", ["v", scales_name], ["z"], name="mul"))
     return _model(
         nodes,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4]),
-         helper.make_tensor_value_info("v", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [4])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4]),
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, [4]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 8]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [4]),
+        ],
         inits,
         opset,
     )
@@ -384,8 +419,9 @@ def custom_domain_model(opset: int = 13) -> onnx.ModelProto:
     )
 
 
-def spatial_resize_model(spatial: int, mode: str = "linear", factor: float = 2.0, x: str = "",
-                         opset: int = 13) -> onnx.ModelProto:
+def spatial_resize_model(
+    spatial: int, mode: str = "linear", factor: float = 2.0, x: str = "", opset: int = 13
+) -> onnx.ModelProto:
     """``X -> Resize(initializer scales: 1, 1, factor on every spatial axis) -> Y`` on ``spatial`` axes.
 
     ``x`` overrides the input's declaration (``"float[N,3,?]"``); by default it is float32 of
@@ -404,7 +440,9 @@ g ({x} X) => (float[{",".join("?" * rank)}] Y) <float[{rank}] s = {{{scales}}}> 
 def free_and_pinned_model() -> onnx.ModelProto:
     """Two x2 sites on one input: ``free_y`` meets nothing (factor-free), ``up`` is pinned by a Concat
     with ``lateral`` (float[1,4,16,16]). Each node is named after its output."""
-    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    model = onnx.parser.parse_model(
+        '< ir_version: 8, opset_import: ["" : 13] >'
+        + """
     two (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,4,16,16] free_y, float[1,8,16,16] pinned_y)
     <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
     {
@@ -412,7 +450,8 @@ def free_and_pinned_model() -> onnx.ModelProto:
         up = Resize <mode = "nearest"> (x, roi, scales)
         pinned_y = Concat <axis = 1> (up, lateral)
     }
-    """)
+    """
+    )
     for node in model.graph.node:
         node.name = node.output[0]
     return model
@@ -421,7 +460,9 @@ def free_and_pinned_model() -> onnx.ModelProto:
 def sizes_from_static_shapes_model() -> onnx.ModelProto:
     """``up = Resize(x, sizes=Concat(Shape(x)[0:2], Shape(lateral)[2:4]))`` concatenated with ``lateral``:
     the sizes are computed, but only from static shapes (simplify=True folds them to a constant)."""
-    return onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    return onnx.parser.parse_model(
+        '< ir_version: 8, opset_import: ["" : 13] >'
+        + """
     g (float[1,4,8,8] x, float[1,4,16,16] lateral) => (float[1,8,16,16] y)
     <int64[1] two = {2}, int64[1] four = {4}, int64[1] zero = {0}>
     {
@@ -433,7 +474,8 @@ def sizes_from_static_shapes_model() -> onnx.ModelProto:
         up = Resize <mode = "nearest"> (x, , , sizes)
         y = Concat <axis = 1> (up, lateral)
     }
-    """)
+    """
+    )
 
 
 def typed_resize_model(dtype: str, mode: str = "nearest") -> onnx.ModelProto:
@@ -454,16 +496,25 @@ g (float[1,3,8,8] x, float[1,4,5,2] grid) => (float[1,3,4,5] y) {
 }""")
 
 
-def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubic",
-                ctm: str = "half_pixel", coeff: float = -0.75, nudge: float = 0.0,
-                opset: int = 17) -> onnx.ModelProto:
+def resize_conv(
+    *,
+    scales: str = "input",
+    factor: float = 3.0,
+    mode: str = "cubic",
+    ctm: str = "half_pixel",
+    coeff: float = -0.75,
+    nudge: float = 0.0,
+    opset: int = 17,
+) -> onnx.ModelProto:
     """X[1,3,h,w] -> Resize -> Conv3x3 -> y. ``scales``: "input" ([4] graph input), "pair"
     ([2] input concatenated after [1, 1]) or "constant" (an initializer holding ``factor``)."""
     rng = np.random.default_rng(1)
     weight = (rng.standard_normal((3, 3, 3, 3)) * 0.2).astype(np.float32)
     weight[0, 0, 1, 1] += nudge
-    inits = [numpy_helper.from_array(weight, "conv.weight"),
-             numpy_helper.from_array(np.full(3, 0.1, np.float32), "conv.bias")]
+    inits = [
+        numpy_helper.from_array(weight, "conv.weight"),
+        numpy_helper.from_array(np.full(3, 0.1, np.float32), "conv.bias"),
+    ]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])]
     nodes = []
     if scales == "input":
@@ -477,11 +528,21 @@ def resize_conv(*, scales: str = "input", factor: float = 3.0, mode: str = "cubi
     else:
         inits.append(numpy_helper.from_array(np.array([1, 1, factor, factor], np.float32), "baked"))
         scales_name = "baked"
-    nodes.append(helper.make_node("Resize", ["x", "", scales_name], ["up"], name="upsample", mode=mode,
-                                  coordinate_transformation_mode=ctm, cubic_coeff_a=coeff))
+    nodes.append(
+        helper.make_node(
+            "Resize",
+            ["x", "", scales_name],
+            ["up"],
+            name="upsample",
+            mode=mode,
+            coordinate_transformation_mode=ctm,
+            cubic_coeff_a=coeff,
+        )
+    )
     nodes.append(helper.make_node("Conv", ["up", "conv.weight", "conv.bias"], ["y"], pads=[1, 1, 1, 1]))
-    graph = helper.make_graph(nodes, "resize_conv", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "H", "W"])], inits)
+    graph = helper.make_graph(
+        nodes, "resize_conv", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "H", "W"])], inits
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx.checker.check_model(model, full_check=True)
     return model
@@ -492,8 +553,15 @@ def constant_output_model() -> onnx.ModelProto:
     comparison of two runs proves nothing (what the vacuity checks must refuse to call a pass)."""
     zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
     scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const")
-    nodes = [helper.make_node("Mul", ["x", "zero"], ["z"], name="mul"),
-             helper.make_node("Resize", ["z", "", "scales_const"], ["y"], name="resize", mode="nearest")]
-    graph = helper.make_graph(nodes, "zeros", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 8, 8])], [zero, scales])
+    nodes = [
+        helper.make_node("Mul", ["x", "zero"], ["z"], name="mul"),
+        helper.make_node("Resize", ["z", "", "scales_const"], ["y"], name="resize", mode="nearest"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "zeros",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 8, 8])],
+        [zero, scales],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])

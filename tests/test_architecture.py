@@ -46,14 +46,19 @@ def _lint_imports(contract: str) -> subprocess.CompletedProcess:
         pytest.fail("lint-imports is missing: install the [dev] extra (import-linter)")
     return subprocess.run(
         [str(script), "--config", str(ROOT / "pyproject.toml"), "--contract", contract, "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
 @pytest.mark.parametrize("contract", ["layers", "no-torch", "acyclic"])
 def test_import_contract_holds(contract: str) -> None:
     done = _lint_imports(contract)
-    assert done.returncode == 0, f"import-linter contract {contract!r} broken:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+    assert done.returncode == 0, (
+        f"import-linter contract {contract!r} broken:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+    )
 
 
 def _modules() -> list[Path]:
@@ -69,8 +74,12 @@ def _forbidden_imports(source: str, label: str) -> list[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if called in ("import_module", "__import__", "find_spec"):
@@ -82,10 +91,14 @@ def _forbidden_imports(source: str, label: str) -> list[str]:
 
 
 def test_no_module_imports_exporters_or_torch_even_lazily() -> None:
-    found = [line for path in _modules()
-             for line in _forbidden_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
-    assert not found, "graphsurgeon_tools must reach the PyTorch side through graphsurgeon_tools.extensions:\n" \
-        + "\n".join(found)
+    found = [
+        line
+        for path in _modules()
+        for line in _forbidden_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+    assert not found, (
+        "graphsurgeon_tools must reach the PyTorch side through graphsurgeon_tools.extensions:\n" + "\n".join(found)
+    )
 
 
 def test_the_scan_sees_function_level_and_dynamic_imports() -> None:
@@ -99,7 +112,10 @@ def test_the_scan_sees_function_level_and_dynamic_imports() -> None:
         "    from torchvision import ops\n"  # another package that merely starts with 'torch'
     )
     assert _forbidden_imports(source, "probe.py") == [
-        "probe.py:3 imports torch.nn", "probe.py:5 imports exporters.demo", "probe.py:6 imports torch"]
+        "probe.py:3 imports torch.nn",
+        "probe.py:5 imports exporters.demo",
+        "probe.py:6 imports torch",
+    ]
 
 
 #: The modules of a pass that code outside it may import besides its package (the public face):
@@ -148,9 +164,13 @@ def test_no_module_imports_a_pass_internals() -> None:
     never ``passes.set_factor.rule``: shared pieces belong in resize/, core/ or check/."""
     passes = _passes()
     assert {"make_dynamic_scale", "set_factor", "swap_plugin"} <= set(passes)
-    found = [line for path in _modules()
-             for line in _pass_internal_imports(path.read_text(encoding="utf-8"), _module_name(path),
-                                                path.name == "__init__.py", passes)]
+    found = [
+        line
+        for path in _modules()
+        for line in _pass_internal_imports(
+            path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py", passes
+        )
+    ]
     assert not found, "a pass's internals imported from outside it:\n" + "\n".join(found)
 
 
@@ -164,9 +184,11 @@ def test_the_pass_internals_scan_sees_every_spelling() -> None:
         "    from ..set_factor.rule import bake\n"
     )
     found = _pass_internal_imports(source, "graphsurgeon_tools.passes.zoom.plan", False, _passes())
-    assert found == ["graphsurgeon_tools.passes.zoom.plan:4 imports graphsurgeon_tools.passes.set_factor.rule",
-                     "graphsurgeon_tools.passes.zoom.plan:5 imports graphsurgeon_tools.passes.swap_plugin.check",
-                     "graphsurgeon_tools.passes.zoom.plan:6 imports graphsurgeon_tools.passes.set_factor.rule"]
+    assert found == [
+        "graphsurgeon_tools.passes.zoom.plan:4 imports graphsurgeon_tools.passes.set_factor.rule",
+        "graphsurgeon_tools.passes.zoom.plan:5 imports graphsurgeon_tools.passes.swap_plugin.check",
+        "graphsurgeon_tools.passes.zoom.plan:6 imports graphsurgeon_tools.passes.set_factor.rule",
+    ]
     inside = "from graphsurgeon_tools.passes.set_factor.rule import bake\nfrom .rule import Plan\n"
     assert _pass_internal_imports(inside, "graphsurgeon_tools.passes.set_factor", True, _passes()) == []
 
@@ -175,7 +197,8 @@ def test_no_module_is_over_500_lines() -> None:
     sizes = {str(p.relative_to(ROOT)): sum(1 for _ in p.open(encoding="utf-8")) for p in _modules()}
     big = {name: lines for name, lines in sizes.items() if lines > MAX_LINES}
     assert not big, f"modules over {MAX_LINES} lines: " + ", ".join(
-        f"{name} ({lines})" for name, lines in sorted(big.items(), key=lambda item: -item[1]))
+        f"{name} ({lines})" for name, lines in sorted(big.items(), key=lambda item: -item[1])
+    )
 
 
 def test_every_user_error_class_is_importable_from_the_package_top() -> None:
@@ -216,6 +239,13 @@ def test_the_code_is_ruff_clean() -> None:
     assert done.returncode == 0, f"ruff check finds:\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
 
 
+def test_the_code_is_ruff_formatted() -> None:
+    done = _ruff("format", "--check")
+    assert done.returncode == 0, (
+        f"ruff format would change these files (run `ruff format .`):\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+    )
+
+
 # ------------------------------------------------------------------ the test tree mirrors the packages
 
 TESTS = ROOT / "tests"
@@ -224,7 +254,7 @@ CROSS_CUTTING = {
     "hostile": "hostile inputs run through every command and the API at once (one corpus, every face)",
     "fuzz": "generated models and arguments thrown at the passes, the checks and the CLI together",
     "realmodels": "real projects' models (transformers, diffusers, PaddleOCR) through whole flows: "
-                  "rewrite, swap, validate, lint",
+    "rewrite, swap, validate, lint",
     "packaging": "the built wheel and sdist installed and run as a user runs them, not a module of the source",
 }
 
@@ -243,12 +273,16 @@ def _mirrored_package(folder: Path) -> Path | None:
 
 def test_every_test_module_sits_in_a_folder_that_mirrors_a_package() -> None:
     misplaced = sorted(
-        str(path.relative_to(ROOT)) for path in TESTS.rglob("test_*.py")
+        str(path.relative_to(ROOT))
+        for path in TESTS.rglob("test_*.py")
         if path.parent.relative_to(TESTS).parts[:1] not in [(name,) for name in CROSS_CUTTING]
-        and _mirrored_package(path.parent) is None)
-    assert not misplaced, ("test modules in folders that mirror no package (tests/<subpackage>/... mirrors "
-                           "graphsurgeon_tools/<subpackage>/..., tests/exporters/... mirrors exporters/...; "
-                           f"cross-cutting suites: {sorted(CROSS_CUTTING)}):\n" + "\n".join(misplaced))
+        and _mirrored_package(path.parent) is None
+    )
+    assert not misplaced, (
+        "test modules in folders that mirror no package (tests/<subpackage>/... mirrors "
+        "graphsurgeon_tools/<subpackage>/..., tests/exporters/... mirrors exporters/...; "
+        f"cross-cutting suites: {sorted(CROSS_CUTTING)}):\n" + "\n".join(misplaced)
+    )
 
 
 def test_the_cross_cutting_suites_exist_and_mirror_no_package() -> None:
@@ -268,19 +302,34 @@ def _runs_the_command(path: Path) -> list[str]:
     """The test functions in ``path`` that run the ``onnxtool`` command in process: they take the ``run_cli``
     fixture, or call graphsurgeon_tools.cli's ``main``/``app`` or typer's CliRunner."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    entries = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-               and node.module in ("graphsurgeon_tools.cli", "typer.testing") for alias in node.names
-               if alias.name in ("main", "app", "CliRunner")}
-    return [fn.name for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")
-            and ("run_cli" in {a.arg for a in fn.args.args}
-                 or any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in entries
-                        for c in ast.walk(fn)))]
+    entries = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in ("graphsurgeon_tools.cli", "typer.testing")
+        for alias in node.names
+        if alias.name in ("main", "app", "CliRunner")
+    }
+    return [
+        fn.name
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef)
+        and fn.name.startswith("test")
+        and (
+            "run_cli" in {a.arg for a in fn.args.args}
+            or any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in entries for c in ast.walk(fn)
+            )
+        )
+    ]
 
 
 def test_command_line_tests_live_under_tests_cli() -> None:
-    elsewhere = {str(path.relative_to(ROOT)): names for path in sorted(TESTS.rglob("test_*.py"))
-                 if path.parent.relative_to(TESTS).parts[:1] not in [("cli",), *[(name,) for name in CROSS_CUTTING]]
-                 and (names := _runs_the_command(path))}
+    elsewhere = {
+        str(path.relative_to(ROOT)): names
+        for path in sorted(TESTS.rglob("test_*.py"))
+        if path.parent.relative_to(TESTS).parts[:1] not in [("cli",), *[(name,) for name in CROSS_CUTTING]]
+        and (names := _runs_the_command(path))
+    }
     assert not elsewhere, f"tests that run the onnxtool command belong under tests/cli/: {elsewhere}"
 
 
@@ -292,7 +341,8 @@ def test_the_command_scan_sees_each_way_of_running_the_command(tmp_path: Path) -
         "def test_fixture(run_cli):\n    run_cli('inspect')\n"
         "def test_main():\n    assert run(['inspect']) == 2\n"
         "def test_runner():\n    CliRunner().invoke(app, ['inspect'])\n"
-        "def test_api(save_model_file):\n    assert app is not None\n")
+        "def test_api(save_model_file):\n    assert app is not None\n"
+    )
     assert _runs_the_command(probe) == ["test_fixture", "test_main", "test_runner"]
 
 
@@ -341,11 +391,17 @@ def test_function_level_imports_are_deferred_with_a_reason() -> None:
     # Our own modules import each other at the top; only a heavy third-party import (at its one point
     # of use) or a genuine cycle keeps an import inside a function, and says which. The CLI is exempt:
     # its command modules import the library inside the command so that `--help` stays fast.
-    found = [line for folder in SCANNED for path in sorted(folder.rglob("*.py"))
-             if "__pycache__" not in path.parts and "cli" not in path.relative_to(ROOT).parts
-             for line in _undeferred_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
-    assert not found, ("function-level imports without '# deferred: <heavy dependency or cycle>' (move them to "
-                       "the top of the module, or say why they must wait):\n" + "\n".join(found))
+    found = [
+        line
+        for folder in SCANNED
+        for path in sorted(folder.rglob("*.py"))
+        if "__pycache__" not in path.parts and "cli" not in path.relative_to(ROOT).parts
+        for line in _undeferred_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    ]
+    assert not found, (
+        "function-level imports without '# deferred: <heavy dependency or cycle>' (move them to "
+        "the top of the module, or say why they must wait):\n" + "\n".join(found)
+    )
 
 
 def test_the_deferred_scan_sees_methods_nesting_and_multi_line_imports() -> None:
@@ -382,24 +438,26 @@ def test_the_package_and_the_cli_help_load_nothing_heavy() -> None:
 def test_a_pass_without_its_check_loads_nothing_heavy() -> None:
     # Every pass package imported, then each pass run with check=False on a small model: none of
     # them may pay for onnxruntime, onnx_graphsurgeon, onnxsim, onnx.reference or torch.
-    run = "\n".join([
-        "import importlib, pkgutil",
-        "import graphsurgeon_tools.passes as passes",
-        "for info in pkgutil.iter_modules(passes.__path__):",
-        "    if info.ispkg:",
-        "        importlib.import_module(f'graphsurgeon_tools.passes.{info.name}')",
-        "from onnx import TensorProto, helper",
-        "from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin",
-        "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
-        "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
-        "inits = [helper.make_tensor('roi', TensorProto.FLOAT, [0], []),",
-        "         helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])]",
-        "node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], name='up', mode='nearest')",
-        "model = helper.make_model(helper.make_graph([node], 'g', [x], [y], inits),",
-        "                          opset_imports=[helper.make_opsetid('', 13)])",
-        "dynamic = make_dynamic_scale(model, layout='factor', check=False).model",
-        "assert swap_plugin(model, check=False).rewritten",
-        "assert set_factor(dynamic, sites={'up': 3}, check=False).model is not None",
-    ])
+    run = "\n".join(
+        [
+            "import importlib, pkgutil",
+            "import graphsurgeon_tools.passes as passes",
+            "for info in pkgutil.iter_modules(passes.__path__):",
+            "    if info.ispkg:",
+            "        importlib.import_module(f'graphsurgeon_tools.passes.{info.name}')",
+            "from onnx import TensorProto, helper",
+            "from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin",
+            "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
+            "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
+            "inits = [helper.make_tensor('roi', TensorProto.FLOAT, [0], []),",
+            "         helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])]",
+            "node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], name='up', mode='nearest')",
+            "model = helper.make_model(helper.make_graph([node], 'g', [x], [y], inits),",
+            "                          opset_imports=[helper.make_opsetid('', 13)])",
+            "dynamic = make_dynamic_scale(model, layout='factor', check=False).model",
+            "assert swap_plugin(model, check=False).rewritten",
+            "assert set_factor(dynamic, sites={'up': 3}, check=False).model is not None",
+        ]
+    )
     loaded = _loaded_after(run)
     assert not [m for m in loaded if m in HEAVY], loaded

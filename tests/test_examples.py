@@ -77,16 +77,20 @@ def test_every_example_has_commands_for_cli_and_api() -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(example: Path, tmp_path: Path) -> None:
     work = tmp_path / example.name
-    shutil.copytree(example, work, ignore=shutil.ignore_patterns("*.onnx", "*.onnx.data", "__pycache__", "*.png",
-                                                                "*.xml", "*.npy", "*.json"))
+    shutil.copytree(
+        example,
+        work,
+        ignore=shutil.ignore_patterns("*.onnx", "*.onnx.data", "__pycache__", "*.png", "*.xml", "*.npy", "*.json"),
+    )
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("ONNXTOOL_DEBUG", None)
     before = {p.name for p in work.rglob("*.onnx")}
     for index, block in enumerate(blocks(work / "README.md")):
-        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=400)
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block], cwd=work, env=env, capture_output=True, text=True, timeout=400
+        )
         assert proc.returncode == 0, (
             f"{example.name} block {index} exited {proc.returncode}:\n{block}\n"
             f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"

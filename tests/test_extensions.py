@@ -62,7 +62,10 @@ def test_graphsurgeon_tools_never_imports_exporters_or_torch() -> None:
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module]
-            offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno} {n}" for n in names
-                          if n.split(".")[0] in ("exporters", "torch")]
+            offenders += [
+                f"{path.relative_to(PACKAGE)}:{node.lineno} {n}"
+                for n in names
+                if n.split(".")[0] in ("exporters", "torch")
+            ]
     offenders = [o for o in offenders if not o.startswith("cli/")]  # the CLI's two commands: H4's to switch
     assert offenders == []

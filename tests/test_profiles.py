@@ -10,13 +10,16 @@ from lint import lint_models as m  # tests/lint/lint_models.py (tests/ is on sys
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.profiles import tensorrt_profile
 
-FACTOR_EXPANDED = ('shp = Shape <start=2> (X)\n  hw = Mul(shp, f)\n  nc = Constant <value = int64[2] {1, 3}> ()\n'
-                   '  sz = Concat <axis=0> (nc, hw)')
+FACTOR_EXPANDED = (
+    "shp = Shape <start=2> (X)\n  hw = Mul(shp, f)\n  nc = Constant <value = int64[2] {1, 3}> ()\n"
+    "  sz = Concat <axis=0> (nc, hw)"
+)
 
 
 def _factor_model():
-    return m.resize(x="float[N,3,H,W]", inputs="int64[2] f", opset=15, body_inputs="X, , , sz",
-                    extra_nodes=FACTOR_EXPANDED)
+    return m.resize(
+        x="float[N,3,H,W]", inputs="int64[2] f", opset=15, body_inputs="X, , , sz", extra_nodes=FACTOR_EXPANDED
+    )
 
 
 def _two_sizes_sites():
@@ -35,8 +38,9 @@ def _parse_spec(spec: str) -> dict[str, list[int]]:
 
 
 def test_a_factor_input_gets_its_values_and_the_data_input_its_shapes_in_every_spelling():
-    profile = tensorrt_profile(_factor_model(), sizes=((32, 32), (64, 48), (128, 96)), factors=(1, 2, 4),
-                               batch=(1, 2, 8))
+    profile = tensorrt_profile(
+        _factor_model(), sizes=((32, 32), (64, 48), (128, 96)), factors=(1, 2, 4), batch=(1, 2, 8)
+    )
     flags = profile.trtexec()
     assert [f.split("=")[0] for f in flags] == ["--minShapes", "--optShapes", "--maxShapes"]
     specs = [_parse_spec(f.split("=", 1)[1]) for f in flags]
@@ -46,8 +50,17 @@ def test_a_factor_input_gets_its_values_and_the_data_input_its_shapes_in_every_s
     ort = profile.onnxruntime()
     assert ort == {f"trt_profile_{w}_shapes": f.split("=", 1)[1] for w, f in zip(("min", "opt", "max"), flags)}
     poly = profile.polygraphy()
-    assert poly == ["--trt-min-shapes", "X:[1,3,32,32]", "f:[1,1]", "--trt-opt-shapes", "X:[2,3,64,48]", "f:[2,2]",
-                    "--trt-max-shapes", "X:[8,3,128,96]", "f:[4,4]"]
+    assert poly == [
+        "--trt-min-shapes",
+        "X:[1,3,32,32]",
+        "f:[1,1]",
+        "--trt-opt-shapes",
+        "X:[2,3,64,48]",
+        "f:[2,2]",
+        "--trt-max-shapes",
+        "X:[8,3,128,96]",
+        "f:[4,4]",
+    ]
     roles = {i.name: (i.role, i.values) for i in profile.inputs}
     assert roles == {"X": ("data", False), "f": ("factor", True)}
 
@@ -83,11 +96,14 @@ def test_static_inputs_need_no_entry():
     assert tensorrt_profile(m.constant_scales("1.0, 1.0, 2.0, 2.0"), sizes=(8, 8, 8), factors=(2, 2, 2)).inputs == []
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"sizes": (64, 32, 128), "factors": (1, 2, 4)},
-    {"sizes": (32, 64), "factors": (1, 2, 4)},
-    {"sizes": (32, 64, 128), "factors": (1, (2, 2, 2), 4)},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"sizes": (64, 32, 128), "factors": (1, 2, 4)},
+        {"sizes": (32, 64), "factors": (1, 2, 4)},
+        {"sizes": (32, 64, 128), "factors": (1, (2, 2, 2), 4)},
+    ],
+)
 def test_ranges_out_of_order_or_malformed_are_usage_errors(kwargs):
     with pytest.raises(UsageError):
         tensorrt_profile(_factor_model(), **kwargs)

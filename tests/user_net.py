@@ -71,12 +71,17 @@ def user_model(tmp_path_factory: pytest.TempPathFactory) -> dict:
     buffer = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"],
-                          output_names=["z", "features"])
+        torch.onnx.export(
+            net, (x,), buffer, dynamo=False, opset_version=17, input_names=["input"], output_names=["z", "features"]
+        )
     static = onnx.load_from_string(buffer.getvalue())
     onnx.save(static, folder / "static.onnx")
     dynamic = make_dynamic_scale(static).model
     onnx.save(dynamic, folder / "dynamic.onnx")
-    return {"folder": folder, "net": net, "spec": f"python:{folder / 'net.py'}:build", "static": static,
-            "dynamic": dynamic}
-
+    return {
+        "folder": folder,
+        "net": net,
+        "spec": f"python:{folder / 'net.py'}:build",
+        "static": static,
+        "dynamic": dynamic,
+    }

@@ -90,8 +90,11 @@ def user_library(tmp_path_factory: pytest.TempPathFactory, library: Path) -> Pat
     source = folder / "twice.cpp"
     source.write_text(USER_OP)
     out = folder / "libtwice.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{ort_library.header_dir()}", str(source),
-                    "-o", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", f"-I{ort_library.header_dir()}", str(source), "-o", str(out)],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -108,9 +111,13 @@ def user_resize_model(*, plugin: bool, constant_scales: bool = False) -> onnx.Mo
         initializers.append(onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "S"))
     else:
         inputs.append(helper.make_tensor_value_info("S", TensorProto.FLOAT, [4]))
-    graph = helper.make_graph([twice, resize], "g", inputs,
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, "OH", "OW"])],
-                              initializer=initializers)
+    graph = helper.make_graph(
+        [twice, resize],
+        "g",
+        inputs,
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, "OH", "OW"])],
+        initializer=initializers,
+    )
     opsets = [helper.make_opsetid("", 19), helper.make_opsetid("user.ops", 1)]
     if plugin:
         opsets.append(helper.make_opsetid("trt.plugins", 1))
@@ -129,4 +136,3 @@ def twice_as_mul(model: onnx.ModelProto) -> onnx.ModelProto:
     del copy.opset_import[:]
     copy.opset_import.extend(kept)
     return copy
-

@@ -8,8 +8,9 @@ from exporters import export, srcnn
 
 model = srcnn("static", factor=3)  # shipped x3 weights, eval mode
 (x,) = model.example_inputs(height=24, width=32)
-result = export(model, (x,), "srcnn_x3_api.onnx", exporter="torchscript",
-                input_names=["input"], output_names=["output"])
+result = export(
+    model, (x,), "srcnn_x3_api.onnx", exporter="torchscript", input_names=["input"], output_names=["output"]
+)
 print(f"wrote {result.path}: opset {result.opset}, ops {result.op_types}")
 
 session = ort.InferenceSession("srcnn_x3_api.onnx", providers=["CPUExecutionProvider"])

@@ -21,9 +21,16 @@ class NewInterpolate(torch.autograd.Function):
     def symbolic(g, x, scales):
         # Resize(X, roi, scales) with PyTorch's bicubic spelled as ONNX attributes.
         empty_roi = g.op("Constant", value_t=torch.tensor([], dtype=torch.float32))
-        return g.op("Resize", x, empty_roi, scales, mode_s="cubic",
-                    coordinate_transformation_mode_s="pytorch_half_pixel",
-                    cubic_coeff_a_f=-0.75, nearest_mode_s="floor")
+        return g.op(
+            "Resize",
+            x,
+            empty_roi,
+            scales,
+            mode_s="cubic",
+            coordinate_transformation_mode_s="pytorch_half_pixel",
+            cubic_coeff_a_f=-0.75,
+            nearest_mode_s="floor",
+        )
 
     @staticmethod
     def forward(ctx, x, scales):
@@ -52,10 +59,17 @@ model.eval()
 x = torch.rand(1, 3, 32, 32)
 scales = torch.tensor([1.0, 1.0, 3.0, 3.0])
 torch.onnx.export(
-    model, (x, scales), "srcnn_symbolic.onnx", dynamo=False, opset_version=17,
-    input_names=["input", "scales"], output_names=["output"],
-    dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
-                  "output": {0: "batch", 2: "out_height", 3: "out_width"}},
+    model,
+    (x, scales),
+    "srcnn_symbolic.onnx",
+    dynamo=False,
+    opset_version=17,
+    input_names=["input", "scales"],
+    output_names=["output"],
+    dynamic_axes={
+        "input": {0: "batch", 2: "height", 3: "width"},
+        "output": {0: "batch", 2: "out_height", 3: "out_width"},
+    },
 )
 print("wrote srcnn_symbolic.onnx")
 

@@ -17,8 +17,13 @@ save_model(result.model, "srcnn_dynamic_api.onnx")
 
 # 3. Example 02's route: the tutorial's autograd.Function symbolic, exported directly.
 tutorial = srcnn("new-interpolate")
-export(tutorial, tutorial.example_inputs(3), "srcnn_new_interpolate.onnx",
-       input_names=["input", "scales"], output_names=["output"])
+export(
+    tutorial,
+    tutorial.example_inputs(3),
+    "srcnn_new_interpolate.onnx",
+    input_names=["input", "scales"],
+    output_names=["output"],
+)
 
 # 4. Same weights, same resize semantics: the two files must agree at every factor.
 report = validate("srcnn_dynamic_api.onnx", "srcnn_new_interpolate.onnx", factors=[2, 3, 4])

@@ -12,10 +12,12 @@ from onnx import TensorProto, helper
 image = helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, "h", "w"])
 grid = helper.make_tensor_value_info("grid", TensorProto.FLOAT, [1, "out_h", "out_w", 2])
 warped = helper.make_tensor_value_info("warped", TensorProto.FLOAT, [1, 3, "out_h", "out_w"])
-node = helper.make_node("GridSample", ["image", "grid"], ["warped"], name="warp",
-                        mode="bilinear", padding_mode="border", align_corners=0)
-model = helper.make_model(helper.make_graph([node], "warp", [image, grid], [warped]),
-                          opset_imports=[helper.make_opsetid("", 16)])
+node = helper.make_node(
+    "GridSample", ["image", "grid"], ["warped"], name="warp", mode="bilinear", padding_mode="border", align_corners=0
+)
+model = helper.make_model(
+    helper.make_graph([node], "warp", [image, grid], [warped]), opset_imports=[helper.make_opsetid("", 16)]
+)
 onnx.checker.check_model(model, full_check=True)
 onnx.save(model, "warp.onnx")
 

@@ -17,10 +17,13 @@ constants = [
     numpy_helper.from_array(np.array([0.5], np.float32), "iou_threshold"),
     numpy_helper.from_array(np.array([0.3], np.float32), "score_threshold"),
 ]
-node = helper.make_node("NonMaxSuppression", ["boxes", "scores", *[c.name for c in constants]], ["selected"],
-                        name="nms", center_point_box=0)
-model = helper.make_model(helper.make_graph([node], "detector_nms", [boxes, scores], [selected], constants),
-                          opset_imports=[helper.make_opsetid("", 13)])
+node = helper.make_node(
+    "NonMaxSuppression", ["boxes", "scores", *[c.name for c in constants]], ["selected"], name="nms", center_point_box=0
+)
+model = helper.make_model(
+    helper.make_graph([node], "detector_nms", [boxes, scores], [selected], constants),
+    opset_imports=[helper.make_opsetid("", 13)],
+)
 onnx.checker.check_model(model, full_check=True)
 onnx.save(model, "detector_nms.onnx")
 
@@ -28,6 +31,7 @@ onnx.save(model, "detector_nms.onnx")
 b = np.array([[[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]]], np.float32)
 s = np.array([[[0.9, 0.8, 0.7]]], np.float32)
 (kept,) = ort.InferenceSession("detector_nms.onnx", providers=["CPUExecutionProvider"]).run(
-    None, {"boxes": b, "scores": s})
+    None, {"boxes": b, "scores": s}
+)
 print(f"wrote detector_nms.onnx; NMS keeps boxes {kept[:, 2].tolist()}")
 assert kept[:, 2].tolist() == [0, 2]

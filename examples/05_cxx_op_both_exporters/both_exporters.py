@@ -19,8 +19,9 @@ class TinyUpscaler(nn.Module):
     def forward(self, x, scales):
         # unscaled_axes=(0, 1): batch and channels keep their size, which lets torch.export
         # (the dynamo exporter) keep them static; the output H, W depend on the scale values.
-        up = exporters.ops.resize(x, scales, mode="linear", coordinate_transformation_mode="half_pixel",
-                                  unscaled_axes=(0, 1))
+        up = exporters.ops.resize(
+            x, scales, mode="linear", coordinate_transformation_mode="half_pixel", unscaled_axes=(0, 1)
+        )
         return exporters.ops.my_add(self.conv(up), up)  # my_add(a, b) = 2 * a + b
 
 

@@ -19,8 +19,16 @@ x = torch.linspace(-3, 3, 48).reshape(1, 1, 6, 8)
 
 
 def export(path):
-    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=OPSET, input_names=["x"],
-                      output_names=["y"], dynamic_axes={"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}})
+    torch.onnx.export(
+        model,
+        (x,),
+        path,
+        dynamo=False,
+        opset_version=OPSET,
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {2: "h", 3: "w"}, "y": {2: "h", 3: "w"}},
+    )
 
 
 try:

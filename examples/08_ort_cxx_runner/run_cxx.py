@@ -42,8 +42,15 @@ def build_runner(out: Path) -> Path:
     soname.unlink(missing_ok=True)
     soname.symlink_to(runtime_lib)
     command = [
-        "g++", "-std=c++17", "-O2", str(source), f"-I{header_dir()}",
-        str(soname), "-Wl,-rpath,$ORIGIN/ort_lib", "-o", str(out),
+        "g++",
+        "-std=c++17",
+        "-O2",
+        str(source),
+        f"-I{header_dir()}",
+        str(soname),
+        "-Wl,-rpath,$ORIGIN/ort_lib",
+        "-o",
+        str(out),
     ]
     print("$", " ".join(command))
     subprocess.run(command, check=True)
@@ -67,14 +74,18 @@ def main() -> int:
     specs = []
     for value in model.graph.input:
         rank = len(value.type.tensor_type.shape.dim)
-        feeds[value.name] = (rng.random((1, 3, 16, 16), dtype=np.float32) if rank == 4
-                             else np.array([1, 1, 3, 3], np.float32))
+        feeds[value.name] = (
+            rng.random((1, 3, 16, 16), dtype=np.float32) if rank == 4 else np.array([1, 1, 3, 3], np.float32)
+        )
         path = Path(f"in_{len(specs)}.bin")
         feeds[value.name].tofile(path)
         specs.append(f"{value.name}={path}:float32:{'x'.join(map(str, feeds[value.name].shape))}")
 
-    done = subprocess.run([str(runner), args.model, str(library), "out_", "--threads", str(args.threads), *specs],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(runner), args.model, str(library), "out_", "--threads", str(args.threads), *specs],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         return 1

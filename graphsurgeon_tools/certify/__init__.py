@@ -25,8 +25,15 @@ from graphsurgeon_tools.certify.certificate import SCHEMA, Certificate
 from graphsurgeon_tools.certify.profile import CertifyProfile, parse_certify_profile
 from graphsurgeon_tools.certify.verify import VerifyReport, verify_certificate
 
-__all__ = ["SCHEMA", "Certificate", "CertifyProfile", "VerifyReport", "certify", "parse_certify_profile",
-           "verify_certificate"]
+__all__ = [
+    "SCHEMA",
+    "Certificate",
+    "CertifyProfile",
+    "VerifyReport",
+    "certify",
+    "parse_certify_profile",
+    "verify_certificate",
+]
 
 
 class _CallablePackage(types.ModuleType):

@@ -71,8 +71,19 @@ def _model_sites(model: Any) -> list[CertSite]:
     for site in find_resize_sites(model, nested=True):
         if not site.in_main_graph:
             outside += 1
-            found.append((outside, CertSite(site.node_name or site.output_name, None, SiteSemantics.from_site(site),
-                                            "scales", False, f"in {site.scope}: certify reads main-graph sites")))
+            found.append(
+                (
+                    outside,
+                    CertSite(
+                        site.node_name or site.output_name,
+                        None,
+                        SiteSemantics.from_site(site),
+                        "scales",
+                        False,
+                        f"in {site.scope}: certify reads main-graph sites",
+                    ),
+                )
+            )
             continue
         node = model.graph.node[site.node_index]
         free = site.scales_source.value in _FREE_SOURCES or site.sizes_source.value in _FREE_SOURCES
@@ -81,12 +92,29 @@ def _model_sites(model: Any) -> list[CertSite]:
             free, reason = False, f"rank {site.input_rank}: certify probes 4-D (NCHW) sites"
         if free and site.axes is not None and tuple(a % 4 for a in site.axes) not in ((2, 3),):
             free, reason = False, f"axes {list(site.axes)}: certify probes the last two axes"
-        found.append((site.node_index, CertSite(site.node_name or site.output_name, node,
-                                                SiteSemantics.from_site(site), site_form(model, node), free, reason)))
+        found.append(
+            (
+                site.node_index,
+                CertSite(
+                    site.node_name or site.output_name,
+                    node,
+                    SiteSemantics.from_site(site),
+                    site_form(model, node),
+                    free,
+                    reason,
+                ),
+            )
+        )
     for index, node in enumerate(model.graph.node):
         if node.op_type == PLUGIN_OP_TYPE:
-            found.append((index, CertSite(node.name or node.output[0], node, SiteSemantics.from_plugin(node),
-                                          site_form(model, node), True)))
+            found.append(
+                (
+                    index,
+                    CertSite(
+                        node.name or node.output[0], node, SiteSemantics.from_plugin(node), site_form(model, node), True
+                    ),
+                )
+            )
     return [site for _, site in sorted(found, key=lambda item: item[0])]
 
 
@@ -103,12 +131,14 @@ def _reference_kind(reference: Any) -> str:
 
 
 def _gate(kind: str) -> str:
-    return {"none": "onnxruntime", "onnx": "onnxruntime", "onnx-reference": "onnx-reference",
-            "torch": "torch-routed"}[kind]
+    return {"none": "onnxruntime", "onnx": "onnxruntime", "onnx-reference": "onnx-reference", "torch": "torch-routed"}[
+        kind
+    ]
 
 
-def site_readers(site: CertSite, *, onnx_reference_budget_s: float,
-                 torch: bool = True) -> tuple[list[Reader], list[str]]:
+def site_readers(
+    site: CertSite, *, onnx_reference_budget_s: float, torch: bool = True
+) -> tuple[list[Reader], list[str]]:
     """The implementations of one site, and notes on those that could not be made."""
     original = site.reference_semantics or site.semantics
     readers: list[Reader] = [
@@ -125,8 +155,9 @@ def site_readers(site: CertSite, *, onnx_reference_budget_s: float,
     if torch:
         loaders = extensions.resize_readers()
         if not loaders:
-            notes.append(f"torch-routed, torch-interpolate: not run (the PyTorch side is not installed: "
-                         f"{extensions.TORCH_HINT})")
+            notes.append(
+                f"torch-routed, torch-interpolate: not run (the PyTorch side is not installed: {extensions.TORCH_HINT})"
+            )
         for name, loader in loaders.items():
             try:
                 made = loader(original.to_dict())
@@ -164,17 +195,22 @@ def _read_all(readers: list[Reader], length: int, factor: float, axis: str) -> d
     return bands
 
 
-def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_reference_budget_s: float,
-                 torch: bool = True) -> SiteCertificate:
+def certify_site(
+    site: CertSite, profile: CertifyProfile, gate: str, *, onnx_reference_budget_s: float, torch: bool = True
+) -> SiteCertificate:
     """Probe every (axis, factor, length) of ``profile`` in every implementation of ``site``."""
     readers, notes = site_readers(site, onnx_reference_budget_s=onnx_reference_budget_s, torch=torch)
     by_name = {r.name: r for r in readers}
     if gate not in by_name:
-        raise EnvironmentProblemError(f"site {site.name!r}: the reference implementation {gate!r} cannot run here "
-                                      f"({'; '.join(notes) or 'not available'})")
+        raise EnvironmentProblemError(
+            f"site {site.name!r}: the reference implementation {gate!r} cannot run here "
+            f"({'; '.join(notes) or 'not available'})"
+        )
     candidate_is_ort = site.node.op_type == "Resize"
-    ledgers = [PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort, site.form)
-               for a, b in _pairs(list(by_name), gate)]
+    ledgers = [
+        PairLedger(a, b, site.reference_semantics or site.semantics, candidate_is_ort, site.form)
+        for a, b in _pairs(list(by_name), gate)
+    ]
     started = time.perf_counter()
     comparing = 0.0
     # The engines release the GIL while they run: the PyTorch side and a plugin candidate in one
@@ -194,10 +230,19 @@ def certify_site(site: CertSite, profile: CertifyProfile, gate: str, *, onnx_ref
                     for ledger in ledgers:
                         ledger.record(axis, factor, length, bands[ledger.a], bands[ledger.b], memo)
                     comparing += time.thread_time() - mark  # CPU of this thread
-    return SiteCertificate(site=site.name, op_type=site.node.op_type, semantics=site.semantics,
-                           reference_semantics=site.reference_semantics or site.semantics, form=site.form,
-                           gate=("candidate", gate), readers=readers, ledgers=ledgers, notes=notes,
-                           seconds=time.perf_counter() - started, compare_seconds=comparing)
+    return SiteCertificate(
+        site=site.name,
+        op_type=site.node.op_type,
+        semantics=site.semantics,
+        reference_semantics=site.reference_semantics or site.semantics,
+        form=site.form,
+        gate=("candidate", gate),
+        readers=readers,
+        ledgers=ledgers,
+        notes=notes,
+        seconds=time.perf_counter() - started,
+        compare_seconds=comparing,
+    )
 
 
 def _match_reference_sites(sites: list[CertSite], reference_model: Any) -> None:
@@ -246,23 +291,33 @@ def certify(
     if sites:
         missing = sorted(set(sites) - {s.name for s in all_sites})
         if missing:
-            raise UsageError(f"sites={missing!r}: no such Resize/plugin node (sites: "
-                             f"{', '.join(s.name for s in all_sites) or 'none'})")
+            raise UsageError(
+                f"sites={missing!r}: no such Resize/plugin node (sites: "
+                f"{', '.join(s.name for s in all_sites) or 'none'})"
+            )
         chosen = [s for s in chosen if s.free] + [s for s in chosen if not s.free]
-    skipped = [{"site": s.name, "reason": s.reason or "not among sites=" + repr(list(sites or []))}
-               for s in all_sites if not s.free or s not in chosen]
+    skipped = [
+        {"site": s.name, "reason": s.reason or "not among sites=" + repr(list(sites or []))}
+        for s in all_sites
+        if not s.free or s not in chosen
+    ]
     chosen = [s for s in chosen if s.free]
     gate = _gate(kind)
-    results = [certify_site(site, parsed, gate, onnx_reference_budget_s=onnx_reference_budget_s, torch=torch)
-               for site in chosen]
+    results = [
+        certify_site(site, parsed, gate, onnx_reference_budget_s=onnx_reference_budget_s, torch=torch)
+        for site in chosen
+    ]
     certificate = Certificate(
-        profile=parsed, sites=results, skipped=skipped,
-        models={"candidate": _model_entry(candidate, model),
-                "reference": _reference_entry(reference, kind)},
-        reference_kind=kind)
+        profile=parsed,
+        sites=results,
+        skipped=skipped,
+        models={"candidate": _model_entry(candidate, model), "reference": _reference_entry(reference, kind)},
+        reference_kind=kind,
+    )
     if whole_model and results:
-        certificate.whole_model = whole_model_check(model, reference, certificate, max_points=whole_model_points,
-                                                    max_length=whole_model_max_length)
+        certificate.whole_model = whole_model_check(
+            model, reference, certificate, max_points=whole_model_points, max_length=whole_model_max_length
+        )
     certificate.seconds = time.perf_counter() - started
     return certificate
 
@@ -278,5 +333,4 @@ def _reference_entry(reference: Any, kind: str) -> dict[str, Any]:
         return {"kind": kind, "spec": str(reference), "sha256": file_sha256(reference)}
     if kind == "onnx":
         return {"kind": kind, "spec": None, "sha256": model_sha256(reference)}
-    return {"kind": kind, "spec": reference if isinstance(reference, str) else type(reference).__name__,
-            "sha256": None}
+    return {"kind": kind, "spec": reference if isinstance(reference, str) else type(reference).__name__, "sha256": None}

@@ -42,28 +42,53 @@ class Cause:
         return {"id": self.id, "source": self.source, "text": self.text, "lint_rule": self.lint_rule}
 
 
-CAUSES = {c.id: c for c in (
-    Cause("ort-nearest-fractional-ratio", "microsoft/onnxruntime#28085",
-          "ONNX Runtime maps nearest outputs with the float scale and picks another input pixel where out/in is "
-          "not whole", lint_rule="ort-nearest-fractional-ratio"),
-    Cause("torch-pytorch-half-pixel-length-one", "pytorch/pytorch#79361",
-          "pytorch_half_pixel samples index 0 at an output length of 1; PyTorch samples the half_pixel centre",
-          lint_rule="torch-pytorch-half-pixel-length-one"),
-    Cause("ort-cubic-pytorch-half-pixel-length-one", "microsoft/onnxruntime#11496",
-          "cubic + pytorch_half_pixel at an output length of 1: ONNX Runtime departs from the reference",
-          lint_rule="ort-cubic-pytorch-half-pixel-length-one"),
-    Cause("trt-scale-arithmetic", "NVIDIA/TensorRT#823; onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
-          "TensorRT sizes the output floor(in*scale) and resizes by out/in, not by the scale",
-          lint_rule="trt-scale-arithmetic"),
-    Cause("align-corners-fractional-length", "onnx/onnx Resize spec (length_resized); onnx.reference op_resize",
-          "align_corners where in*scale is not whole: ONNX Runtime divides by the integer output length - 1, "
-          "onnx.reference (and onnxtool's op) by in*scale - 1"),
-    Cause("float32-output-length", "onnx/onnx Resize spec (output_dimension = floor(input_dimension * scale))",
-          "the output length floor(in*scale) differs between float32 and float64 arithmetic"),
-    Cause("sizes-out-over-in", "onnx/onnx Resize spec (sizes given: scale = output / input)",
-          "the candidate is fed output sizes and resizes by out/in, the reference by the scale",
-          lint_rule="trt-scale-arithmetic"),
-)}
+CAUSES = {
+    c.id: c
+    for c in (
+        Cause(
+            "ort-nearest-fractional-ratio",
+            "microsoft/onnxruntime#28085",
+            "ONNX Runtime maps nearest outputs with the float scale and picks another input pixel where out/in is "
+            "not whole",
+            lint_rule="ort-nearest-fractional-ratio",
+        ),
+        Cause(
+            "torch-pytorch-half-pixel-length-one",
+            "pytorch/pytorch#79361",
+            "pytorch_half_pixel samples index 0 at an output length of 1; PyTorch samples the half_pixel centre",
+            lint_rule="torch-pytorch-half-pixel-length-one",
+        ),
+        Cause(
+            "ort-cubic-pytorch-half-pixel-length-one",
+            "microsoft/onnxruntime#11496",
+            "cubic + pytorch_half_pixel at an output length of 1: ONNX Runtime departs from the reference",
+            lint_rule="ort-cubic-pytorch-half-pixel-length-one",
+        ),
+        Cause(
+            "trt-scale-arithmetic",
+            "NVIDIA/TensorRT#823; onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
+            "TensorRT sizes the output floor(in*scale) and resizes by out/in, not by the scale",
+            lint_rule="trt-scale-arithmetic",
+        ),
+        Cause(
+            "align-corners-fractional-length",
+            "onnx/onnx Resize spec (length_resized); onnx.reference op_resize",
+            "align_corners where in*scale is not whole: ONNX Runtime divides by the integer output length - 1, "
+            "onnx.reference (and onnxtool's op) by in*scale - 1",
+        ),
+        Cause(
+            "float32-output-length",
+            "onnx/onnx Resize spec (output_dimension = floor(input_dimension * scale))",
+            "the output length floor(in*scale) differs between float32 and float64 arithmetic",
+        ),
+        Cause(
+            "sizes-out-over-in",
+            "onnx/onnx Resize spec (sizes given: scale = output / input)",
+            "the candidate is fed output sizes and resizes by out/in, the reference by the scale",
+            lint_rule="trt-scale-arithmetic",
+        ),
+    )
+}
 
 _ORT = ("onnxruntime", "candidate")  # ORT Resize runs (the candidate when it is an ORT Resize)
 _TORCH = ("torch-routed", "torch-interpolate")
@@ -73,8 +98,17 @@ def _whole(value: float) -> bool:
     return abs(value - round(value)) < 1e-9
 
 
-def explain(a: str, b: str, semantics: SiteSemantics, length: int, factor: float, out_a: int, out_b: int,
-            candidate_is_ort: bool = True, candidate_form: str = "scales") -> Optional[Cause]:
+def explain(
+    a: str,
+    b: str,
+    semantics: SiteSemantics,
+    length: int,
+    factor: float,
+    out_a: int,
+    out_b: int,
+    candidate_is_ort: bool = True,
+    candidate_form: str = "scales",
+) -> Optional[Cause]:
     """The known cause of a difference between implementations ``a`` and ``b`` at (length, factor)."""
     names = {a, b}
     ort_side = "onnxruntime" in names or ("candidate" in names and candidate_is_ort)

@@ -39,13 +39,17 @@ from graphsurgeon_tools.certify.trt_model import PARSER_SNAPSHOT
 from graphsurgeon_tools.runtime import ort_library
 from graphsurgeon_tools.runtime.session import ort_module
 
-__all__ = ["SCHEMA", "Certificate", "SiteCertificate", "engine_versions", "file_sha256", "model_sha256",
-           "words"]
+__all__ = ["SCHEMA", "Certificate", "SiteCertificate", "engine_versions", "file_sha256", "model_sha256", "words"]
 
 SCHEMA = "onnxtool.certificate/1"
-_SHOWN = {"onnxruntime": "ONNX Runtime", "candidate": "the candidate", "torch-routed": "PyTorch (routed op)",
-          "torch-interpolate": "PyTorch's interpolate", "onnx-reference": "onnx.reference",
-          "tensorrt-model": "TensorRT (model)"}
+_SHOWN = {
+    "onnxruntime": "ONNX Runtime",
+    "candidate": "the candidate",
+    "torch-routed": "PyTorch (routed op)",
+    "torch-interpolate": "PyTorch's interpolate",
+    "onnx-reference": "onnx.reference",
+    "tensorrt-model": "TensorRT (model)",
+}
 _AXIS = {"h": "height", "w": "width"}
 
 
@@ -65,8 +69,11 @@ def engine_versions(torch: bool = True) -> dict[str, Optional[str]]:
     """Versions of what the certificate's runs used (torch only if the PyTorch side is importable)."""
     library = ort_library.library_path(allow_build=False)
     versions: dict[str, Optional[str]] = {
-        "onnxtool": __version__, "onnx": onnx.__version__, "onnxruntime": ort_module().__version__,
-        "numpy": numpy.__version__, "torch": None,
+        "onnxtool": __version__,
+        "onnx": onnx.__version__,
+        "onnxruntime": ort_module().__version__,
+        "numpy": numpy.__version__,
+        "torch": None,
         "ort_op_library": file_sha256(library) if library is not None else None,
         "tensorrt_model": PARSER_SNAPSHOT,
     }
@@ -92,14 +99,20 @@ def words(site: str, a: str, b: str, mode: str, example: Counterexample) -> str:
     name_a, name_b = _SHOWN.get(a, a), _SHOWN.get(b, b)
     where = f"site {site!r}: at {axis} {example.length}"
     if example.out[0] != example.out[1]:
-        text = (f"{where} (x{_fmt(example.factor)}), {name_a} makes {example.out[0]} pixels where {name_b} "
-                f"makes {example.out[1]}")
+        text = (
+            f"{where} (x{_fmt(example.factor)}), {name_a} makes {example.out[0]} pixels where {name_b} "
+            f"makes {example.out[1]}"
+        )
     elif mode == "nearest" and len(example.a) == 1 and len(example.b) == 1:
-        text = (f"{where} -> {example.out[0]} (x{_fmt(example.factor)}), {name_a} picks input pixel "
-                f"{int(example.a[0][0])} where {name_b} picks {int(example.b[0][0])} (output pixel {example.row})")
+        text = (
+            f"{where} -> {example.out[0]} (x{_fmt(example.factor)}), {name_a} picks input pixel "
+            f"{int(example.a[0][0])} where {name_b} picks {int(example.b[0][0])} (output pixel {example.row})"
+        )
     else:
-        text = (f"{where} -> {example.out[0]} (x{_fmt(example.factor)}), output pixel {example.row}: {name_a} "
-                f"weighs inputs {_weights(example.a)} where {name_b} weighs {_weights(example.b)}")
+        text = (
+            f"{where} -> {example.out[0]} (x{_fmt(example.factor)}), output pixel {example.row}: {name_a} "
+            f"weighs inputs {_weights(example.a)} where {name_b} weighs {_weights(example.b)}"
+        )
     if example.cause is not None:
         text += f" [{example.cause.id}, {example.cause.source}]"
     return text
@@ -134,11 +147,19 @@ class SiteCertificate:
             entry = ledger.to_dict()
             entry["gating"] = (ledger.a, ledger.b) == self.gate
             pairs.append(entry)
-        return {"site": self.site, "op_type": self.op_type, "semantics": self.semantics.to_dict(),
-                "reference_semantics": self.reference_semantics.to_dict(), "form": self.form,
-                "gate": list(self.gate), "notes": list(self.notes),
-                "implementations": [r.describe() for r in self.readers], "pairs": pairs,
-                "seconds": round(self.seconds, 3), "compare_seconds": round(self.compare_seconds, 3)}
+        return {
+            "site": self.site,
+            "op_type": self.op_type,
+            "semantics": self.semantics.to_dict(),
+            "reference_semantics": self.reference_semantics.to_dict(),
+            "form": self.form,
+            "gate": list(self.gate),
+            "notes": list(self.notes),
+            "implementations": [r.describe() for r in self.readers],
+            "pairs": pairs,
+            "seconds": round(self.seconds, 3),
+            "compare_seconds": round(self.compare_seconds, 3),
+        }
 
 
 @dataclass
@@ -168,10 +189,16 @@ class Certificate:
                 continue
             example = gate.first()
             if example is not None:
-                return {"site": site.site, "pair": [gate.a, gate.b], "axis": example.axis, "length": example.length,
-                        "factor": example.factor, "cause": example.cause.id if example.cause else None,
-                        "source": example.cause.source if example.cause else None,
-                        "text": words(site.site, gate.a, gate.b, site.reference_semantics.mode, example)}
+                return {
+                    "site": site.site,
+                    "pair": [gate.a, gate.b],
+                    "axis": example.axis,
+                    "length": example.length,
+                    "factor": example.factor,
+                    "cause": example.cause.id if example.cause else None,
+                    "source": example.cause.source if example.cause else None,
+                    "text": words(site.site, gate.a, gate.b, site.reference_semantics.mode, example),
+                }
         return None
 
     def summary_line(self) -> str:
@@ -185,8 +212,10 @@ class Certificate:
             return f"NOT certified: {first['text']}"
         if self.whole_model is not None and not self.whole_model.get("agrees", True):
             return f"NOT certified: the whole-model run disagrees with the per-axis tables ({self.whole_model['note']})"
-        return (f"certified: {len(self.sites)} site(s) identical (or within the stated weight bound) to the reference "
-                f"for every length in {lengths} and factor in {factors}, both axes")
+        return (
+            f"certified: {len(self.sites)} site(s) identical (or within the stated weight bound) to the reference "
+            f"for every length in {lengths} and factor in {factors}, both axes"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,9 +230,9 @@ class Certificate:
             "weight_bound": {
                 "nearest": 0.0,
                 "linear_cubic": "2^-20 * 2^ceil(log2(max(L, 16))) per weight (8 float32 ulps of the coordinate); "
-                                f"e.g. {weight_bound('linear', 2048):.3g} at L=2048",
+                f"e.g. {weight_bound('linear', 2048):.3g} at L=2048",
                 "output": "|y_a - y_b| <= sum_j |w_a - w_b| * max|x| per axis (identical weights: float32 "
-                          "summation order only)",
+                "summation order only)",
             },
             "sites": [s.to_dict() for s in self.sites],
             "skipped_sites": list(self.skipped),

@@ -23,6 +23,7 @@ from graphsurgeon_tools.certify.semantics import SiteSemantics
 
 __all__ = ["Counterexample", "PairLedger", "compact_ranges", "weight_bound"]
 
+
 def weight_bound(mode: str, length: int) -> float:
     """The weight difference allowed between two float32 implementations (0 for nearest: bit equality).
 
@@ -31,7 +32,7 @@ def weight_bound(mode: str, length: int) -> float:
     few ulps, and a linear/cubic weight moves at most ~1.5x its coordinate."""
     if mode == "nearest":
         return 0.0
-    return 2.0 ** -20 * 2.0 ** math.ceil(math.log2(max(length, 16)))
+    return 2.0**-20 * 2.0 ** math.ceil(math.log2(max(length, 16)))
 
 
 def compact_ranges(values: list[int]) -> list[list[int]]:
@@ -58,9 +59,17 @@ class Counterexample:
     cause: Optional[Cause]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"axis": self.axis, "length": self.length, "factor": self.factor, "out": list(self.out),
-                "row": self.row, "a": self.a, "b": self.b, "rows_differing": self.rows_differing,
-                "cause": self.cause.id if self.cause else None}
+        return {
+            "axis": self.axis,
+            "length": self.length,
+            "factor": self.factor,
+            "out": list(self.out),
+            "row": self.row,
+            "a": self.a,
+            "b": self.b,
+            "rows_differing": self.rows_differing,
+            "cause": self.cause.id if self.cause else None,
+        }
 
 
 @dataclass
@@ -73,15 +82,23 @@ class PairLedger:
     outcomes: dict[tuple[str, float, str], list[int]] = field(default_factory=dict)  # (axis, factor, kind) -> lengths
     # (axis, factor, cause id) -> (its first counterexample, every length of the group)
     counterexamples: dict[tuple[str, float, Optional[str]], tuple[Counterexample, list[int]]] = field(
-        default_factory=dict)
+        default_factory=dict
+    )
     largest_within: float = 0.0
     compared: int = 0
 
     def _note(self, axis: str, factor: float, kind: str, length: int) -> None:
         self.outcomes.setdefault((axis, factor, kind), []).append(length)
 
-    def record(self, axis: str, factor: float, length: int, band_a: Optional[Band], band_b: Optional[Band],
-               memo: Optional[dict[Any, Any]] = None) -> None:
+    def record(
+        self,
+        axis: str,
+        factor: float,
+        length: int,
+        band_a: Optional[Band],
+        band_b: Optional[Band],
+        memo: Optional[dict[Any, Any]] = None,
+    ) -> None:
         """Record one point. ``memo``: comparisons already made at this point, by band identity (readers
         sharing a run hand the same band to several pairs)."""
         if band_a is None and band_b is None:
@@ -108,14 +125,16 @@ class PairLedger:
         self._note(axis, factor, "within", length)
 
     def _differs(self, axis: str, factor: float, length: int, a: Band, b: Band, row: int, count: int) -> None:
-        cause = explain(self.a, self.b, self.semantics, length, factor, a.out, b.out, self.candidate_is_ort,
-                        self.candidate_form)
+        cause = explain(
+            self.a, self.b, self.semantics, length, factor, a.out, b.out, self.candidate_is_ort, self.candidate_form
+        )
         key = (axis, factor, cause.id if cause else None)
         if key in self.counterexamples:
             self.counterexamples[key][1].append(length)
         else:
-            example = Counterexample(axis, length, factor, (a.out, b.out), row, first_row_text(a, row),
-                                     first_row_text(b, row), count, cause)
+            example = Counterexample(
+                axis, length, factor, (a.out, b.out), row, first_row_text(a, row), first_row_text(b, row), count, cause
+            )
             self.counterexamples[key] = (example, [length])
         self._note(axis, factor, "differs", length)
 
@@ -129,20 +148,39 @@ class PairLedger:
 
     def to_dict(self) -> dict[str, Any]:
         def group(kind: str) -> list[dict[str, Any]]:
-            return [{"axis": axis, "factor": factor, "lengths": compact_ranges(lengths)}
-                    for (axis, factor, k), lengths in sorted(self.outcomes.items()) if k == kind]
+            return [
+                {"axis": axis, "factor": factor, "lengths": compact_ranges(lengths)}
+                for (axis, factor, k), lengths in sorted(self.outcomes.items())
+                if k == kind
+            ]
 
         groups = []
-        for (axis, factor, cause), (first, lengths) in sorted(self.counterexamples.items(),
-                                                              key=lambda i: (i[0][0], i[0][1], i[0][2] or "")):
-            groups.append({"axis": axis, "factor": factor, "cause": cause,
-                           "source": first.cause.source if first.cause else None,
-                           "lint_rule": first.cause.lint_rule if first.cause else None,
-                           "lengths": compact_ranges(lengths), "count": len(lengths), "first": first.to_dict()})
+        for (axis, factor, cause), (first, lengths) in sorted(
+            self.counterexamples.items(), key=lambda i: (i[0][0], i[0][1], i[0][2] or "")
+        ):
+            groups.append(
+                {
+                    "axis": axis,
+                    "factor": factor,
+                    "cause": cause,
+                    "source": first.cause.source if first.cause else None,
+                    "lint_rule": first.cause.lint_rule if first.cause else None,
+                    "lengths": compact_ranges(lengths),
+                    "count": len(lengths),
+                    "first": first.to_dict(),
+                }
+            )
         verdict = "differs" if groups else ("identical" if not self.largest_within else "within-bound")
         if not self.compared:
             verdict = "not-compared"
-        return {"a": self.a, "b": self.b, "verdict": verdict, "compared": self.compared,
-                "identical": group("identical"), "within_bound": group("within"),
-                "largest_weight_difference": self.largest_within, "not_run": group("not-run"),
-                "counterexamples": groups}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "verdict": verdict,
+            "compared": self.compared,
+            "identical": group("identical"),
+            "within_bound": group("within"),
+            "largest_weight_difference": self.largest_within,
+            "not_run": group("not-run"),
+            "counterexamples": groups,
+        }

@@ -98,9 +98,16 @@ class Reader:
         return band
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "covers": self.covers, "note": self.note,
-                "calls": self.calls, "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
-                **({"points": [[p[0], p[1], p[2]] for p in self.points]} if self.covers == "sampled" else {})}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "covers": self.covers,
+            "note": self.note,
+            "calls": self.calls,
+            "seconds": round(self.seconds, 3),
+            "cpu_seconds": round(self.cpu_seconds, 3),
+            **({"points": [[p[0], p[1], p[2]] for p in self.points]} if self.covers == "sampled" else {}),
+        }
 
 
 class _Skip(Exception):
@@ -172,23 +179,33 @@ class SiteReader(Reader):
             self.param = "sizes" if form == "sizes" else "scales"
             self.key = ("onnxruntime", semantics, self.param)
             self.session = _session(_resize_model(semantics, self.param))
-            self.note = note or (f"the candidate's Resize, {self.param} as its graph computes them (ONNX Runtime's "
-                                 "Resize: one run serves every implementation making the same call)")
+            self.note = note or (
+                f"the candidate's Resize, {self.param} as its graph computes them (ONNX Runtime's "
+                "Resize: one run serves every implementation making the same call)"
+            )
             self.plugin = False
             return
         self.plugin = True
-        second = {"scales": ("scales", TensorProto.FLOAT, [4]), "sizes": ("sizes", TensorProto.INT64, [4]),
-                  "size-tensor": ("size_tensor", TensorProto.FLOAT, ["a", "b", "oh", "ow"])}[form]
+        second = {
+            "scales": ("scales", TensorProto.FLOAT, [4]),
+            "sizes": ("sizes", TensorProto.INT64, [4]),
+            "size-tensor": ("size_tensor", TensorProto.FLOAT, ["a", "b", "oh", "ow"]),
+        }[form]
         self.param = second[0]
         copy = helper.make_node(node.op_type, ["X", self.param], ["Y"], domain=node.domain)
         copy.attribute.extend(node.attribute)
         graph = helper.make_graph(
-            [copy], "certify_plugin_probe",
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", "c", "h", "w"]),
-             helper.make_tensor_value_info(self.param, second[1], second[2])],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET),
-                                                        helper.make_opsetid(node.domain, 1)], ir_version=9)
+            [copy],
+            "certify_plugin_probe",
+            [
+                helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", "c", "h", "w"]),
+                helper.make_tensor_value_info(self.param, second[1], second[2]),
+            ],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        )
+        model = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", _OPSET), helper.make_opsetid(node.domain, 1)], ir_version=9
+        )
         self.session = _session(model)
 
         self.note = note or f"the candidate's {node.op_type} node ({form}), kernel: {kernel_backend()}"
@@ -213,8 +230,12 @@ class OnnxReferenceReader(Reader):
     """``onnx.reference`` on the Resize, within ``budget_s`` seconds (its Resize is per-element Python)."""
 
     def __init__(self, semantics: SiteSemantics, budget_s: float) -> None:
-        super().__init__("onnx-reference", semantics, covers="sampled",
-                         note=f"onnx.reference (per-element Python): the points {budget_s:g} s allow")
+        super().__init__(
+            "onnx-reference",
+            semantics,
+            covers="sampled",
+            note=f"onnx.reference (per-element Python): the points {budget_s:g} s allow",
+        )
         from onnx.reference import ReferenceEvaluator  # deferred: onnx.reference (~20 ms); only this reader uses it
 
         self.evaluator = ReferenceEvaluator(_resize_model(semantics, "scales"))

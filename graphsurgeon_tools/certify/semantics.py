@@ -35,8 +35,14 @@ class SiteSemantics:
 
     @classmethod
     def from_site(cls, site: Any) -> "SiteSemantics":
-        return cls(site.mode, site.coordinate_transformation_mode, site.nearest_mode, float(site.cubic_coeff_a),
-                   int(site.exclude_outside), int(site.antialias))
+        return cls(
+            site.mode,
+            site.coordinate_transformation_mode,
+            site.nearest_mode,
+            float(site.cubic_coeff_a),
+            int(site.exclude_outside),
+            int(site.antialias),
+        )
 
     @classmethod
     def from_plugin(cls, node: Any) -> "SiteSemantics":
@@ -44,8 +50,14 @@ class SiteSemantics:
         ctm = values["coordinate_transformation_mode"]
         if "coordinate_transformation_mode" not in attributes(node) and attributes(node).get("align_corners"):
             ctm = "align_corners"  # MMDeploy's attribute, as the kernel reads it
-        return cls(str(values["mode"]), str(ctm), str(values["nearest_mode"]), float(values["cubic_coeff_a"]),
-                   int(values["exclude_outside"]), 0)
+        return cls(
+            str(values["mode"]),
+            str(ctm),
+            str(values["nearest_mode"]),
+            float(values["cubic_coeff_a"]),
+            int(values["exclude_outside"]),
+            0,
+        )
 
     def with_mode(self, **changes: Any) -> "SiteSemantics":
         values = asdict(self)
@@ -54,9 +66,14 @@ class SiteSemantics:
 
     def resize_attributes(self) -> dict[str, Any]:
         """Attributes of a Resize-19 node with these semantics."""
-        return {"mode": self.mode, "coordinate_transformation_mode": self.coordinate_transformation_mode,
-                "nearest_mode": self.nearest_mode, "cubic_coeff_a": float(self.cubic_coeff_a),
-                "exclude_outside": int(self.exclude_outside), "antialias": int(self.antialias)}
+        return {
+            "mode": self.mode,
+            "coordinate_transformation_mode": self.coordinate_transformation_mode,
+            "nearest_mode": self.nearest_mode,
+            "cubic_coeff_a": float(self.cubic_coeff_a),
+            "exclude_outside": int(self.exclude_outside),
+            "antialias": int(self.antialias),
+        }
 
     def describe(self) -> str:
         text = f"{self.mode}, {self.coordinate_transformation_mode}"
@@ -75,7 +92,7 @@ class SiteSemantics:
 
 
 def site_form(model: Any, node: Any) -> str:
-    """"scales", "sizes" or "size-tensor": what ``node`` (a Resize or a plugin node of ``model``) is fed."""
+    """ "scales", "sizes" or "size-tensor": what ``node`` (a Resize or a plugin node of ``model``) is fed."""
     if node.op_type == PLUGIN_OP_TYPE:
         second = node.input[1] if len(node.input) > 1 else ""
         infos = value_info_map(model.graph)

@@ -44,9 +44,12 @@ def trt_output_length(length: int, factor: float) -> int:
 
 class TensorRTModel(Reader):
     def __init__(self, semantics: SiteSemantics) -> None:
-        super().__init__("tensorrt-model", semantics, kind="model",
-                         note="a model of TensorRT's arithmetic (" + PARSER_SNAPSHOT + "; NVIDIA/TensorRT#823), "
-                              "not a run")
+        super().__init__(
+            "tensorrt-model",
+            semantics,
+            kind="model",
+            note="a model of TensorRT's arithmetic (" + PARSER_SNAPSHOT + "; NVIDIA/TensorRT#823), not a run",
+        )
         self.refused = ""
         if semantics.antialias:
             self.refused = "antialias: the parser refuses it"
@@ -87,8 +90,12 @@ class TensorRTModel(Reader):
         weights: list[np.ndarray] = []
         if s.mode == "nearest":
             rounding = "ceil" if ctm == "tf_half_pixel_for_nn" else s.nearest_mode
-            pick = {"floor": np.floor(x), "ceil": np.ceil(x), "round_prefer_floor": np.ceil(x - f32(0.5)),
-                    "round_prefer_ceil": np.floor(x + f32(0.5))}[rounding]
+            pick = {
+                "floor": np.floor(x),
+                "ceil": np.ceil(x),
+                "round_prefer_floor": np.ceil(x - f32(0.5)),
+                "round_prefer_ceil": np.floor(x + f32(0.5)),
+            }[rounding]
             rows.append(np.arange(out))
             cols.append(np.clip(pick, 0, length - 1).astype(np.int64))
             weights.append(np.ones(out, np.float32))
@@ -109,8 +116,11 @@ class TensorRTModel(Reader):
             taps = []
             for offset in (-1, 0, 1, 2):
                 d = np.abs(t - f32(offset)).astype(np.float32)
-                w = np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
-                             np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0)).astype(np.float32)
+                w = np.where(
+                    d <= 1,
+                    ((a + 2) * d - (a + 3)) * d * d + 1,
+                    np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0),
+                ).astype(np.float32)
                 taps.append((base + offset, w))
             if s.exclude_outside:
                 inside = [((c >= 0) & (c < length)) for c, _ in taps]

@@ -42,11 +42,16 @@ class VerifyReport:
         if self.passed:
             return f"certificate holds: hashes and versions match, {len(self.checked)} claim(s) re-run and confirmed"
         return f"certificate does NOT hold: {self.problems[0]}" + (
-            f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
+            f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "summary": self.summary_line(), "problems": list(self.problems),
-                "checked": list(self.checked)}
+        return {
+            "passed": self.passed,
+            "summary": self.summary_line(),
+            "problems": list(self.problems),
+            "checked": list(self.checked),
+        }
 
 
 def _load(certificate: Union[str, os.PathLike, Mapping[str, Any]]) -> dict[str, Any]:
@@ -69,8 +74,9 @@ def _samples(pair: Mapping[str, Any], sample: int) -> list[tuple[str, float, int
     return points[:sample]
 
 
-def verify_certificate(certificate: Union[str, os.PathLike, Mapping[str, Any]], models: Sequence[Any], *,
-                       sample: int = 4) -> VerifyReport:
+def verify_certificate(
+    certificate: Union[str, os.PathLike, Mapping[str, Any]], models: Sequence[Any], *, sample: int = 4
+) -> VerifyReport:
     """Re-check ``certificate`` against ``models`` (candidate first, then an ONNX reference if any)."""
     data = _load(certificate)
     report = VerifyReport()
@@ -115,9 +121,20 @@ def verify_certificate(certificate: Union[str, os.PathLike, Mapping[str, Any]], 
                 ledger = PairLedger(pair["a"], pair["b"], site.reference_semantics or site.semantics)
                 ledger.record(axis, factor, length, a.band(length, factor, axis), b.band(length, factor, axis))
                 got = "differs" if ledger.differs else ("same" if ledger.compared else "not-run")
-                report.checked.append({"site": entry["site"], "pair": [pair["a"], pair["b"]], "axis": axis,
-                                       "factor": factor, "length": length, "expected": expected, "got": got})
+                report.checked.append(
+                    {
+                        "site": entry["site"],
+                        "pair": [pair["a"], pair["b"]],
+                        "axis": axis,
+                        "factor": factor,
+                        "length": length,
+                        "expected": expected,
+                        "got": got,
+                    }
+                )
                 if got != expected:
-                    report.fail(f"site {entry['site']!r} {pair['a']} vs {pair['b']} at {axis} {length} "
-                                f"x{factor:g}: the certificate says {expected}, a re-run says {got}")
+                    report.fail(
+                        f"site {entry['site']!r} {pair['a']} vs {pair['b']} at {axis} {length} "
+                        f"x{factor:g}: the certificate says {expected}, a re-run says {got}"
+                    )
     return report

@@ -73,20 +73,28 @@ def boundary_points(certificate: Any) -> list[tuple[int, float, str]]:
             for length in lengths:
                 if (length, factor) in verdicts:
                     verdicts[(length, factor)] = "differs"
-    return sorted(((length, factor, v) for (length, factor), v in verdicts.items()),
-                  key=lambda p: (p[2] != "differs", p[0] * p[1], p[0]))
+    return sorted(
+        ((length, factor, v) for (length, factor), v in verdicts.items()),
+        key=lambda p: (p[2] != "differs", p[0] * p[1], p[0]),
+    )
 
 
-def whole_model_check(model: Any, reference: Any, certificate: Any, *, max_points: int,
-                      max_length: int) -> dict[str, Any]:
+def whole_model_check(
+    model: Any, reference: Any, certificate: Any, *, max_points: int, max_length: int
+) -> dict[str, Any]:
     inputs, nodes = factor_dependent_nodes(model)
     try:
         freedom = {key: value.describe() for key, value in site_freedom(model).items()}
     except OnnxToolError as exc:
         freedom = {"*": f"not decided: {exc}"}
-    result: dict[str, Any] = {"factor_inputs": inputs, "factor_dependent_nodes": nodes, "freedom": freedom,
-                              "budget": {"points": max_points, "max_length": max_length}, "points": [],
-                              "agrees": True}
+    result: dict[str, Any] = {
+        "factor_inputs": inputs,
+        "factor_dependent_nodes": nodes,
+        "freedom": freedom,
+        "budget": {"points": max_points, "max_length": max_length},
+        "points": [],
+        "agrees": True,
+    }
     if reference is None:
         result["note"] = "no reference given: the full model was not run (pass one to confirm the tables)"
         return result
@@ -101,16 +109,28 @@ def whole_model_check(model: Any, reference: Any, certificate: Any, *, max_point
         data = report.to_dict()
         status = data["factors"][0]["status"] if data["factors"] else "skipped"
         worst = data["counts"]["worst_max_abs_error"]
-        result["points"].append({"length": length, "factor": factor, "predicted": predicted, "validate": status,
-                                 "max_abs_error": worst,
-                                 "reason": data["factors"][0]["reason"] if data["factors"] else ""})
+        result["points"].append(
+            {
+                "length": length,
+                "factor": factor,
+                "predicted": predicted,
+                "validate": status,
+                "max_abs_error": worst,
+                "reason": data["factors"][0]["reason"] if data["factors"] else "",
+            }
+        )
         if predicted == "match" and status == "failed":  # "error": the graph does not run at that size
             result["agrees"] = False
     ran = [p for p in result["points"] if p["validate"] in ("passed", "failed")]
     left = len(candidates) - len(chosen)
-    result["note"] = (f"{len(ran)} of {len(candidates)} boundary point(s) run in full "
-                      f"(side <= {max_length}, at most {max_points}); "
-                      + ("every run agrees with the tables" if result["agrees"] else
-                         "a run predicted equal by the tables is out of tolerance")
-                      + (f"; {left} not run (budget)" if left > 0 else ""))
+    result["note"] = (
+        f"{len(ran)} of {len(candidates)} boundary point(s) run in full "
+        f"(side <= {max_length}, at most {max_points}); "
+        + (
+            "every run agrees with the tables"
+            if result["agrees"]
+            else "a run predicted equal by the tables is out of tolerance"
+        )
+        + (f"; {left} not run (budget)" if left > 0 else "")
+    )
     return result

@@ -112,8 +112,16 @@ def abs_diff(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return _abs_diff(actual, expected, np.float64)[0].reshape(np.broadcast_shapes(actual.shape, expected.shape))
 
 
-def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rtol: float,
-                   name: str = "output", reference_name: str = "", kind: str = "output") -> OutputComparison:
+def compare_arrays(
+    actual: np.ndarray,
+    expected: np.ndarray,
+    *,
+    atol: float,
+    rtol: float,
+    name: str = "output",
+    reference_name: str = "",
+    kind: str = "output",
+) -> OutputComparison:
     """Statistics of ``actual`` (candidate) against ``expected`` (reference).
 
     Relative error is taken over elements with ``|expected| > atol`` (near zero, atol is the
@@ -149,8 +157,9 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         result.passed = not bool(np.any(unequal))
         result.mismatched = int(np.sum(unequal))
         result.mismatch_share = float(np.mean(unequal))
-        result.note = (f"non-numeric output ({actual.dtype} vs {expected.dtype}) compared for equality"
-                       + ("" if result.passed else f": {result.mismatched} of {unequal.size} elements differ"))
+        result.note = f"non-numeric output ({actual.dtype} vs {expected.dtype}) compared for equality" + (
+            "" if result.passed else f": {result.mismatched} of {unequal.size} elements differ"
+        )
         return result
     dtype = _work_dtype(actual, expected)
     diff, _, b = _abs_diff(actual, expected, dtype)
@@ -189,9 +198,9 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         largest = float(np.max(np.abs(finite))) if finite.size else 0.0
     if expected.size > 1 and spread == 0.0:  # one element cannot vary: judged by atol alone
         result.vacuous = True
-        result.note = ("vacuous: the reference is constant"
-                       + (f" ({float(finite.flat[0]):g} everywhere)" if finite.size == expected.size
-                          else " (no finite spread)"))
+        result.note = "vacuous: the reference is constant" + (
+            f" ({float(finite.flat[0]):g} everywhere)" if finite.size == expected.size else " (no finite spread)"
+        )
     elif largest < atol:
         result.vacuous = True
         result.note = f"vacuous: the reference's largest magnitude {largest:.3g} is below atol {atol:g}"
@@ -204,6 +213,5 @@ def compare_arrays(actual: np.ndarray, expected: np.ndarray, *, atol: float, rto
         result.psnr_db = math.inf if mse == 0 else (0.0 if not math.isfinite(mse) else 10 * math.log10(spread**2 / mse))
     result.passed = result.mismatched == 0
     if not result.passed:
-        result.note = "; ".join(filter(None, (f"{result.mismatched} of {size} elements out of tolerance",
-                                               result.note)))
+        result.note = "; ".join(filter(None, (f"{result.mismatched} of {size} elements out of tolerance", result.note)))
     return result

@@ -62,8 +62,7 @@ from graphsurgeon_tools.resize.original_values import original_feeds
 from graphsurgeon_tools.runtime.provenance import evidence_record, recording
 from graphsurgeon_tools.runtime.session import ort_errors, scoped_custom_op_libs
 
-__all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "concrete_input_shapes",
-           "random_feeds"]
+__all__ = ["EXACT_LEVEL", "CheckResult", "OutputComparison", "compare_models", "concrete_input_shapes", "random_feeds"]
 
 #: The ORT optimization level the check proves exactness at (a name of ort.GraphOptimizationLevel).
 EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
@@ -112,8 +111,14 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         def row(o: OutputComparison) -> dict[str, Any]:
-            return {"name": o.name, "shape": o.shape, "max_abs_diff": o.max_abs_diff,
-                    "mismatched": o.mismatched, "passed": o.passed, "vacuous": o.vacuous}
+            return {
+                "name": o.name,
+                "shape": o.shape,
+                "max_abs_diff": o.max_abs_diff,
+                "mismatched": o.mismatched,
+                "passed": o.passed,
+                "vacuous": o.vacuous,
+            }
 
         return {
             "passed": self.passed,
@@ -141,9 +146,11 @@ class CheckResult:
             return f"check skipped: {self.skipped}"
         worst = max((o.max_abs_diff for o in self.outputs), default=0.0)
         verdict = "passed" if self.passed else "FAILED"
-        text = (f"check {verdict}: {len(self.outputs)} output(s) and {len(self.sites)} site output(s) at "
-                f"{self.level}, max |diff| {worst:g} ("
-                + (f"dtype-aware bound, largest atol {self.atol:g})" if self.tolerance else f"atol {self.atol:g})"))
+        text = (
+            f"check {verdict}: {len(self.outputs)} output(s) and {len(self.sites)} site output(s) at "
+            f"{self.level}, max |diff| {worst:g} ("
+            + (f"dtype-aware bound, largest atol {self.atol:g})" if self.tolerance else f"atol {self.atol:g})")
+        )
         if self.differing_sites:
             text += f"; first differing site output: {self.differing_sites[0]}"
         if self.optimized.get("max_abs_diff") is not None:
@@ -158,29 +165,47 @@ def _shared_site_outputs(original: ModelProto, rewritten: ModelProto) -> list[st
     """Outputs of the original's Resize/Upsample/plugin nodes that a node of the rewritten graph still produces."""
     produced = {name for node in rewritten.graph.node for name in node.output if name}
     graph_outputs = {o.name for o in original.graph.output} | {o.name for o in rewritten.graph.output}
-    return [node.output[0] for node in original.graph.node
-            if node.op_type in SITE_OPS and node.output and node.output[0] in produced
-            and node.output[0] not in graph_outputs]
+    return [
+        node.output[0]
+        for node in original.graph.node
+        if node.op_type in SITE_OPS
+        and node.output
+        and node.output[0] in produced
+        and node.output[0] not in graph_outputs
+    ]
 
 
 def _max_diff(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> Optional[float]:
-    diffs = [float(abs_diff(np.asarray(a[name]), np.asarray(b[name])).max())
-             for name in a if name in b and np.shape(a[name]) == np.shape(b[name]) and np.size(a[name])
-             and np.issubdtype(np.asarray(a[name]).dtype, np.number)]
+    diffs = [
+        float(abs_diff(np.asarray(a[name]), np.asarray(b[name])).max())
+        for name in a
+        if name in b
+        and np.shape(a[name]) == np.shape(b[name])
+        and np.size(a[name])
+        and np.issubdtype(np.asarray(a[name]).dtype, np.number)
+    ]
     return max(diffs) if diffs else None
 
 
 def _failed_run(message: str) -> OutputComparison:
-    return OutputComparison(output=f"<run failed: {message[:200]}>", reference_output="", candidate_shape=None,
-                            reference_shape=None, passed=False, note=message)
+    return OutputComparison(
+        output=f"<run failed: {message[:200]}>",
+        reference_output="",
+        candidate_shape=None,
+        reference_shape=None,
+        passed=False,
+        note=message,
+    )
 
 
 def _with_evidence(compare: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
     """The check's result carries the evidence record: what ran, the hashes of the bytes compared
     (reference: the original, candidate: the rewrite)."""
+
     @functools.wraps(compare)
-    def run(original: Union[ModelProto, bytes], rewritten: Union[ModelProto, bytes], *args: Any,
-            **kwargs: Any) -> CheckResult:
+    def run(
+        original: Union[ModelProto, bytes], rewritten: Union[ModelProto, bytes], *args: Any, **kwargs: Any
+    ) -> CheckResult:
         with recording() as ran:
             result = compare(original, rewritten, *args, **kwargs)
         result.evidence = evidence_record(ran, models=[("candidate", rewritten), ("reference", original)])
@@ -256,8 +281,11 @@ def compare_models(
     guard_output_sizes(original_proto, shapes, max_output_bytes)
     # Inputs an earlier rewrite added (a dynamic scales/sizes input) get the value they held in the
     # model that rewrite started from: random values would be nonsense scales ORT refuses.
-    feeds = {**random_feeds(original_proto, shapes, seed), **original_feeds(original_proto),
-             **dict(reference_feeds or {})}
+    feeds = {
+        **random_feeds(original_proto, shapes, seed),
+        **original_feeds(original_proto),
+        **dict(reference_feeds or {}),
+    }
     factory = session_factory or plain_session
     # ORT's own exception types, a failed plugin kernel, a model the plugin bridge refuses.
     run_errors = (*ort_errors(), OnnxToolError)
@@ -285,17 +313,26 @@ def compare_models(
         return CheckResult(
             passed=None,
             skipped=f"the original model does not run in ONNX Runtime on inputs {shapes}: "
-                    f"{' '.join(str(exc).split())[:300]} (give named dims sizes with dims=)",
-            input_shapes=input_shapes, seed=seed, atol=atol, seconds=time.perf_counter() - start,
-            levels=[level], sessions=opened,
+            f"{' '.join(str(exc).split())[:300]} (give named dims sizes with dims=)",
+            input_shapes=input_shapes,
+            seed=seed,
+            atol=atol,
+            seconds=time.perf_counter() - start,
+            levels=[level],
+            sessions=opened,
         )
     try:
         actual = run("candidate", rewritten_feeds, level, sites)
     except run_errors as exc:  # the original ran and the rewrite does not: that is a failed check
         return CheckResult(
-            passed=False, input_shapes=input_shapes, seed=seed, atol=atol,
-            outputs=[_failed_run(" ".join(str(exc).split()))], seconds=time.perf_counter() - start,
-            levels=[level], sessions=opened,
+            passed=False,
+            input_shapes=input_shapes,
+            seed=seed,
+            atol=atol,
+            outputs=[_failed_run(" ".join(str(exc).split()))],
+            seconds=time.perf_counter() - start,
+            levels=[level],
+            sessions=opened,
         )
 
     def bounds(got: Any, want: Any, name: str) -> dict[str, float]:
@@ -308,15 +345,25 @@ def compare_models(
     for name in output_names:
         want, got = expected[name], actual.get(name)
         if got is None:
-            missing = OutputComparison(output=name, reference_output=name, candidate_shape=None,
-                                       reference_shape=tuple(np.shape(want)), passed=False,
-                                       note="the rewritten model has no such output", mismatched=int(np.size(want)))
+            missing = OutputComparison(
+                output=name,
+                reference_output=name,
+                candidate_shape=None,
+                reference_shape=tuple(np.shape(want)),
+                passed=False,
+                note="the rewritten model has no such output",
+                mismatched=int(np.size(want)),
+            )
             comparisons.append(missing)
             continue
         comparisons.append(compare_arrays(got, want, name=name, **bounds(got, want, name)))
-    site_comparisons = [compare_arrays(actual[name], expected[name], name=name, kind="site",
-                                       **bounds(actual[name], expected[name], name))
-                        for name in sites if name in actual and name in expected]
+    site_comparisons = [
+        compare_arrays(
+            actual[name], expected[name], name=name, kind="site", **bounds(actual[name], expected[name], name)
+        )
+        for name in sites
+        if name in actual and name in expected
+    ]
     result = CheckResult(
         passed=all(c.passed for c in (*comparisons, *site_comparisons)),
         input_shapes=input_shapes,
@@ -332,20 +379,27 @@ def compare_models(
     compared = [*comparisons, *site_comparisons]
     if result.passed and compared and all(c.vacuous for c in compared):
         result.passed = None
-        result.skipped = (f"vacuous: every compared tensor of the original is constant on the check's inputs "
-                          f"{shapes} (give other sizes with dims=)")
+        result.skipped = (
+            f"vacuous: every compared tensor of the original is constant on the check's inputs "
+            f"{shapes} (give other sizes with dims=)"
+        )
     if optimized_figure:
-        result.optimized = _optimized(run, feeds, rewritten_feeds, {name: expected[name] for name in output_names},
-                                      run_errors)
+        result.optimized = _optimized(
+            run, feeds, rewritten_feeds, {name: expected[name] for name in output_names}, run_errors
+        )
         if result.optimized["max_abs_diff"] is not None or not result.optimized["note"]:
             result.levels.append(OPTIMIZED_LEVEL)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _optimized(run: Callable[..., dict[str, np.ndarray]], feeds: Mapping[str, np.ndarray],
-               rewritten_feeds: Mapping[str, np.ndarray],
-               exact: Mapping[str, np.ndarray], run_errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
+def _optimized(
+    run: Callable[..., dict[str, np.ndarray]],
+    feeds: Mapping[str, np.ndarray],
+    rewritten_feeds: Mapping[str, np.ndarray],
+    exact: Mapping[str, np.ndarray],
+    run_errors: tuple[type[BaseException], ...],
+) -> dict[str, Any]:
     """The figure at OPTIMIZED_LEVEL: rewritten vs original, and the original against itself across levels."""
     figures: dict[str, Any] = {"level": OPTIMIZED_LEVEL, "max_abs_diff": None, "original_drift": None, "note": ""}
     try:

@@ -99,7 +99,9 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
         try:
             dtype = np_dtype(elem)
         except KeyError:
-            raise InvalidModelError(f"graph input {name!r} has element type {elem}, which the check cannot generate") from None
+            raise InvalidModelError(
+                f"graph input {name!r} has element type {elem}, which the check cannot generate"
+            ) from None
         if dtype.kind == "f":
             feeds[name] = np.asarray(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
         elif dtype.kind in "iu":
@@ -111,8 +113,14 @@ def random_feeds(model: ModelProto, shapes: Mapping[str, list[int]], seed: int =
     return feeds
 
 
-def guard_output_sizes(model: ModelProto, shapes: Mapping[str, list[int]], max_output_bytes: Optional[int],
-                       *, what: str = "check", values: Optional[Mapping[str, np.ndarray]] = None) -> None:
+def guard_output_sizes(
+    model: ModelProto,
+    shapes: Mapping[str, list[int]],
+    max_output_bytes: Optional[int],
+    *,
+    what: str = "check",
+    values: Optional[Mapping[str, np.ndarray]] = None,
+) -> None:
     """Refuse (ResourceLimitError) before ORT allocates a tensor above the configured limit.
 
     ``shapes``: the concrete input shapes the run will feed; every tensor shape inference can
@@ -179,9 +187,12 @@ def load_user_array(name: str, value: InputLike) -> tuple[np.ndarray, str]:
         raise InvalidInputError(f"input {name!r}: file not found: {path}") from None
     except ValueError as exc:
         if "allow_pickle" in str(exc):  # an object array: loading it would unpickle, i.e. run code
-            raise InvalidInputError(f"input {name!r}: {path} holds pickled Python objects, which onnxtool never "
-                                "loads; save a numeric array") from None
-        raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})") from None
+            raise InvalidInputError(
+                f"input {name!r}: {path} holds pickled Python objects, which onnxtool never loads; save a numeric array"
+            ) from None
+        raise InvalidInputError(
+            f"input {name!r}: {path} is not a readable .npy array ({' '.join(str(exc).split())})"
+        ) from None
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:  # unreadable, truncated, junk
         raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array ({type(exc).__name__})") from None
     if not isinstance(array, np.ndarray):
@@ -212,8 +223,9 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
             shape, _fortran, dtype = reader(handle)
         except (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError) as exc:
             # numpy parses the header with a tokenizer: a cut or garbled one fails in many ways
-            raise InvalidInputError(f"input {name!r}: {path} is not a readable .npy array (its header: "
-                                f"{type(exc).__name__})") from None
+            raise InvalidInputError(
+                f"input {name!r}: {path} is not a readable .npy array (its header: {type(exc).__name__})"
+            ) from None
     finally:
         data_start = handle.tell()
         handle.seek(start)
@@ -223,16 +235,25 @@ def _refuse_declared_size(name: str, path: Path, handle: Any) -> None:
     available = os.fstat(handle.fileno()).st_size - data_start
     needed = math.prod(shape) * dtype.itemsize
     if needed > available:
-        raise InvalidInputError(f"input {name!r}: {path} declares shape {list(shape)} ({needed} bytes of {dtype}) "
-                            f"but holds {available} bytes: truncated or not a .npy array")
+        raise InvalidInputError(
+            f"input {name!r}: {path} declares shape {list(shape)} ({needed} bytes of {dtype}) "
+            f"but holds {available} bytes: truncated or not a .npy array"
+        )
 
 
 # Scale-input layouts (validation.ports.ScaleInput.layout) whose values are resize factors.
 _FACTOR_LAYOUTS = ("scales", "pair", "factor")
 
 
-def conform_scale_input(port: Any, array: np.ndarray, source: str, data_shapes: Sequence[Sequence[int]],
-                        *, limit: Optional[int] = None, what: str = "validate") -> np.ndarray:
+def conform_scale_input(
+    port: Any,
+    array: np.ndarray,
+    source: str,
+    data_shapes: Sequence[Sequence[int]],
+    *,
+    limit: Optional[int] = None,
+    what: str = "validate",
+) -> np.ndarray:
     """A user's array for a scale input, checked as a swept factor is, cast to the input's dtype.
 
     Args:
@@ -295,8 +316,9 @@ def _output_shape(layout: str, shape: list[int], values: np.ndarray) -> Optional
     return resized_shape(shape, scales) if all(math.isfinite(s) for s in scales) else None
 
 
-def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.dtype, source: str,
-                  notes: list[str]) -> np.ndarray:
+def conform_array(
+    name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.dtype, source: str, notes: list[str]
+) -> np.ndarray:
     """Check a user array against the graph input; cast floats to the input's float type."""
     if shape and len(array.shape) != len(shape):
         raise InvalidInputError(
@@ -316,22 +338,32 @@ def conform_array(name: str, array: np.ndarray, shape: Sequence[Any], dtype: np.
                 cast = array.astype(dtype)
             overflow = np.isinf(cast) & np.isfinite(array)
             if overflow.any():
-                raise InvalidInputError(f"input {name!r} from {source}: {array[overflow].flat[0]:g} does not fit "
-                                    f"{dtype} (the model's input type)")
+                raise InvalidInputError(
+                    f"input {name!r} from {source}: {array[overflow].flat[0]:g} does not fit "
+                    f"{dtype} (the model's input type)"
+                )
             array = cast
         elif np.issubdtype(array.dtype, np.integer) and np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
             if array.size and (array.min() < info.min or array.max() > info.max):
-                raise InvalidInputError(f"input {name!r} from {source}: values outside {dtype}'s range "
-                                    f"[{info.min}, {info.max}]")
+                raise InvalidInputError(
+                    f"input {name!r} from {source}: values outside {dtype}'s range [{info.min}, {info.max}]"
+                )
             array = array.astype(dtype)
         else:
             raise InvalidInputError(f"input {name!r} from {source}: dtype {array.dtype}, the model expects {dtype}")
     return np.ascontiguousarray(array)
 
 
-def random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator, size: int,
-                  *, limit: Optional[int] = None, what: str = "random input") -> np.ndarray:
+def random_input(
+    shape: Sequence[Any],
+    dtype: np.dtype,
+    rng: np.random.Generator,
+    size: int,
+    *,
+    limit: Optional[int] = None,
+    what: str = "random input",
+) -> np.ndarray:
     concrete = [d if isinstance(d, int) else (1 if axis == 0 else size) for axis, d in enumerate(shape)]
     # A declared input of 2**20 x 2**20 must be refused, not handed to numpy (MemoryError).
     # Floats are drawn in float64 first, so that is what is allocated.
@@ -343,4 +375,3 @@ def random_input(shape: Sequence[Any], dtype: np.dtype, rng: np.random.Generator
     if dtype == np.bool_:
         return np.asarray(rng.random(concrete) < 0.5)
     return np.asarray(rng.integers(0, 10, size=concrete).astype(dtype))
-

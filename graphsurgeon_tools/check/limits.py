@@ -133,9 +133,7 @@ def resized_shape(shape: Sequence[int], scales: Sequence[float]) -> tuple[float,
     It does not model ``axes`` or ``keep_aspect_ratio_policy``: expand scales to full rank first.
     """
     if len(scales) != len(shape):
-        raise InvalidScalesError(
-            f"scales {tuple(scales)} have {len(scales)} entries for a rank-{len(shape)} input"
-        )
+        raise InvalidScalesError(f"scales {tuple(scales)} have {len(scales)} entries for a rank-{len(shape)} input")
     out: list[float] = []
     for dim, scale in zip(shape, scales):
         scale = float(scale)

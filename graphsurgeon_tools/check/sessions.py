@@ -38,8 +38,17 @@ from graphsurgeon_tools.io import external_data_dir, load_model
 from graphsurgeon_tools.runtime import ort_library
 from graphsurgeon_tools.runtime import session as runtime_session
 
-__all__ = ["ORT_DOMAINS", "SITE_OPS", "check_options", "custom_domains", "plain_session", "plugin_or_cpu_session",
-           "session_for", "session_input", "site_outputs"]
+__all__ = [
+    "ORT_DOMAINS",
+    "SITE_OPS",
+    "check_options",
+    "custom_domains",
+    "plain_session",
+    "plugin_or_cpu_session",
+    "session_for",
+    "session_input",
+    "site_outputs",
+]
 
 #: Domains ORT runs out of the box (besides the default domain).
 ORT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "ai.onnx.preview.training")
@@ -67,12 +76,22 @@ def check_options(level: str, folder: Optional[str] = None) -> Any:
 def site_outputs(model: ModelProto) -> list[str]:
     """The outputs of the main graph's Resize/Upsample/plugin nodes that are not graph outputs."""
     graph_outputs = {o.name for o in model.graph.output}
-    return [node.output[0] for node in model.graph.node
-            if node.op_type in SITE_OPS and node.output and node.output[0] and node.output[0] not in graph_outputs]
+    return [
+        node.output[0]
+        for node in model.graph.node
+        if node.op_type in SITE_OPS and node.output and node.output[0] and node.output[0] not in graph_outputs
+    ]
 
 
-def session_for(model: object, proto: ModelProto, level: str, needed: Sequence[str], factory: SessionFactory, *,
-                expose: Sequence[str] = ()) -> tuple[Any, bool]:
+def session_for(
+    model: object,
+    proto: ModelProto,
+    level: str,
+    needed: Sequence[str],
+    factory: SessionFactory,
+    *,
+    expose: Sequence[str] = (),
+) -> tuple[Any, bool]:
     """``(session, opened)``: a session of ``proto`` (the model object ``model``, parsed) at ``level``
     whose outputs include the graph outputs and ``needed``. Inside ``reuse_sessions`` the one kept
     for ``model`` at ``level`` when it exposes ``needed`` (``opened`` False), else a new one, kept,

@@ -42,9 +42,16 @@ def with_outputs(model: ModelProto, names: list[str]) -> ModelProto:
     return copy
 
 
-def sites_alone(original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
-                session: Callable[[bytes, Any], Any], tolerance: UlpTolerance,
-                op_type: str = "DynamicTRTResize", *, key: object = None) -> Optional[list[Any]]:
+def sites_alone(
+    original: ModelProto,
+    rewritten: ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    session: Callable[[bytes, Any], Any],
+    tolerance: UlpTolerance,
+    op_type: str = "DynamicTRTResize",
+    *,
+    key: object = None,
+) -> Optional[list[Any]]:
     """Each plugin node of ``rewritten`` run alone on the tensor its Resize reads in the original
     (one run of the original at UNFUSED_LEVEL on ``feeds``, each model taking the inputs it has),
     compared with that Resize's output there; None when no plugin node has a counterpart.
@@ -101,7 +108,11 @@ def _cut(model: ModelProto, x: str, out: str, x_value: np.ndarray) -> ModelProto
             stack.extend(model.graph.node[producer[name]].input)
     x_info = onnx.helper.make_tensor_value_info(x, elem_type(x_value.dtype), list(x_value.shape))
     inputs = [x_info, *(graph_inputs[n] for n in sorted(used) if n in graph_inputs and n not in initializers)]
-    graph = onnx.helper.make_graph([model.graph.node[i] for i in sorted(keep)], "site", inputs,
-                              [onnx.ValueInfoProto(name=out)],
-                              initializer=[initializers[n] for n in sorted(used) if n in initializers])
+    graph = onnx.helper.make_graph(
+        [model.graph.node[i] for i in sorted(keep)],
+        "site",
+        inputs,
+        [onnx.ValueInfoProto(name=out)],
+        initializer=[initializers[n] for n in sorted(used) if n in initializers],
+    )
     return onnx.helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)

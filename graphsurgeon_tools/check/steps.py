@@ -68,12 +68,19 @@ def name_models(check: Any, reference: Union[ModelProto, bytes], written: ModelP
     }
 
 
-def measure_step(reference: Union[ModelProto, bytes], step: Intermediate, *,
-                 reference_feeds: Optional[Mapping[str, Any]] = None, dims: Optional[Mapping[str, int]] = None,
-                 atol: float = 0.0, rtol: float = 0.0) -> dict[str, Any]:
+def measure_step(
+    reference: Union[ModelProto, bytes],
+    step: Intermediate,
+    *,
+    reference_feeds: Optional[Mapping[str, Any]] = None,
+    dims: Optional[Mapping[str, int]] = None,
+    atol: float = 0.0,
+    rtol: float = 0.0,
+) -> dict[str, Any]:
     """The intermediate ``step.model`` against the user's ``reference`` on the check's inputs."""
-    measured = equivalence.compare_models(reference, step.model, reference_feeds=reference_feeds, dims=dims, atol=atol,
-                              rtol=rtol)
+    measured = equivalence.compare_models(
+        reference, step.model, reference_feeds=reference_feeds, dims=dims, atol=atol, rtol=rtol
+    )
     outputs = [o.max_abs_diff for o in measured.outputs]
     sites = [o.max_abs_diff for o in measured.sites]
     return {

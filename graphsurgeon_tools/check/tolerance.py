@@ -100,10 +100,14 @@ class UlpTolerance:
     def describe(self) -> str:
         """What the default bound is, in words (reports print it)."""
         seen = {dtype for *_, dtype in self.used.values()}  # only the dtypes compared, once some were
-        parts = [f"{count:g} ulps of {name} ({count * EPS[name]:.3g} relative)" for name, count in self.ulps.items()
-                 if name in EPS and (not seen or name in seen)]
-        text = ("dtype-aware default: |diff| <= k*eps*(max(1, max|ref|) + |ref|)"
-                + (f" with k*eps = {', '.join(parts)}" if parts else ""))
+        parts = [
+            f"{count:g} ulps of {name} ({count * EPS[name]:.3g} relative)"
+            for name, count in self.ulps.items()
+            if name in EPS and (not seen or name in seen)
+        ]
+        text = "dtype-aware default: |diff| <= k*eps*(max(1, max|ref|) + |ref|)" + (
+            f" with k*eps = {', '.join(parts)}" if parts else ""
+        )
         if any(self.floor):
             text += f"; at least atol {self.floor[0]:g} and rtol {self.floor[1]:g}"
         if self.integer_steps:
@@ -111,7 +115,13 @@ class UlpTolerance:
         return text + (f" ({self.why})" if self.why else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "ulps", "ulps": dict(self.ulps), "floor": list(self.floor),
-                "integer_steps": self.integer_steps, "description": self.describe(),
-                "per_tensor": {k: {"atol": a, "rtol": r, "magnitude": m, "dtype": d}
-                               for k, (a, r, m, d) in self.used.items()}}
+        return {
+            "kind": "ulps",
+            "ulps": dict(self.ulps),
+            "floor": list(self.floor),
+            "integer_steps": self.integer_steps,
+            "description": self.describe(),
+            "per_tensor": {
+                k: {"atol": a, "rtol": r, "magnitude": m, "dtype": d} for k, (a, r, m, d) in self.used.items()
+            },
+        }

@@ -215,8 +215,10 @@ def _run(args: list[str], stdout: _ReportStream) -> int:
         else:  # a bug: keep the traceback for whoever debugs it
             if _debug():
                 traceback.print_exc()
-            _say(f"onnxtool: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
-                 "(set ONNXTOOL_DEBUG=1 for the traceback)\n")
+            _say(
+                f"onnxtool: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                "(set ONNXTOOL_DEBUG=1 for the traceback)\n"
+            )
             code = ExitCode.INTERNAL
     if code != ExitCode.OUTPUT_IO:
         try:  # help text and reports typer wrote itself (--help), flushed while stdout is ours

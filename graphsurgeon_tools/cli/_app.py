@@ -42,9 +42,7 @@ app = typer.Typer(
 )
 
 # Options shared by several commands, declared once so their spelling never drifts.
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print one machine-readable JSON report on stdout.")
-]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one machine-readable JSON report on stdout.")]
 OutputOption = Annotated[
     Optional[Path],
     typer.Option("--output", "-o", help="Where to write the result (default: beside the input)."),
@@ -64,8 +62,8 @@ ProfileOption = Annotated[
     typer.Option(
         "--profile",
         help="TensorRT optimisation profile SIZES:FACTORS for the written model, e.g. 32,256,512:1,2,4 "
-             "(sizes L, HxW or DxHxW, or one int for every spatial axis; min,opt,max): prints the trtexec, "
-             "polygraphy and ONNX Runtime spellings.",
+        "(sizes L, HxW or DxHxW, or one int for every spatial axis; min,opt,max): prints the trtexec, "
+        "polygraphy and ONNX Runtime spellings.",
     ),
 ]
 CustomOpLibOption = Annotated[
@@ -73,7 +71,7 @@ CustomOpLibOption = Annotated[
     typer.Option(
         "--custom-op-lib",
         help="An ONNX Runtime custom-op library of your own (a .so exporting RegisterCustomOps, e.g. "
-             "MMDeploy's ORT ops) for every ONNX Runtime session of the command (repeatable).",
+        "MMDeploy's ORT ops) for every ONNX Runtime session of the command (repeatable).",
     ),
 ]
 ModelArgument = Annotated[Path, typer.Argument(help="The ONNX model to read (never modified).")]
@@ -88,16 +86,22 @@ def split_csv(values: Optional[list[str]]) -> Optional[list[str]]:
 
 OptimizedFigureOption = Annotated[
     bool,
-    typer.Option("--optimized-figure", help="The check also runs both models at ORT_ENABLE_ALL and reports their "
-                                            "difference there as a figure (never a verdict; one more ONNX Runtime "
-                                            "session per model). Default: one session per model, at the verdict's "
-                                            "level."),
+    typer.Option(
+        "--optimized-figure",
+        help="The check also runs both models at ORT_ENABLE_ALL and reports their "
+        "difference there as a figure (never a verdict; one more ONNX Runtime "
+        "session per model). Default: one session per model, at the verdict's "
+        "level.",
+    ),
 ]
 
 CheckDimsOption = Annotated[
     Optional[list[str]],
-    typer.Option("--check-dims", help="Sizes for named input dims in the check, e.g. height=64,width=96 "
-                                      "(default: 1 for the first dim, 32 for the others)."),
+    typer.Option(
+        "--check-dims",
+        help="Sizes for named input dims in the check, e.g. height=64,width=96 "
+        "(default: 1 for the first dim, 32 for the others).",
+    ),
 ]
 
 
@@ -193,9 +197,7 @@ def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, An
     sys.stdout.flush()
 
 
-def resolve_output(
-    model: Path, output: Optional[Path], in_place: bool, default: Callable[[Path], Path]
-) -> Path:
+def resolve_output(model: Path, output: Optional[Path], in_place: bool, default: Callable[[Path], Path]) -> Path:
     """Where a model-writing command writes, refused (exit 2) before any work if unusable.
 
     Args:
@@ -238,7 +240,9 @@ def refuse_data_file_target(proto: Any, model: Path, target: Path) -> None:
     if external_data_dir(proto) is None:  # load_model records a folder exactly when there is external data
         return
     if target.exists() and any(os.path.samefile(target, ref.path) for ref in external_tensor_refs(proto)):
-        raise UsageError(f"output {target} is an external data file of {model}; writing it would destroy the input's weights")
+        raise UsageError(
+            f"output {target} is an external data file of {model}; writing it would destroy the input's weights"
+        )
 
 
 def naming(model: Path, *also: Optional[Path]) -> Any:
@@ -258,8 +262,10 @@ def check_detail_lines(check: dict[str, Any]) -> list[str]:
     optimized = check.get("optimized") or {}
     if optimized.get("max_abs_diff") is not None:  # None: nothing compared
         drift = optimized.get("original_drift")
-        lines.append(f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
-                     + (f" (the original differs from itself by {drift:g} between the levels)" if drift else ""))
+        lines.append(
+            f"  at {optimized['level']} max |diff| {optimized['max_abs_diff']:g}"
+            + (f" (the original differs from itself by {drift:g} between the levels)" if drift else "")
+        )
     elif optimized.get("note"):  # asked for, and why it is missing
         lines.append(f"  at {optimized['level']}: {optimized['note']}")
     lines.extend(session_lines(check))
@@ -277,8 +283,11 @@ def session_lines(check: dict[str, Any]) -> list[str]:
     for entry in sessions:
         per_model[entry["model"]] += 0 if entry.get("reused") else 1
     counts = sorted(set(per_model.values()))
-    each = (f"{counts[0]} per model" if len(counts) == 1
-            else ", ".join(f"{count} for the {model}" for model, count in per_model.items()))
+    each = (
+        f"{counts[0]} per model"
+        if len(counts) == 1
+        else ", ".join(f"{count} for the {model}" for model, count in per_model.items())
+    )
     levels = check.get("levels") or sorted({entry["level"] for entry in sessions})
     text = f"  ONNX Runtime sessions: {each}, at {' and '.join(levels)}"
     reused = sum(1 for entry in sessions if entry.get("reused"))
@@ -288,8 +297,10 @@ def session_lines(check: dict[str, Any]) -> list[str]:
         text += " (--optimized-figure adds the ORT_ENABLE_ALL figure: one more session per model)"
     steps = [entry for step in check.get("steps") or () for entry in step.get("sessions") or ()]
     if steps:  # each intermediate model measured against yours: its own session; yours is reused
-        text += (f"; the step model(s): {sum(1 for e in steps if not e.get('reused'))} more, your model's "
-                 f"session reused {sum(1 for e in steps if e.get('reused'))} time(s)")
+        text += (
+            f"; the step model(s): {sum(1 for e in steps if not e.get('reused'))} more, your model's "
+            f"session reused {sum(1 for e in steps if e.get('reused'))} time(s)"
+        )
     return [text]
 
 
@@ -316,8 +327,11 @@ def check_step_lines(check: Optional[dict[str, Any]]) -> list[str]:
                 figure += f" (site outputs: {step['sites_max_abs_diff']:g})"
             if step.get("passed") is False:
                 figure += f" (beyond atol {step['atol']:g}, rtol {step['rtol']:g})"
-        lines.append(f"  step {step['step']}" + (f" ({changes})" if changes else "")
-                     + f": {name(step['candidate'])} against {name(step['reference'])}: {figure}")
+        lines.append(
+            f"  step {step['step']}"
+            + (f" ({changes})" if changes else "")
+            + f": {name(step['candidate'])} against {name(step['reference'])}: {figure}"
+        )
     return lines
 
 

@@ -94,9 +94,7 @@ FLAGS: dict[str, Flag] = {
 }
 
 _VALUE = r"""(?P<value>True|False|None|"[^"]*"|'[^']*'|\[[^\]]*\]|[^\s,;:()\[\]]*[^\s,;:()\[\].])?"""
-_KEYWORD = re.compile(
-    r"(?<![\w./\\\-])(?P<keyword>" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")=" + _VALUE
-)
+_KEYWORD = re.compile(r"(?<![\w./\\\-])(?P<keyword>" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")=" + _VALUE)
 #: Keywords whose values are a fixed set of words: written bare (``--signature size-tensor``);
 #: other string values keep quotes, since they are names or patterns a reader must see exactly.
 _CHOICES = {"signature", "layout", "target"}
@@ -160,13 +158,18 @@ def report_to_flags(report: Any, printable: Optional[Callable[[str], str]] = Non
         if printable is None:
             out = {key: report_to_flags(value) for key, value in report.items()}
         else:
-            out = {(printable(key) if isinstance(key, str) and not key.isascii() else key):
-                   report_to_flags(value, printable) for key, value in report.items()}
+            out = {
+                (printable(key) if isinstance(key, str) and not key.isascii() else key): report_to_flags(
+                    value, printable
+                )
+                for key, value in report.items()
+            }
         fix = report.get("fix")
         if isinstance(report.get("code"), str) and isinstance(fix, dict) and "hint" not in out:
             hint = fix_hint(fix)
-            out["hint"] = printable(hint) if printable is not None and isinstance(hint, str) and \
-                not hint.isascii() else hint
+            out["hint"] = (
+                printable(hint) if printable is not None and isinstance(hint, str) and not hint.isascii() else hint
+            )
         return out
     if isinstance(report, list) or (printable is not None and isinstance(report, tuple)):
         return [report_to_flags(item, printable) for item in report]

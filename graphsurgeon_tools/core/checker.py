@@ -111,12 +111,18 @@ def tensor_nbytes_from_dims(tensor: TensorProto) -> int:
 
 
 _TYPED_FIELDS = {
-    TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data", TensorProto.INT64: "int64_data",
-    TensorProto.UINT64: "uint64_data", TensorProto.UINT32: "uint64_data", TensorProto.STRING: "string_data",
-    TensorProto.COMPLEX64: "float_data", TensorProto.COMPLEX128: "double_data",
+    TensorProto.FLOAT: "float_data",
+    TensorProto.DOUBLE: "double_data",
+    TensorProto.INT64: "int64_data",
+    TensorProto.UINT64: "uint64_data",
+    TensorProto.UINT32: "uint64_data",
+    TensorProto.STRING: "string_data",
+    TensorProto.COMPLEX64: "float_data",
+    TensorProto.COMPLEX128: "double_data",
 }
 _ITEMSIZED = frozenset(
-    t for t in TensorProto.DataType.values()
+    t
+    for t in TensorProto.DataType.values()
     if t not in (TensorProto.UNDEFINED, TensorProto.STRING, TensorProto.INT4, TensorProto.UINT4)
     and not (hasattr(TensorProto, "FLOAT4E2M1") and t == TensorProto.FLOAT4E2M1)
     and t < 64
@@ -166,8 +172,11 @@ def check_model_full(model: ModelProto, *, check_data: bool = True) -> None:
     raise_if_unknown_opsets(model)  # any domain onnx knows, not only the default one
     if check_data:
         for init in model.graph.initializer:
-            if (init.data_location != TensorProto.EXTERNAL and not init.HasField("raw_data")
-                    and tensor_nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD):
+            if (
+                init.data_location != TensorProto.EXTERNAL
+                and not init.HasField("raw_data")
+                and tensor_nbytes_from_dims(init) >= WEIGHTLESS_THRESHOLD
+            ):
                 problem = check_tensor_data(init)
                 if problem:
                     raise InvalidModelError(problem)
@@ -180,8 +189,9 @@ def check_model_structure(model: Union[ModelProto, bytes]) -> None:
     onnx.checker.check_model(model if isinstance(model, bytes) else weightless_bytes(model))
 
 
-def shape_inference(model: Union[ModelProto, bytes], *, strict: bool = False, check_type: bool = False,
-                    data_prop: bool = True) -> ModelProto:
+def shape_inference(
+    model: Union[ModelProto, bytes], *, strict: bool = False, check_type: bool = False, data_prop: bool = True
+) -> ModelProto:
     """ONNX shape inference (``onnx.shape_inference.infer_shapes``): the one call into it here.
 
     ``model``: a ModelProto (inferred on its :func:`weightless_bytes`: weights never serialized)
@@ -208,7 +218,9 @@ def infer_shapes(model: ModelProto) -> None:
     model.graph.value_info.extend(kept)
 
 
-def inferred_copy(model: ModelProto, input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Optional[ModelProto]:
+def inferred_copy(
+    model: ModelProto, input_shapes: Optional[Mapping[str, Sequence[int]]] = None
+) -> Optional[ModelProto]:
     """ONNX shape inference (``strict_mode=False, data_prop=True``) on a weightless copy of ``model``:
     the copy with its value_info filled in, or None when inference refuses the model. Run it once
     and hand the result to each reader of the same unchanged model. ``input_shapes`` fixes the

@@ -108,12 +108,22 @@ def _user_output_limit() -> Optional[int]:
 
 #: Element types whose numpy dtype is also their storage dtype (what to_array reads them as), on a
 #: little-endian machine (to_array byte-swaps raw data on a big-endian one: left to it there).
-_PLAIN_DTYPES = {} if sys.byteorder != "little" else {
-    TensorProto.FLOAT: np.dtype(np.float32), TensorProto.DOUBLE: np.dtype(np.float64),
-    TensorProto.INT64: np.dtype(np.int64), TensorProto.INT32: np.dtype(np.int32),
+_PLAIN_DTYPES = (
+    {}
+    if sys.byteorder != "little"
+    else {
+        TensorProto.FLOAT: np.dtype(np.float32),
+        TensorProto.DOUBLE: np.dtype(np.float64),
+        TensorProto.INT64: np.dtype(np.int64),
+        TensorProto.INT32: np.dtype(np.int32),
+    }
+)
+_PLAIN_FIELDS = {
+    TensorProto.FLOAT: "float_data",
+    TensorProto.DOUBLE: "double_data",
+    TensorProto.INT64: "int64_data",
+    TensorProto.INT32: "int32_data",
 }
-_PLAIN_FIELDS = {TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data",
-                 TensorProto.INT64: "int64_data", TensorProto.INT32: "int32_data"}
 
 
 def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None) -> "np.ndarray":
@@ -140,8 +150,9 @@ def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None)
         # lookups: a pass converts every site's scales (2,000 sites: 4,000 calls) and this is most of it
         if tensor.HasField("raw_data"):
             return np.frombuffer(tensor.raw_data, dtype=plain).reshape(tensor.dims)
-        return np.asarray(getattr(tensor, _PLAIN_FIELDS[tensor.data_type]), dtype=plain).astype(plain).reshape(
-            tensor.dims)
+        return (
+            np.asarray(getattr(tensor, _PLAIN_FIELDS[tensor.data_type]), dtype=plain).astype(plain).reshape(tensor.dims)
+        )
     try:
         return onnx.numpy_helper.to_array(tensor)
     except (TypeError, ValueError) as exc:  # e.g. element type UNDEFINED or one numpy has no dtype for
@@ -179,9 +190,15 @@ class ConstantTracer:
             outer graph).
     """
 
-    def __init__(self, model: "ModelProto", *, max_nodes: int = MAX_FOLD_NODES,
-                 max_bytes: Optional[int] = None, graph: Any = None,
-                 outer: Optional["ConstantTracer"] = None) -> None:
+    def __init__(
+        self,
+        model: "ModelProto",
+        *,
+        max_nodes: int = MAX_FOLD_NODES,
+        max_bytes: Optional[int] = None,
+        graph: Any = None,
+        outer: Optional["ConstantTracer"] = None,
+    ) -> None:
         self.model = model
         self.graph = model.graph if graph is None else graph
         self.nested = graph is not None
@@ -194,8 +211,7 @@ class ConstantTracer:
         self.opset_imports = list(model.opset_import)
         if hasattr(self.graph, "opset_import") and len(self.graph.opset_import):  # a function's own imports
             self.opset_imports = list(self.graph.opset_import)
-            self.opset = next((o.version for o in self.graph.opset_import if o.domain in DEFAULT_DOMAINS),
-                              self.opset)
+            self.opset = next((o.version for o in self.graph.opset_import if o.domain in DEFAULT_DOMAINS), self.opset)
         self.max_nodes = max_nodes
         # A body folds under its enclosing scope's budget unless told otherwise.
         self.max_bytes = outer.max_bytes if outer is not None and max_bytes is None else fold_byte_budget(max_bytes)
@@ -224,8 +240,11 @@ class ConstantTracer:
         while current not in self.memo:
             index = self._identity_producer(current, DEFAULT_DOMAINS)
             if index is None or current in seen:
-                result = (ValueTrace(ValueSource.RUNTIME, reason="Identity chain forms a cycle")
-                          if current in seen else self._trace_leaf(current))
+                result = (
+                    ValueTrace(ValueSource.RUNTIME, reason="Identity chain forms a cycle")
+                    if current in seen
+                    else self._trace_leaf(current)
+                )
                 self.memo[current] = result
                 break
             seen.add(current)
@@ -294,8 +313,9 @@ class ConstantTracer:
                 constant_names.append(tensor)
                 read_bytes += tensor_nbytes_from_dims(self.initializers[tensor])
                 if self.max_bytes is not None and read_bytes > self.max_bytes:
-                    return ValueTrace(ValueSource.RUNTIME,
-                                      reason=f"constant subgraph reads over {self.max_bytes} bytes")
+                    return ValueTrace(
+                        ValueSource.RUNTIME, reason=f"constant subgraph reads over {self.max_bytes} bytes"
+                    )
                 continue
             producer = self.producers.get(tensor)
             if producer is None:
@@ -305,8 +325,9 @@ class ConstantTracer:
                 captured[tensor] = outer.value
                 read_bytes += int(outer.value.nbytes)
                 if self.max_bytes is not None and read_bytes > self.max_bytes:
-                    return ValueTrace(ValueSource.RUNTIME,
-                                      reason=f"constant subgraph reads over {self.max_bytes} bytes")
+                    return ValueTrace(
+                        ValueSource.RUNTIME, reason=f"constant subgraph reads over {self.max_bytes} bytes"
+                    )
                 continue
             if producer in subgraph:
                 continue
@@ -318,8 +339,10 @@ class ConstantTracer:
             if any(True for _ in subgraphs(node)):
                 return ValueTrace(ValueSource.RUNTIME, reason=f"computed by control flow ({node.op_type})")
             if node.op_type in UNBOUNDED_OPS:
-                return ValueTrace(ValueSource.RUNTIME,
-                                  reason=f"computed by {node.op_type}, whose output size is not bounded before it runs")
+                return ValueTrace(
+                    ValueSource.RUNTIME,
+                    reason=f"computed by {node.op_type}, whose output size is not bounded before it runs",
+                )
             subgraph.add(producer)
             if len(subgraph) > self.max_nodes:
                 return ValueTrace(ValueSource.RUNTIME, reason=f"constant subgraph over {self.max_nodes} nodes")
@@ -338,6 +361,7 @@ class ConstantTracer:
             return ValueTrace(ValueSource.RUNTIME, reason=f"folded value is over {self.max_bytes} bytes")
         return ValueTrace(ValueSource.FOLDED, value, tuple(order))
 
+
 _CONSTANT_SOURCES = (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY, ValueSource.FOLDED)
 
 
@@ -346,8 +370,9 @@ def _through_identity(upstream: ValueTrace, index: int) -> ValueTrace:
         return ValueTrace(ValueSource.IDENTITY, upstream.value, upstream.nodes + (index,))
     if upstream.source == ValueSource.FOLDED:
         return ValueTrace(ValueSource.FOLDED, upstream.value, upstream.nodes + (index,))
-    return ValueTrace(upstream.source, upstream.value if upstream.source != ValueSource.RUNTIME else None,
-                      (), upstream.reason)
+    return ValueTrace(
+        upstream.source, upstream.value if upstream.source != ValueSource.RUNTIME else None, (), upstream.reason
+    )
 
 
 def trace_value(model: "ModelProto", name: str) -> ValueTrace:

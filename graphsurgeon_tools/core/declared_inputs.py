@@ -78,8 +78,10 @@ class DeclaredInput:
 
     def __post_init__(self) -> None:
         if self.layout not in (*FACTOR_LAYOUTS, VALUE_LAYOUT):
-            raise ValueError(f"declared input {self.name!r}: layout {self.layout!r} is not one of "
-                             f"{', '.join((*FACTOR_LAYOUTS, VALUE_LAYOUT))}")
+            raise ValueError(
+                f"declared input {self.name!r}: layout {self.layout!r} is not one of "
+                f"{', '.join((*FACTOR_LAYOUTS, VALUE_LAYOUT))}"
+            )
         np.dtype(self.dtype)  # a name numpy knows, or TypeError
 
     @property
@@ -107,8 +109,15 @@ class DeclaredInput:
             original = {"shape": [int(d) for d in self.original_shape]}
         elif self.original is not None:
             original = list(self.original)
-        return {"name": self.name, "by": self.by, "drives": list(self.drives), "dtype": self.dtype,
-                "shape": list(self.shape), "layout": self.layout, "original": original}
+        return {
+            "name": self.name,
+            "by": self.by,
+            "drives": list(self.drives),
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "layout": self.layout,
+            "original": original,
+        }
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any]) -> "DeclaredInput":
@@ -120,9 +129,16 @@ class DeclaredInput:
         elif original is not None:
             values = tuple(_number(v) for v in np.asarray(original).ravel().tolist())
         dims = tuple(d if d is None or isinstance(d, str) else int(d) for d in entry.get("shape", ()))
-        return cls(name=str(entry["name"]), drives=tuple(str(n) for n in entry.get("drives", ())),
-                   dtype=str(entry["dtype"]), shape=dims, layout=str(entry.get("layout", VALUE_LAYOUT)),
-                   original=values, original_shape=shape, by=str(entry.get("by", "")))
+        return cls(
+            name=str(entry["name"]),
+            drives=tuple(str(n) for n in entry.get("drives", ())),
+            dtype=str(entry["dtype"]),
+            shape=dims,
+            layout=str(entry.get("layout", VALUE_LAYOUT)),
+            original=values,
+            original_shape=shape,
+            by=str(entry.get("by", "")),
+        )
 
 
 def vector_layout(length: Optional[int], rank: Optional[int], *, sizes: bool = False, scalar: bool = False) -> str:

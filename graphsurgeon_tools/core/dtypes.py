@@ -23,8 +23,18 @@ from onnx import TensorProto, helper
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["DTYPES", "DType", "dtype_name", "elem_type", "is_float", "is_known", "itemsize", "names", "np_dtype",
-           "onnx_name"]
+__all__ = [
+    "DTYPES",
+    "DType",
+    "dtype_name",
+    "elem_type",
+    "is_float",
+    "is_known",
+    "itemsize",
+    "names",
+    "np_dtype",
+    "onnx_name",
+]
 
 
 class DType(NamedTuple):

@@ -32,12 +32,50 @@ __all__ = ["EVALUATOR_REFUSALS", "UNBOUNDED_OPS", "FoldTooBig", "evaluate_subgra
 _EXPANDING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range"})
 #: Elementwise ops whose output takes the broadcast of their inputs' shapes (an outer product of
 #: two small vectors is big); sized before they are folded when shape inference could not.
-_BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where",
-                           "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-                           "BitShift", "PRelu", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+_BROADCASTING = frozenset(
+    {
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Mod",
+        "Max",
+        "Min",
+        "Sum",
+        "Mean",
+        "Where",
+        "Equal",
+        "Less",
+        "Greater",
+        "LessOrEqual",
+        "GreaterOrEqual",
+        "And",
+        "Or",
+        "Xor",
+        "BitShift",
+        "PRelu",
+        "BitwiseAnd",
+        "BitwiseOr",
+        "BitwiseXor",
+    }
+)
 #: Ops whose output size cannot be bounded cheaply before running them: never folded.
-UNBOUNDED_OPS = frozenset({"Resize", "Upsample", "Pad", "OneHot", "CenterCropPad", "Col2Im", "NonZero",
-                           "Compress", "Unique", "StringSplit", "Multinomial"})
+UNBOUNDED_OPS = frozenset(
+    {
+        "Resize",
+        "Upsample",
+        "Pad",
+        "OneHot",
+        "CenterCropPad",
+        "Col2Im",
+        "NonZero",
+        "Compress",
+        "Unique",
+        "StringSplit",
+        "Multinomial",
+    }
+)
 #: What ONNX's reference evaluator raises for an op or input it cannot run.
 EVALUATOR_REFUSALS = (RuntimeError, ValueError, TypeError, IndexError, KeyError, ArithmeticError)
 
@@ -46,8 +84,14 @@ class FoldTooBig(Exception):
     """A fold that would make a tensor over the byte budget (the tracer reports it as RUNTIME)."""
 
 
-def fold(nodes: list["NodeProto"], constants: dict[str, Any], output: str, opset: int,
-         opset_imports: Iterable["onnx.OperatorSetIdProto"] = (), max_bytes: Optional[int] = None) -> "np.ndarray":
+def fold(
+    nodes: list["NodeProto"],
+    constants: dict[str, Any],
+    output: str,
+    opset: int,
+    opset_imports: Iterable["onnx.OperatorSetIdProto"] = (),
+    max_bytes: Optional[int] = None,
+) -> "np.ndarray":
     """Evaluate ``nodes`` and return ``output``, sizing what they make first.
 
     Args:
@@ -83,8 +127,13 @@ def evaluate_subgraph(
     return _run_nodes(nodes, constants, [output], opset, opset_imports)[output]
 
 
-def _fold_model(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
-                opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> "ModelProto":
+def _fold_model(
+    nodes: Iterable["NodeProto"],
+    constants: dict[str, Any],
+    outputs: list[str],
+    opset: int,
+    opset_imports: Iterable["onnx.OperatorSetIdProto"] = (),
+) -> "ModelProto":
     inits = [onnx.numpy_helper.from_array(np.asarray(value), name) for name, value in constants.items()]
     graph = onnx.helper.make_graph(
         list(nodes), "fold", [], [onnx.helper.make_empty_tensor_value_info(o) for o in outputs], inits
@@ -93,8 +142,13 @@ def _fold_model(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs
     return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset), *imports])
 
 
-def _run_nodes(nodes: Iterable["NodeProto"], constants: dict[str, Any], outputs: list[str], opset: int,
-               opset_imports: Iterable["onnx.OperatorSetIdProto"] = ()) -> dict[str, "np.ndarray"]:
+def _run_nodes(
+    nodes: Iterable["NodeProto"],
+    constants: dict[str, Any],
+    outputs: list[str],
+    opset: int,
+    opset_imports: Iterable["onnx.OperatorSetIdProto"] = (),
+) -> dict[str, "np.ndarray"]:
     return _run_model(_fold_model(nodes, constants, outputs, opset, opset_imports), outputs)
 
 
@@ -129,8 +183,14 @@ def _static_sizes_fit(model: "ModelProto", max_bytes: int) -> Optional[bool]:
     return True
 
 
-def _fold_stepwise(nodes: list["NodeProto"], constants: dict[str, Any], name: str, opset: int,
-                   opset_imports: Iterable["onnx.OperatorSetIdProto"], max_bytes: Optional[int]) -> "np.ndarray":
+def _fold_stepwise(
+    nodes: list["NodeProto"],
+    constants: dict[str, Any],
+    name: str,
+    opset: int,
+    opset_imports: Iterable["onnx.OperatorSetIdProto"],
+    max_bytes: Optional[int],
+) -> "np.ndarray":
     """Run node by node, sizing every expanding op from its (known) inputs before it runs."""
     values = dict(constants)
     for node in nodes:
@@ -149,6 +209,7 @@ def _fold_stepwise(nodes: list["NodeProto"], constants: dict[str, Any], name: st
 
 def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]:
     """Bytes an expanding op's output will take, from its input values; None when not knowable."""
+
     def value(slot: int) -> Optional[np.ndarray]:
         return values.get(node.input[slot]) if slot < len(node.input) else None
 
@@ -177,8 +238,11 @@ def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]
         data, shape = value(0), value(1)
         if data is None or shape is None:
             return None
-        target = np.broadcast_shapes(tuple(int(d) for d in data.shape), tuple(max(int(d), 0) for d in shape)) \
-            if all(int(d) >= 0 for d in shape) else None
+        target = (
+            np.broadcast_shapes(tuple(int(d) for d in data.shape), tuple(max(int(d), 0) for d in shape))
+            if all(int(d) >= 0 for d in shape)
+            else None
+        )
         return None if target is None else int(np.prod(target, dtype=np.float64)) * data.itemsize
     if node.op_type == "Tile":
         data, repeats = value(0), value(1)

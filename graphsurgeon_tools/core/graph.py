@@ -229,8 +229,9 @@ def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
 SHAPE_OF = ("Shape", "Size")
 
 
-def upstream_sources(graph: "GraphProto", tensors: Iterable[str], producers: dict[str, int],
-                     sources: set[str]) -> set[str]:
+def upstream_sources(
+    graph: "GraphProto", tensors: Iterable[str], producers: dict[str, int], sources: set[str]
+) -> set[str]:
     """The names among ``sources`` whose values reach any of ``tensors`` in the main graph
     (``producers`` as :func:`producers` gives it). The walk does not pass a :data:`SHAPE_OF`
     node: a tensor read only for its shape is no source of the values. Linear in the nodes visited."""
@@ -348,7 +349,7 @@ def _delete_indices(field: "object", indices: set[int]) -> None:
         while position < len(ordered) and ordered[position] == low - 1:
             low = ordered[position]
             position += 1
-        del field[low:high + 1]  # type: ignore[index, attr-defined]
+        del field[low : high + 1]  # type: ignore[index, attr-defined]
 
 
 def inline_local_functions(model: "ModelProto") -> "ModelProto":
@@ -359,5 +360,6 @@ def inline_local_functions(model: "ModelProto") -> "ModelProto":
     try:
         return onnx.inliner.inline_local_functions(model)
     except (RuntimeError, onnx.checker.ValidationError) as exc:  # the C++ inliner's refusals
-        raise PreconditionError(f"inline_functions=True: onnx could not inline the model's functions: "
-                                f"{' '.join(str(exc).split())[:200]}") from None
+        raise PreconditionError(
+            f"inline_functions=True: onnx could not inline the model's functions: {' '.join(str(exc).split())[:200]}"
+        ) from None

@@ -53,9 +53,7 @@ def as_model(obj: Any) -> tuple[ModelProto, Callable[[ModelProto], Any]]:
         with _quiet_gs():
             exported = gs.export_onnx(obj)
         return exported, _import_quietly
-    raise TypeError(
-        f"expected an onnx.ModelProto, a path or an onnx_graphsurgeon.Graph, got {type(obj).__name__}"
-    )
+    raise TypeError(f"expected an onnx.ModelProto, a path or an onnx_graphsurgeon.Graph, got {type(obj).__name__}")
 
 
 @contextlib.contextmanager

@@ -21,8 +21,17 @@ from graphsurgeon_tools.io.load import raise_if_unknown_opsets, unknown_opsets
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import GraphProto, ModelProto
 
-__all__ = ["DEFAULT_DOMAINS", "default_opset", "domain_in_use", "drop_unused_opset", "ensure_opset_import",
-           "is_default_domain", "raise_if_unknown_opsets", "set_default_opset", "unknown_opsets"]
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "default_opset",
+    "domain_in_use",
+    "drop_unused_opset",
+    "ensure_opset_import",
+    "is_default_domain",
+    "raise_if_unknown_opsets",
+    "set_default_opset",
+    "unknown_opsets",
+]
 
 #: The spellings of the default ONNX domain; onnxruntime and the checker know them without registration.
 DEFAULT_DOMAINS = ("", "ai.onnx")

@@ -38,12 +38,20 @@ if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr_
     from graphsurgeon_tools.io.save import save_model
 
 _EXPORTS = {
-    "check_destination": "atomic", "write_bytes_atomic": "atomic",
-    "EXTERNAL_DATA_DIR_KEY": "external_data", "ExternalTensorRef": "external_data",
-    "external_data_dir": "external_data", "external_tensor_refs": "external_data",
+    "check_destination": "atomic",
+    "write_bytes_atomic": "atomic",
+    "EXTERNAL_DATA_DIR_KEY": "external_data",
+    "ExternalTensorRef": "external_data",
+    "external_data_dir": "external_data",
+    "external_tensor_refs": "external_data",
     "read_tensor_bytes": "external_data",
-    "open_regular": "files", "read_regular": "files", "stat_regular": "files",
-    "FileRecord": "guard", "check_writes": "guard", "note_read": "guard", "tracking_reads": "guard",
+    "open_regular": "files",
+    "read_regular": "files",
+    "stat_regular": "files",
+    "FileRecord": "guard",
+    "check_writes": "guard",
+    "note_read": "guard",
+    "tracking_reads": "guard",
     "load_model": "load",
     "save_model": "save",
 }

@@ -108,7 +108,7 @@ def external_data_dir(model: ModelProto) -> Optional[Path]:
         return None
     value = model.metadata_props[index].value
     if value.startswith(_FS_HEX):  # recorded paths are absolute: a real one starts with "/"
-        return Path(os.fsdecode(bytes.fromhex(value[len(_FS_HEX):])))
+        return Path(os.fsdecode(bytes.fromhex(value[len(_FS_HEX) :])))
     return Path(value)
 
 
@@ -197,9 +197,7 @@ def validate_ref(tensor: TensorProto, base: Path, model_file: str) -> ExternalTe
             f"the model's folder (symlink to {target})"
         )
     if not target.is_file():
-        raise UnsafeExternalDataError(
-            f"tensor {name!r} in {model_file}: external data file {location!r} is missing"
-        )
+        raise UnsafeExternalDataError(f"tensor {name!r} in {model_file}: external data file {location!r} is missing")
     file_stat = target.stat()
     size = file_stat.st_size
     # A hard link cannot be traced to where it points; like onnx (which refuses these files
@@ -259,9 +257,7 @@ def read_tensor_bytes(model: ModelProto, tensor: TensorProto) -> bytes:
     """The raw bytes of an external tensor of ``model`` (validated first). For small tensors only."""
     folder = external_data_dir(model)
     if folder is None:
-        raise InvalidModelError(
-            f"tensor {tensor.name!r} has external data but the model's folder is unknown"
-        )
+        raise InvalidModelError(f"tensor {tensor.name!r} has external data but the model's folder is unknown")
     ref = validate_ref(tensor, folder, str(folder))
     with open(ref.path, "rb") as handle:
         handle.seek(ref.offset)

@@ -51,8 +51,9 @@ def _refuse_special(info: os.stat_result, path: PathLike, what: str, error: type
         raise error(f"{what} {path} is not a regular file (a FIFO, device or socket)")
 
 
-def open_regular(path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError,
-                 *, info: os.stat_result | None = None) -> BinaryIO:
+def open_regular(
+    path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError, *, info: os.stat_result | None = None
+) -> BinaryIO:
     """Open a regular file for reading (binary); never blocks on a FIFO. Records the read."""
     if info is None:
         stat_regular(path, what, error)
@@ -73,8 +74,9 @@ def open_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
     return os.fdopen(fd, "rb")
 
 
-def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError,
-                 *, limit: int | None = None) -> bytes:
+def read_regular(
+    path: PathLike, what: str, error: type[OnnxToolError] = InvalidModelError, *, limit: int | None = None
+) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (``error`` above it)."""
     info = stat_regular(path, what, error)
     if limit is not None and info.st_size > limit:
@@ -87,8 +89,9 @@ def read_regular(path: PathLike, what: str, error: type[OnnxToolError] = Invalid
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: PathLike, *, timeout: float | None = None,
-                   waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+def exclusive_lock(
+    path: PathLike, *, timeout: float | None = None, waiting: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created with its folder) for the block: one
     process at a time builds and stamps a cached library (pytest workers, parallel sessions).
 
@@ -119,8 +122,9 @@ def exclusive_lock(path: PathLike, *, timeout: float | None = None,
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _acquire(handle: object, fcntl: object, lock: Path, timeout: float | None,
-             waiting: Callable[[str], None] | None) -> None:
+def _acquire(
+    handle: object, fcntl: object, lock: Path, timeout: float | None, waiting: Callable[[str], None] | None
+) -> None:
     start = time.monotonic()
     told = False
     while True:

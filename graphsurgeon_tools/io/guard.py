@@ -124,8 +124,9 @@ def write_target_stat(path: Path, what: str) -> Optional[os.stat_result]:
         raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
 
 
-def check_writes(targets: Sequence[tuple[PathLike, str]], *, reads: Iterable[FileRecord] = (),
-                 allow: Iterable[PathLike] = ()) -> None:
+def check_writes(
+    targets: Sequence[tuple[PathLike, str]], *, reads: Iterable[FileRecord] = (), allow: Iterable[PathLike] = ()
+) -> None:
     """Refuse (UsageError, exit 2) before any write when a target is a file this command reads.
 
     Args:

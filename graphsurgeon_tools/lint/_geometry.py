@@ -23,8 +23,10 @@ def _weights_sources() -> tuple:
 
 def uses_sizes(site: "ResizeSite") -> bool:
     # an empty scales tensor (the exporters' placeholder) is reported as ABSENT
-    return bool(site.sizes_tensor) and site.sizes_source != ValueSource.ABSENT and (
-        site.scales_source == ValueSource.ABSENT
+    return (
+        bool(site.sizes_tensor)
+        and site.sizes_source != ValueSource.ABSENT
+        and (site.scales_source == ValueSource.ABSENT)
     )
 
 

@@ -49,8 +49,9 @@ def apply_fix(model: "ModelProto", fix: "Fix") -> "ModelProto":
     return current
 
 
-def keep_working_fixes(model: "ModelProto", findings: list["Finding"],
-                       lint: Callable[["ModelProto"], list["Finding"]]) -> list["Finding"]:
+def keep_working_fixes(
+    model: "ModelProto", findings: list["Finding"], lint: Callable[["ModelProto"], list["Finding"]]
+) -> list["Finding"]:
     """``findings`` with each fix replaced by the first of its candidates that works on ``model``
     (None when none does). ``lint`` lints a model with the same rules, without this step.
 
@@ -76,8 +77,7 @@ def keep_working_fixes(model: "ModelProto", findings: list["Finding"],
             return False
         if any((f.rule, f.node) == (finding.rule, finding.node) for f in remaining):
             return False
-        return not any((f.rule, f.node) not in before and rank[f.severity] <= rank[finding.severity]
-                       for f in remaining)
+        return not any((f.rule, f.node) not in before and rank[f.severity] <= rank[finding.severity] for f in remaining)
 
     kept = []
     for finding in findings:

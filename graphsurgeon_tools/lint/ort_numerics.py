@@ -34,12 +34,14 @@ from graphsurgeon_tools.lint import _geometry as geo
 from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
 from graphsurgeon_tools.resize import ResizeSite
 
-_HALF_PIXEL = ("; coordinate_transformation_mode='half_pixel' is equal wherever the output length is above 1 "
-               "and matches PyTorch at 1 (no rewrite of this tool sets it)")
+_HALF_PIXEL = (
+    "; coordinate_transformation_mode='half_pixel' is equal wherever the output length is above 1 "
+    "and matches PyTorch at 1 (no rewrite of this tool sets it)"
+)
 
 
 def _length_one(ctx: LintContext, site: "ResizeSite") -> Optional[str]:
-    """"certain" / "possible" that a resized axis has output length 1; None when it cannot."""
+    """ "certain" / "possible" that a resized axis has output length 1; None when it cannot."""
     if ctx.whole_factor_sizes(site):  # out = in * f with a whole f: never 1 unless nothing is resized
         return None
     axes = geo.resized_axes(site)
@@ -65,15 +67,19 @@ def check_nearest_fraction(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
         return None
     ratios = geo.ratios(site)
     if ratios is None:
-        return Reason("nearest with run-time factors: at a factor whose output/input ratio is not whole, ONNX "
-                      "Runtime can select a different source pixel than PyTorch and the ONNX reference",
-                      severity="warning")
+        return Reason(
+            "nearest with run-time factors: at a factor whose output/input ratio is not whole, ONNX "
+            "Runtime can select a different source pixel than PyTorch and the ONNX reference",
+            severity="warning",
+        )
     fractional = [r for r in ratios if r != 1.0 and not geo.is_whole(r) and not geo.is_whole(1.0 / r)]
     if not fractional:
         return None
-    return Reason(f"nearest at ratio {fractional[0]:g} (not whole): ONNX Runtime maps output pixels with the "
-                  "float scale and selects a different source pixel than PyTorch/the ONNX reference at some "
-                  "outputs")
+    return Reason(
+        f"nearest at ratio {fractional[0]:g} (not whole): ONNX Runtime maps output pixels with the "
+        "float scale and selects a different source pixel than PyTorch/the ONNX reference at some "
+        "outputs"
+    )
 
 
 def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -82,9 +88,11 @@ def check_cubic_length_one(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
     how = _length_one(ctx, site)
     if how is None:
         return None
-    return Reason(f"cubic + pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}"
-                  "1: ONNX Runtime departs from the ONNX reference and from PyTorch there" + _HALF_PIXEL,
-                  severity="error" if how == "certain" else "warning")
+    return Reason(
+        f"cubic + pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}"
+        "1: ONNX Runtime departs from the ONNX reference and from PyTorch there" + _HALF_PIXEL,
+        severity="error" if how == "certain" else "warning",
+    )
 
 
 def check_pytorch_half_pixel(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -93,26 +101,54 @@ def check_pytorch_half_pixel(ctx: LintContext, site: "ResizeSite") -> Optional[R
     how = _length_one(ctx, site)
     if how is None:
         return None
-    return Reason(f"pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}1: "
-                  "it samples index 0 there, PyTorch's interpolate samples the half_pixel centre" + _HALF_PIXEL,
-                  severity="error" if how == "certain" else "warning")
+    return Reason(
+        f"pytorch_half_pixel where an output length is {'' if how == 'certain' else 'possibly '}1: "
+        "it samples index 0 there, PyTorch's interpolate samples the half_pixel centre" + _HALF_PIXEL,
+        severity="error" if how == "certain" else "warning",
+    )
 
 
 def check_cubic_coefficient(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.mode != "cubic" or site.antialias or abs(site.cubic_coeff_a - (-0.75)) < 1e-9:
         return None
-    return Reason(f"cubic_coeff_a={site.cubic_coeff_a:g} with antialias=0: equals the ONNX reference, not "
-                  "F.interpolate(mode='bicubic') (a=-0.75; -0.5 only with antialias=True)",
-                  severity="warning")
+    return Reason(
+        f"cubic_coeff_a={site.cubic_coeff_a:g} with antialias=0: equals the ONNX reference, not "
+        "F.interpolate(mode='bicubic') (a=-0.75; -0.5 only with antialias=True)",
+        severity="warning",
+    )
 
 
 RULES = (
-    Rule("ort-nearest-fractional-ratio", "onnxruntime", "resize", "microsoft/onnxruntime#28085",
-         "nearest only at whole output/input ratios", check_nearest_fraction),
-    Rule("ort-cubic-pytorch-half-pixel-length-one", "onnxruntime", "resize", "microsoft/onnxruntime#11496",
-         "no cubic pytorch_half_pixel resize to length 1", check_cubic_length_one),
-    Rule("torch-pytorch-half-pixel-length-one", "onnxruntime", "resize", "pytorch/pytorch#79361",
-         "no pytorch_half_pixel resize to length 1", check_pytorch_half_pixel),
-    Rule("torch-cubic-coefficient", "onnxruntime", "resize", "microsoft/onnxruntime#28292",
-         "cubic_coeff_a is PyTorch's -0.75 unless antialiasing", check_cubic_coefficient),
+    Rule(
+        "ort-nearest-fractional-ratio",
+        "onnxruntime",
+        "resize",
+        "microsoft/onnxruntime#28085",
+        "nearest only at whole output/input ratios",
+        check_nearest_fraction,
+    ),
+    Rule(
+        "ort-cubic-pytorch-half-pixel-length-one",
+        "onnxruntime",
+        "resize",
+        "microsoft/onnxruntime#11496",
+        "no cubic pytorch_half_pixel resize to length 1",
+        check_cubic_length_one,
+    ),
+    Rule(
+        "torch-pytorch-half-pixel-length-one",
+        "onnxruntime",
+        "resize",
+        "pytorch/pytorch#79361",
+        "no pytorch_half_pixel resize to length 1",
+        check_pytorch_half_pixel,
+    ),
+    Rule(
+        "torch-cubic-coefficient",
+        "onnxruntime",
+        "resize",
+        "microsoft/onnxruntime#28292",
+        "cubic_coeff_a is PyTorch's -0.75 unless antialiasing",
+        check_cubic_coefficient,
+    ),
 )

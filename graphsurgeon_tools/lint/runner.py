@@ -58,8 +58,12 @@ def lint_model(model: Union["ModelProto", str, Any], target: str = "tensorrt") -
 def _lint(proto: "ModelProto", rules: tuple[Rule, ...]) -> LintReport:
     """The rules over one model; each finding's fix is still the rule's proposal."""
     ctx = LintContext(proto, find_resize_sites(proto, nested=True))  # TensorRT imports bodies too
-    report = LintReport(target=rules[0].target if rules else "", rules=tuple(r.id for r in rules),
-                        sites=len(ctx.sites), plugin_nodes=len(ctx.plugin_nodes))
+    report = LintReport(
+        target=rules[0].target if rules else "",
+        rules=tuple(r.id for r in rules),
+        sites=len(ctx.sites),
+        plugin_nodes=len(ctx.plugin_nodes),
+    )
     for rule in rules:
         if rule.subject == "resize":
             subjects = [(site, ctx.node_of(site)) for site in ctx.sites]
@@ -72,10 +76,17 @@ def _lint(proto: "ModelProto", rules: tuple[Rule, ...]) -> LintReport:
             if reason is None:
                 continue
             scope = getattr(subject, "scope", "main graph")
-            report.findings.append(Finding(
-                rule=rule.id, target=rule.target, severity=reason.severity, source=rule.source,
-                node=node_label(node) if node is not None else "", op_type=node.op_type if node is not None else "",
-                reason=reason.text if scope == "main graph" else f"in {scope}: {reason.text}", fix=reason.fix,
-                candidates=((reason.fix,) if reason.fix is not None else ()) + reason.alternatives,
-            ))
+            report.findings.append(
+                Finding(
+                    rule=rule.id,
+                    target=rule.target,
+                    severity=reason.severity,
+                    source=rule.source,
+                    node=node_label(node) if node is not None else "",
+                    op_type=node.op_type if node is not None else "",
+                    reason=reason.text if scope == "main graph" else f"in {scope}: {reason.text}",
+                    fix=reason.fix,
+                    candidates=((reason.fix,) if reason.fix is not None else ()) + reason.alternatives,
+                )
+            )
     return report

@@ -53,8 +53,10 @@ def check_aspect_ratio(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]
 def check_coordinate_mode(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     if site.coordinate_transformation_mode not in _UNMAPPED_MODES:
         return None
-    return Reason(f"coordinate_transformation_mode={site.coordinate_transformation_mode!r}: TensorRT's parser "
-                  "maps only half_pixel, pytorch_half_pixel, tf_half_pixel_for_nn, asymmetric and align_corners")
+    return Reason(
+        f"coordinate_transformation_mode={site.coordinate_transformation_mode!r}: TensorRT's parser "
+        "maps only half_pixel, pytorch_half_pixel, tf_half_pixel_for_nn, asymmetric and align_corners"
+    )
 
 
 def check_opset10(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -75,16 +77,21 @@ def check_opset10(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
         found.append(f"{len(node.input)} inputs (roi/sizes)")
     if not found:
         return None
-    return Reason(f"opset {ctx.opset}: TensorRT imports this {site.op_type} as asymmetric with scales "
-                  f"(nearest: floor) and ignores {', '.join(found)}")
+    return Reason(
+        f"opset {ctx.opset}: TensorRT imports this {site.op_type} as asymmetric with scales "
+        f"(nearest: floor) and ignores {', '.join(found)}"
+    )
 
 
 def check_opset_range(ctx: LintContext, model: "ModelProto") -> Optional[Reason]:
     low, high = OPSET_RANGE
     if not ctx.sites or low <= ctx.opset <= high:
         return None
-    return Reason(f"default-domain opset {ctx.opset} is outside {low}..{high}, the range the parser read "
-                  "here documents (a newer TensorRT may accept it)", severity="warning")
+    return Reason(
+        f"default-domain opset {ctx.opset} is outside {low}..{high}, the range the parser read "
+        "here documents (a newer TensorRT may accept it)",
+        severity="warning",
+    )
 
 
 def check_upsample_scales_float(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -93,8 +100,10 @@ def check_upsample_scales_float(ctx: LintContext, site: "ResizeSite") -> Optiona
     code = ctx.elem_types.get(site.scales_tensor, 0)
     if not code or code == 1:  # TensorProto.FLOAT
         return None
-    return Reason(f"Upsample scales {site.scales_tensor!r} are {ctx.elem_type_name(site.scales_tensor)}; TensorRT's "
-                  "Upsample importer takes constant scales as float32 only")
+    return Reason(
+        f"Upsample scales {site.scales_tensor!r} are {ctx.elem_type_name(site.scales_tensor)}; TensorRT's "
+        "Upsample importer takes constant scales as float32 only"
+    )
 
 
 def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
@@ -102,31 +111,73 @@ def check_scale_arithmetic(ctx: LintContext, site: "ResizeSite") -> Optional[Rea
         return None
     ratios = geo.full_scales(site)
     if site.input_shape is not None and ratios is not None:
-        uneven = [i for i, (d, s) in enumerate(zip(site.input_shape, ratios))
-                  if isinstance(d, int) and not geo.is_whole(d * s)]
+        uneven = [
+            i
+            for i, (d, s) in enumerate(zip(site.input_shape, ratios))
+            if isinstance(d, int) and not geo.is_whole(d * s)
+        ]
         if not uneven:
             return None
-        return Reason(f"scales {list(ratios)} on input {list(site.input_shape)}: in*scale is not whole on axes "
-                      f"{uneven}; TensorRT resizes by out/in there, ONNX Runtime by the scale",
-                      severity="warning", fix=LAYOUT_SIZES, alternatives=(LAYOUT_FACTOR,))
-    return Reason("tensor scales: TensorRT computes the output size as floor(in*scale) and resizes by out/in; "
-                  "it equals ONNX Runtime's scale arithmetic only where in*scale is whole (every integer "
-                  "factor)", severity="info", fix=LAYOUT_SIZES, alternatives=(LAYOUT_FACTOR,))
+        return Reason(
+            f"scales {list(ratios)} on input {list(site.input_shape)}: in*scale is not whole on axes "
+            f"{uneven}; TensorRT resizes by out/in there, ONNX Runtime by the scale",
+            severity="warning",
+            fix=LAYOUT_SIZES,
+            alternatives=(LAYOUT_FACTOR,),
+        )
+    return Reason(
+        "tensor scales: TensorRT computes the output size as floor(in*scale) and resizes by out/in; "
+        "it equals ONNX Runtime's scale arithmetic only where in*scale is whole (every integer "
+        "factor)",
+        severity="info",
+        fix=LAYOUT_SIZES,
+        alternatives=(LAYOUT_FACTOR,),
+    )
 
 
 RULES = (
     Rule("trt-antialias", "tensorrt", "resize", _DOCS, "antialias is off", check_antialias),
-    Rule("trt-keep-aspect-ratio", "tensorrt", "resize", _DOCS, "keep_aspect_ratio_policy is stretch",
-         check_aspect_ratio),
-    Rule("trt-coordinate-mode", "tensorrt", "resize", _IMPORTER + "; " + _DOCS,
-         "no tf_crop_and_resize or half_pixel_symmetric", check_coordinate_mode),
-    Rule("trt-opset10-asymmetric", "tensorrt", "resize", _IMPORTER + " (opset < 11 branch)",
-         "below opset 11 only asymmetric resizes with scales", check_opset10),
-    Rule("trt-opset-range", "tensorrt", "model", "onnx/onnx-tensorrt docs/operators.md (header)",
-         "default-domain opset within the parser's range", check_opset_range),
-    Rule("trt-upsample-scales-float", "tensorrt", "resize", "onnx/onnx-tensorrt onnxOpImporters.cpp (Upsample importer)",
-         "Upsample's constant scales are float32", check_upsample_scales_float),
-    Rule("trt-scale-arithmetic", "tensorrt", "resize",
-         "onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
-         "tensor scales: TensorRT's out/in arithmetic vs ONNX Runtime's scale", check_scale_arithmetic),
+    Rule(
+        "trt-keep-aspect-ratio", "tensorrt", "resize", _DOCS, "keep_aspect_ratio_policy is stretch", check_aspect_ratio
+    ),
+    Rule(
+        "trt-coordinate-mode",
+        "tensorrt",
+        "resize",
+        _IMPORTER + "; " + _DOCS,
+        "no tf_crop_and_resize or half_pixel_symmetric",
+        check_coordinate_mode,
+    ),
+    Rule(
+        "trt-opset10-asymmetric",
+        "tensorrt",
+        "resize",
+        _IMPORTER + " (opset < 11 branch)",
+        "below opset 11 only asymmetric resizes with scales",
+        check_opset10,
+    ),
+    Rule(
+        "trt-opset-range",
+        "tensorrt",
+        "model",
+        "onnx/onnx-tensorrt docs/operators.md (header)",
+        "default-domain opset within the parser's range",
+        check_opset_range,
+    ),
+    Rule(
+        "trt-upsample-scales-float",
+        "tensorrt",
+        "resize",
+        "onnx/onnx-tensorrt onnxOpImporters.cpp (Upsample importer)",
+        "Upsample's constant scales are float32",
+        check_upsample_scales_float,
+    ),
+    Rule(
+        "trt-scale-arithmetic",
+        "tensorrt",
+        "resize",
+        "onnx/onnx-tensorrt importerUtils.cpp (resizeShapeTensor)",
+        "tensor scales: TensorRT's out/in arithmetic vs ONNX Runtime's scale",
+        check_scale_arithmetic,
+    ),
 )

@@ -41,8 +41,14 @@ def check_iota_axes(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
             alternatives=(LAYOUT_FACTOR,),
         )
     folded = site.scales_source in (ValueSource.IDENTITY, ValueSource.FOLDED)
-    hint = (" (the scales are constant behind an Identity/constant subgraph: folding them into an "
-            "initializer also passes)") if folded else ""
+    hint = (
+        (
+            " (the scales are constant behind an Identity/constant subgraph: folding them into an "
+            "initializer also passes)"
+        )
+        if folded
+        else ""
+    )
     return Reason(
         f"axes={list(site.axes)} with tensor scales on a rank-{site.input_rank} input: TensorRT's parser "
         f"accepts tensor scales only with axes absent or exactly {list(range(site.input_rank))}{hint}",

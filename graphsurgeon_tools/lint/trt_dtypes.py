@@ -31,12 +31,20 @@ from graphsurgeon_tools.lint.base import LintContext, Reason, Rule
 from graphsurgeon_tools.resize import ResizeSite
 from graphsurgeon_tools.resize.plugin_dtypes import DTYPE_CODE, TENSORRT_PLUGIN_DTYPES, dtype_refusal
 
-_SOURCE = ("TensorRT IPluginV2DynamicExt/IPluginV3OneBuild::supportsFormatCombination; "
-           "onnxtool resize.kernel_dtypes (the ORT kernel's types per mode)")
+_SOURCE = (
+    "TensorRT IPluginV2DynamicExt/IPluginV3OneBuild::supportsFormatCombination; "
+    "onnxtool resize.kernel_dtypes (the ORT kernel's types per mode)"
+)
 #: TensorRT's name for each ONNX element type a plugin may declare.
-_TRT_TYPES = {TensorProto.FLOAT: "kFLOAT", TensorProto.FLOAT16: "kHALF", TensorProto.BFLOAT16: "kBF16",
-              TensorProto.INT8: "kINT8", TensorProto.UINT8: "kUINT8", TensorProto.INT32: "kINT32",
-              TensorProto.DOUBLE: "(no TensorRT type: float64 tensors are cast to float32 by the parser)"}
+_TRT_TYPES = {
+    TensorProto.FLOAT: "kFLOAT",
+    TensorProto.FLOAT16: "kHALF",
+    TensorProto.BFLOAT16: "kBF16",
+    TensorProto.INT8: "kINT8",
+    TensorProto.UINT8: "kUINT8",
+    TensorProto.INT32: "kINT32",
+    TensorProto.DOUBLE: "(no TensorRT type: float64 tensors are cast to float32 by the parser)",
+}
 _QUANTIZE = ("DequantizeLinear",)
 
 
@@ -57,20 +65,28 @@ def _name(elem: int) -> str:
 def check_site_dtype(ctx: LintContext, site: "ResizeSite") -> Optional[Reason]:
     producer = ctx.producers.get(site.input_name)
     if producer is not None and producer.op_type in _QUANTIZE and site.in_main_graph:
-        return Reason("quantized (DequantizeLinear -> Resize): swap-plugin puts a float32 plugin inside the "
-                      "DequantizeLinear/QuantizeLinear pair, so TensorRT runs this Resize in float32 between the "
-                      "Q/DQ layers instead of fusing an INT8 Resize; an INT8 plugin would have to declare kINT8 "
-                      "with the tensor's scale in supportsFormatCombination", severity="info")
+        return Reason(
+            "quantized (DequantizeLinear -> Resize): swap-plugin puts a float32 plugin inside the "
+            "DequantizeLinear/QuantizeLinear pair, so TensorRT runs this Resize in float32 between the "
+            "Q/DQ layers instead of fusing an INT8 Resize; an INT8 plugin would have to declare kINT8 "
+            "with the tensor's scale in supportsFormatCombination",
+            severity="info",
+        )
     elem = _x_type(ctx, site.input_name)
     if not elem or elem in TENSORRT_PLUGIN_DTYPES:
         return None
     refused = dtype_refusal(elem, mode=site.mode)
-    runs = ("the ONNX Runtime kernel here takes it" if refused is None else
-            f"swap-plugin refuses this site ({DTYPE_CODE}: {refused.text})")
-    return Reason(f"X is {_name(elem)}: a DynamicTRTResize plugin for this site must declare "
-                  f"{_TRT_TYPES.get(elem, _name(elem))} in supportsFormatCombination (the MMDeploy tutorial's plugin "
-                  f"declares kFLOAT only); {runs}. Unswapped, TensorRT's own Resize layer runs it",
-                  severity="info")
+    runs = (
+        "the ONNX Runtime kernel here takes it"
+        if refused is None
+        else f"swap-plugin refuses this site ({DTYPE_CODE}: {refused.text})"
+    )
+    return Reason(
+        f"X is {_name(elem)}: a DynamicTRTResize plugin for this site must declare "
+        f"{_TRT_TYPES.get(elem, _name(elem))} in supportsFormatCombination (the MMDeploy tutorial's plugin "
+        f"declares kFLOAT only); {runs}. Unswapped, TensorRT's own Resize layer runs it",
+        severity="info",
+    )
 
 
 def check_plugin_dtype(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
@@ -79,14 +95,28 @@ def check_plugin_dtype(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
     elem = _x_type(ctx, node.input[0])
     if not elem or elem in TENSORRT_PLUGIN_DTYPES:
         return None
-    return Reason(f"X is {_name(elem)}: TensorRT builds this node only with a plugin whose supportsFormatCombination "
-                  f"accepts {_TRT_TYPES.get(elem, _name(elem))} (the MMDeploy tutorial's declares kFLOAT only)",
-                  severity="warning")
+    return Reason(
+        f"X is {_name(elem)}: TensorRT builds this node only with a plugin whose supportsFormatCombination "
+        f"accepts {_TRT_TYPES.get(elem, _name(elem))} (the MMDeploy tutorial's declares kFLOAT only)",
+        severity="warning",
+    )
 
 
 RULES = (
-    Rule("trt-resize-dtype", "tensorrt", "resize", _SOURCE,
-         "the element type a DynamicTRTResize plugin for the site must take", check_site_dtype),
-    Rule("trt-plugin-dtype", "tensorrt", "plugin", _SOURCE,
-         "a DynamicTRTResize node's X type is one the usual float32 plugin takes", check_plugin_dtype),
+    Rule(
+        "trt-resize-dtype",
+        "tensorrt",
+        "resize",
+        _SOURCE,
+        "the element type a DynamicTRTResize plugin for the site must take",
+        check_site_dtype,
+    ),
+    Rule(
+        "trt-plugin-dtype",
+        "tensorrt",
+        "plugin",
+        _SOURCE,
+        "a DynamicTRTResize node's X type is one the usual float32 plugin takes",
+        check_plugin_dtype,
+    ),
 )

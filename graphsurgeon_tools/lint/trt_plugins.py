@@ -42,17 +42,26 @@ _RESWAP_SIZES = reswap(SWAP_SIZES)
 
 def check_lookup_attributes(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
     attrs = {a.name: a for a in node.attribute}
-    mistyped = [f"{name} is {AttributeProto.AttributeType.Name(attrs[name].type)}"
-                for name in ("plugin_version", "plugin_namespace")
-                if name in attrs and attrs[name].type != AttributeProto.STRING]
+    mistyped = [
+        f"{name} is {AttributeProto.AttributeType.Name(attrs[name].type)}"
+        for name in ("plugin_version", "plugin_namespace")
+        if name in attrs and attrs[name].type != AttributeProto.STRING
+    ]
     if mistyped:
-        return Reason(f"{'; '.join(mistyped)}: the parser reads both as strings to find the plugin creator",
-                      fix=_RESWAP, alternatives=_RESWAP_FORMS)
+        return Reason(
+            f"{'; '.join(mistyped)}: the parser reads both as strings to find the plugin creator",
+            fix=_RESWAP,
+            alternatives=_RESWAP_FORMS,
+        )
     missing = [name for name in ("plugin_version", "plugin_namespace") if name not in attrs]
     if missing:
-        return Reason(f"no {' or '.join(missing)} attribute: the parser looks up {node.op_type!r} with "
-                      "version '1' and namespace '' (say which plugin is meant)", severity="warning",
-                      fix=_RESWAP, alternatives=_RESWAP_FORMS)
+        return Reason(
+            f"no {' or '.join(missing)} attribute: the parser looks up {node.op_type!r} with "
+            "version '1' and namespace '' (say which plugin is meant)",
+            severity="warning",
+            fix=_RESWAP,
+            alternatives=_RESWAP_FORMS,
+        )
     return None
 
 
@@ -67,13 +76,18 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
     if attr is None:
         ints = [i for i in range(1, count) if node.input[i] and _integer_like(ctx, node, i)]
         if ints:
-            return Reason(f"input(s) {ints} are integer tensors but {SHAPE_INDICES} is absent: an IPluginV3 "
-                          "plugin receives them as device tensors, not as shape inputs",
-                          severity="info", fix=_RESWAP_SIZES)
+            return Reason(
+                f"input(s) {ints} are integer tensors but {SHAPE_INDICES} is absent: an IPluginV3 "
+                "plugin receives them as device tensors, not as shape inputs",
+                severity="info",
+                fix=_RESWAP_SIZES,
+            )
         return None
     if attr.type != AttributeProto.INTS:
-        return Reason(f"{SHAPE_INDICES} is {AttributeProto.AttributeType.Name(attr.type)}; the parser accepts "
-                      "only INTS", fix=_RESWAP_SIZES)
+        return Reason(
+            f"{SHAPE_INDICES} is {AttributeProto.AttributeType.Name(attr.type)}; the parser accepts only INTS",
+            fix=_RESWAP_SIZES,
+        )
     indices = list(attr.ints)
     bad = [i for i in indices if not -count <= i < count]
     if bad:
@@ -85,21 +99,40 @@ def check_shape_inputs(ctx: LintContext, node: "NodeProto") -> Optional[Reason]:
         tensor = node.input[index]
         code = ctx.elem_types.get(tensor, 0)
         if code and code not in _INTEGER:
-            return Reason(f"shape input {index} ({tensor!r}) is {ctx.elem_type_name(tensor)}; shape inputs are "
-                          "int32/int64", fix=_RESWAP_SIZES)
+            return Reason(
+                f"shape input {index} ({tensor!r}) is {ctx.elem_type_name(tensor)}; shape inputs are int32/int64",
+                fix=_RESWAP_SIZES,
+            )
         floats = float_shape_inputs(ctx, tensor)
         if floats:
-            return Reason(f"shape input {index} ({tensor!r}) is fed by float graph input(s) {floats}; a network "
-                          "input that is a shape tensor must be int32/int64",
-                          fix=reswap(Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES)))
-    return Reason(f"{SHAPE_INDICES}={indices} is honoured by an IPluginV3 creator only; a V2 creator found under "
-                  "the same name, plugin_version and plugin_namespace (MMDeploy's DynamicTRTResize is one, version "
-                  "'1') ignores it with a warning and reads the input as a device tensor", severity="info")
+            return Reason(
+                f"shape input {index} ({tensor!r}) is fed by float graph input(s) {floats}; a network "
+                "input that is a shape tensor must be int32/int64",
+                fix=reswap(Fix("make_dynamic_scale", (("layout", "sizes"),), then=SWAP_SIZES)),
+            )
+    return Reason(
+        f"{SHAPE_INDICES}={indices} is honoured by an IPluginV3 creator only; a V2 creator found under "
+        "the same name, plugin_version and plugin_namespace (MMDeploy's DynamicTRTResize is one, version "
+        "'1') ignores it with a warning and reads the input as a device tensor",
+        severity="info",
+    )
 
 
 RULES = (
-    Rule("trt-plugin-lookup-attributes", "tensorrt", "plugin", _FALLBACK,
-         "plugin_version and plugin_namespace are present STRING attributes", check_lookup_attributes),
-    Rule("trt-plugin-shape-inputs", "tensorrt", "plugin", _ADD_PLUGIN + "; NVIDIA/TensorRT#2301",
-         "tensorrt_plugin_shape_input_indices is INTS, in range, and names integer inputs", check_shape_inputs),
+    Rule(
+        "trt-plugin-lookup-attributes",
+        "tensorrt",
+        "plugin",
+        _FALLBACK,
+        "plugin_version and plugin_namespace are present STRING attributes",
+        check_lookup_attributes,
+    ),
+    Rule(
+        "trt-plugin-shape-inputs",
+        "tensorrt",
+        "plugin",
+        _ADD_PLUGIN + "; NVIDIA/TensorRT#2301",
+        "tensorrt_plugin_shape_input_indices is INTS, in range, and names integer inputs",
+        check_shape_inputs,
+    ),
 )

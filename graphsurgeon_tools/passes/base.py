@@ -157,8 +157,10 @@ class PassResult:
         sites = {o.name: o for o in getattr(self.check, "sites", ()) if not o.passed}
         if bad:
             worst = max(bad, key=lambda o: o.max_abs_diff)
-            text = (f"the written model differs from your input model in ONNX Runtime: output {worst.name!r} "
-                    f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)")
+            text = (
+                f"the written model differs from your input model in ONNX Runtime: output {worst.name!r} "
+                f"max |diff| {worst.max_abs_diff:g} ({worst.mismatched} elements; {len(bad)} output(s) differ)"
+            )
         elif sites:  # only Resize site outputs differ (the model's outputs happen to match)
             text = "the written model differs from your input model in ONNX Runtime at Resize site outputs"
         else:  # only an intermediate step is beyond the bound
@@ -167,7 +169,9 @@ class PassResult:
         blamed = responsible_sites(self.model, sites) if sites and hasattr(self.model, "graph") else []
         if blamed:
             text += "; the difference starts at " + ", ".join(
-                f"site {node!r} (its output {out!r}: max |diff| {sites[out].max_abs_diff:g})" for node, out in blamed[:5])
+                f"site {node!r} (its output {out!r}: max |diff| {sites[out].max_abs_diff:g})"
+                for node, out in blamed[:5]
+            )
         return text
 
     def raise_if_failed(self) -> "PassResult":
@@ -370,10 +374,17 @@ class Pass:
         if check.passed is None:  # skipped: the steps cannot be run either
             return
         options = self.options
-        check.steps = [measure_step(reference, step, reference_feeds=self.reference_feeds or None,
-                                    dims=getattr(options, "check_dims", None), atol=getattr(options, "atol", 0.0),
-                                    rtol=getattr(options, "rtol", 0.0))
-                       for step in self.intermediates]
+        check.steps = [
+            measure_step(
+                reference,
+                step,
+                reference_feeds=self.reference_feeds or None,
+                dims=getattr(options, "check_dims", None),
+                atol=getattr(options, "atol", 0.0),
+                rtol=getattr(options, "rtol", 0.0),
+            )
+            for step in self.intermediates
+        ]
         if any(step["passed"] is False for step in check.steps):
             check.passed = False
 
@@ -431,11 +442,13 @@ def _step_failure(check: Any) -> str:
     bad = [step for step in getattr(check, "steps", ()) if step.get("passed") is False]
     if not bad:
         return ""
+
     def worst(step: dict[str, Any]) -> float:
         return max(v for v in (step.get("max_abs_diff"), step.get("sites_max_abs_diff"), 0.0) if v is not None)
 
-    return "; " + "; ".join(f"step {step['step']} alone differs from your input model by max |diff| "
-                            f"{worst(step):g}" for step in bad)
+    return "; " + "; ".join(
+        f"step {step['step']} alone differs from your input model by max |diff| {worst(step):g}" for step in bad
+    )
 
 
 def as_model(model: Any) -> tuple[ModelProto, Optional[Callable[[ModelProto], Any]], bool]:

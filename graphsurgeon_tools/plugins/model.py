@@ -14,7 +14,13 @@ from typing import Any, Optional, Union
 from graphsurgeon_tools.errors import ExitCode, OnnxToolError
 
 __all__ = [
-    "BUILTIN_SPECS", "AttributeRules", "ExtraInput", "InputRef", "InvalidSpecError", "MatchRule", "OutputRule",
+    "BUILTIN_SPECS",
+    "AttributeRules",
+    "ExtraInput",
+    "InputRef",
+    "InvalidSpecError",
+    "MatchRule",
+    "OutputRule",
     "PluginSpec",
 ]
 
@@ -81,9 +87,7 @@ class AttributeRules:
             out = {name: out[name] for name in self.keep if name in out}
         for name in self.drop:
             out.pop(name, None)
-        derived = {
-            new: int(attrs.get(source) == equals) for new, (source, equals) in self.derive.items()
-        }
+        derived = {new: int(attrs.get(source) == equals) for new, (source, equals) in self.derive.items()}
         for name, mapping in self.values.items():
             if name in out:
                 key = out[name].decode() if isinstance(out[name], bytes) else str(out[name])

@@ -192,7 +192,8 @@ class _Parser:
             if required not in data:
                 raise self.fail("top level", f"missing the [{required}] table")
         plugin = self.table(
-            data["plugin"], "[plugin]",
+            data["plugin"],
+            "[plugin]",
             ("op_type", "domain", "plugin_version", "plugin_namespace", "handler"),
         )
         if "op_type" not in plugin:
@@ -257,8 +258,12 @@ class _Parser:
                 raise self.fail(f"{where}.name", f"{name!r} is already the name of an earlier extra input")
             dtype = self.dtype(item["dtype"], f"{where}.dtype")
             value = item.get("value")
-            if kind == "constant" and "shape" in item and isinstance(item["shape"], list) and any(
-                    isinstance(d, str) for d in item["shape"]):
+            if (
+                kind == "constant"
+                and "shape" in item
+                and isinstance(item["shape"], list)
+                and any(isinstance(d, str) for d in item["shape"])
+            ):
                 raise self.fail(where, "a constant's shape must be all ints")
             shape = self.dims(item["shape"], f"{where}.shape", named=kind == "graph_input") if "shape" in item else None
             if kind == "constant":
@@ -283,7 +288,7 @@ class _Parser:
             where = f"[[outputs]] #{i + 1}"
             item = self.table(raw, where, ("type", "dtype", "rank", "shape"))
             if ("type" in item) == ("dtype" in item):
-                raise self.fail(where, "give exactly one of type = \"same_as_input:N\" or dtype")
+                raise self.fail(where, 'give exactly one of type = "same_as_input:N" or dtype')
             same = None
             if "type" in item:
                 m = re.fullmatch(r"same_as_input:([0-9]{1,6})", item["type"]) if isinstance(item["type"], str) else None
@@ -353,9 +358,7 @@ class _Parser:
                 self.string(rule["from"], f"[attributes.derive.{name}].from", ident=True),
                 self.scalar(rule["equals"], f"[attributes.derive.{name}].equals"),
             )
-        rename = {
-            k: self.string(v, f"[attributes.rename].{k}", ident=True) for k, v in mapping("rename").items()
-        }
+        rename = {k: self.string(v, f"[attributes.rename].{k}", ident=True) for k, v in mapping("rename").items()}
         targets = list(rename.values())
         twice = sorted({t for t in targets if targets.count(t) > 1})
         if twice:

@@ -20,8 +20,18 @@ import math
 from typing import Any, Optional
 
 __all__ = [
-    "MAX_CONSTANT_ELEMENTS", "MAX_DEPTH", "MAX_DIM", "MAX_INPUT_INDEX", "MAX_NAME_LENGTH", "MAX_RANK",
-    "attribute_value_problem", "constant_problem", "dim_problem", "index_problem", "is_int", "nesting_depth",
+    "MAX_CONSTANT_ELEMENTS",
+    "MAX_DEPTH",
+    "MAX_DIM",
+    "MAX_INPUT_INDEX",
+    "MAX_NAME_LENGTH",
+    "MAX_RANK",
+    "attribute_value_problem",
+    "constant_problem",
+    "dim_problem",
+    "index_problem",
+    "is_int",
+    "nesting_depth",
 ]
 
 #: Deepest table/array nesting a spec needs is 4 (``[attributes.values.mode]`` = {k = [..]});
@@ -39,14 +49,21 @@ MAX_DIM = (1 << 63) - 1
 MAX_CONSTANT_ELEMENTS = 1 << 16
 
 _INT_RANGES = {
-    "int8": (-(1 << 7), (1 << 7) - 1), "int16": (-(1 << 15), (1 << 15) - 1),
-    "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
-    "uint8": (0, (1 << 8) - 1), "uint16": (0, (1 << 16) - 1),
-    "uint32": (0, (1 << 32) - 1), "uint64": (0, (1 << 64) - 1), "bool": (0, 1),
+    "int8": (-(1 << 7), (1 << 7) - 1),
+    "int16": (-(1 << 15), (1 << 15) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "int64": (-(1 << 63), (1 << 63) - 1),
+    "uint8": (0, (1 << 8) - 1),
+    "uint16": (0, (1 << 16) - 1),
+    "uint32": (0, (1 << 32) - 1),
+    "uint64": (0, (1 << 64) - 1),
+    "bool": (0, 1),
 }
 _FLOAT_MAX = {
-    "float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-    "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
 }
 # ONNX attribute ints are int64, floats float32.
 _ATTR_INT = _INT_RANGES["int64"]

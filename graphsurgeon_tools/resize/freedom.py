@@ -93,8 +93,12 @@ def not_free_message(factor: float, clash: Clash) -> str:
     return f"not free at x{factor:g}: {clash.describe()}"
 
 
-def _prepare(model: Any, sites: Optional[Sequence["ResizeSite"]], input_shapes: Optional[Mapping[str, Any]],
-             input_values: Optional[Mapping[str, Any]] = None) -> tuple["ModelProto", list["ResizeSite"], ShapeFlow]:
+def _prepare(
+    model: Any,
+    sites: Optional[Sequence["ResizeSite"]],
+    input_shapes: Optional[Mapping[str, Any]],
+    input_values: Optional[Mapping[str, Any]] = None,
+) -> tuple["ModelProto", list["ResizeSite"], ShapeFlow]:
     proto, _ = as_model(model)
     found = list(sites) if sites is not None else find_resize_sites(proto)
     return proto, found, ShapeFlow(proto, input_shapes=input_shapes, input_values=input_values)
@@ -143,14 +147,22 @@ def site_freedom(
             answer[key] = Freedom(key, None, reason=f"inside {site.scope}: decided for main-graph sites only")
             continue
         if flow.base_clash is not None:
-            answer[key] = Freedom(key, None, reason="the model's own shapes clash at the probe input shape "
-                                  f"({flow.base_clash.describe()}); give input_shapes=")
+            answer[key] = Freedom(
+                key,
+                None,
+                reason="the model's own shapes clash at the probe input shape "
+                f"({flow.base_clash.describe()}); give input_shapes=",
+            )
             continue
         x = flow.base.get(site.input_name, Tensor())
         out = flow.base.get(site.output_name, Tensor())
         if not x.static or not out.static or len(out.shape) != len(x.shape):
-            answer[key] = Freedom(key, None, reason=f"shape of {site.input_name!r} or {site.output_name!r} "
-                                  f"unknown ({format_shape(x.shape)} -> {format_shape(out.shape)})")
+            answer[key] = Freedom(
+                key,
+                None,
+                reason=f"shape of {site.input_name!r} or {site.output_name!r} "
+                f"unknown ({format_shape(x.shape)} -> {format_shape(out.shape)})",
+            )
             continue
         axes = _resized_axes(site, x.shape, out.shape)
         # One factor step more on every resized axis: out + x (x2 -> x3, x0.5 -> x1.5).
@@ -159,8 +171,12 @@ def site_freedom(
         try:
             clash, lost = flow.downstream({site.node_index: lambda _inputs, t=grown: t}, budget=budget)
         except BudgetSpent:
-            answer[key] = Freedom(key, None, probe=probe, reason=f"analysis budget spent (max_visits={limit}; "
-                                  "raise it to decide more sites)")
+            answer[key] = Freedom(
+                key,
+                None,
+                probe=probe,
+                reason=f"analysis budget spent (max_visits={limit}; raise it to decide more sites)",
+            )
             continue
         if clash is not None:
             answer[key] = Freedom(key, False, pinned_by=clash, probe=probe)
@@ -229,10 +245,13 @@ def factor_clash(
     return clash
 
 
-def runnable_factors(model: Union["ModelProto", Any], factors: Sequence[float], *,
-                     sites: Optional[Sequence["ResizeSite"]] = None,
-                     input_shapes: Optional[Mapping[str, Sequence[int]]] = None
-                     ) -> tuple[list[float], dict[float, str]]:
+def runnable_factors(
+    model: Union["ModelProto", Any],
+    factors: Sequence[float],
+    *,
+    sites: Optional[Sequence["ResizeSite"]] = None,
+    input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+) -> tuple[list[float], dict[float, str]]:
     """Split a sweep into the factors every site can run at together, and the others with
     :func:`not_free_message`'s text. One pass per factor."""
     _, found, flow = _prepare(model, sites, input_shapes)

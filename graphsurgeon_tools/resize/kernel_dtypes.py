@@ -58,8 +58,9 @@ _ALL = ("nearest", "linear", "cubic")
 _INT = ("nearest", "linear")
 
 KERNEL_DTYPES: dict[str, KernelDtype] = {
-    "float32": KernelDtype(elem_type("float32"), _ALL, True, True,
-                           "float32; nearest exact, linear/cubic within a few ulps of ORT"),
+    "float32": KernelDtype(
+        elem_type("float32"), _ALL, True, True, "float32; nearest exact, linear/cubic within a few ulps of ORT"
+    ),
     "float16": KernelDtype(elem_type("float16"), _ALL, True, True, "float32 rounded once to float16, as ORT"),
     "bfloat16": KernelDtype(elem_type("bfloat16"), _ALL, True, False, "float32 rounded once to bfloat16"),
     "float64": KernelDtype(elem_type("float64"), _ALL, True, False, "double"),
@@ -72,8 +73,9 @@ KERNEL_DTYPES: dict[str, KernelDtype] = {
 ONNX_ELEM_DTYPES: dict[int, str] = {v.onnx_elem: k for k, v in KERNEL_DTYPES.items()}
 
 
-def kernel_dtype_problem(dtype: str | int, mode: str = "nearest", *, antialias: bool = False,
-                         plugin: bool = True) -> str | None:
+def kernel_dtype_problem(
+    dtype: str | int, mode: str = "nearest", *, antialias: bool = False, plugin: bool = True
+) -> str | None:
     """Why the compiled kernels cannot run Resize on ``dtype`` with ``mode``, or None if they can.
 
     ``dtype`` is a numpy-style name (``"uint8"``) or an onnx.TensorProto element type.
@@ -82,11 +84,15 @@ def kernel_dtype_problem(dtype: str | int, mode: str = "nearest", *, antialias: 
     name = ONNX_ELEM_DTYPES.get(dtype, f"element type {dtype}") if isinstance(dtype, int) else str(dtype)
     entry = KERNEL_DTYPES.get(name)
     if entry is None:
-        return (f"the compiled Resize kernels take {', '.join(KERNEL_DTYPES)}, not {name} "
-                "(ONNX Runtime's own Resize has no kernel for it either)")
+        return (
+            f"the compiled Resize kernels take {', '.join(KERNEL_DTYPES)}, not {name} "
+            "(ONNX Runtime's own Resize has no kernel for it either)"
+        )
     if mode not in entry.modes:
-        return (f"mode '{mode}' on {name} is not supported: ONNX Runtime's CPU Resize cannot run it "
-                f"(no arithmetic to match); {name} takes {', '.join(entry.modes)}")
+        return (
+            f"mode '{mode}' on {name} is not supported: ONNX Runtime's CPU Resize cannot run it "
+            f"(no arithmetic to match); {name} takes {', '.join(entry.modes)}"
+        )
     if antialias and (plugin or not entry.antialias):
         where = "the DynamicTRTResize plugin has no antialias" if plugin else f"antialias on {name} is not supported"
         return f"antialias=1 cannot be kept: {where}"

@@ -29,8 +29,15 @@ from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize.kernel_dtypes import KERNEL_DTYPES as _KERNEL
 from graphsurgeon_tools.resize.kernel_dtypes import kernel_dtype_problem
 
-__all__ = ["DTYPE_CODE", "KERNEL_DTYPES", "TENSORRT_PLUGIN_DTYPES", "dtype_refusal", "kernel_dtypes",
-           "kernel_takes", "names_of"]
+__all__ = [
+    "DTYPE_CODE",
+    "KERNEL_DTYPES",
+    "TENSORRT_PLUGIN_DTYPES",
+    "dtype_refusal",
+    "kernel_dtypes",
+    "kernel_takes",
+    "names_of",
+]
 
 #: The refusal code of a site whose X type (or type x mode) no kernel of the plugin takes.
 DTYPE_CODE = "plugin-dtype-unsupported"
@@ -65,8 +72,14 @@ def kernel_takes(elem_type: int, op_type: str = "DynamicTRTResize", mode: Option
     return mode is None or kernel_dtype_problem(elem, mode) is None
 
 
-def dtype_refusal(elem_type: int, op_type: str = "DynamicTRTResize", *, mode: str = "nearest",
-                  antialias: bool = False, what: str = "X") -> Optional[Refusal]:
+def dtype_refusal(
+    elem_type: int,
+    op_type: str = "DynamicTRTResize",
+    *,
+    mode: str = "nearest",
+    antialias: bool = False,
+    what: str = "X",
+) -> Optional[Refusal]:
     """The refusal of a site whose ``what`` tensor is ``elem_type`` when the kernel of ``op_type`` cannot
     run it in ``mode`` (with ``antialias``), else None. An op type with no kernel here is not judged."""
     if op_type not in KERNEL_DTYPES:

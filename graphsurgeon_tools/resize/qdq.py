@@ -67,9 +67,16 @@ class QdqSite:
         return f"DequantizeLinear -> Resize -> QuantizeLinear ({kind}, {same} scale/zero point on both sides)"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"resize": self.resize, "dq": self.dq, "q": list(self.q), "per_channel": self.per_channel,
-                "axis": self.axis, "same_parameters": self.same_parameters, "full": self.full,
-                "description": self.describe()}
+        return {
+            "resize": self.resize,
+            "dq": self.dq,
+            "q": list(self.q),
+            "per_channel": self.per_channel,
+            "axis": self.axis,
+            "same_parameters": self.same_parameters,
+            "full": self.full,
+            "description": self.describe(),
+        }
 
 
 def _constants(model: "ModelProto") -> dict[str, np.ndarray]:
@@ -99,8 +106,9 @@ def _axis(node: "NodeProto") -> int:
     return 1
 
 
-def _equal(a: tuple[Optional[np.ndarray], Optional[np.ndarray]],
-           b: tuple[Optional[np.ndarray], Optional[np.ndarray]]) -> Optional[bool]:
+def _equal(
+    a: tuple[Optional[np.ndarray], Optional[np.ndarray]], b: tuple[Optional[np.ndarray], Optional[np.ndarray]]
+) -> Optional[bool]:
     if any(v is None for v in (*a, *b)):
         return None
     return bool(np.array_equal(np.ravel(a[0]), np.ravel(b[0])) and np.array_equal(np.ravel(a[1]), np.ravel(b[1])))
@@ -139,10 +147,15 @@ def qdq_sites(model: "ModelProto") -> dict[str, QdqSite]:
             if per_channel and same and any(_axis(q) != _axis(dq) for q in qs):
                 same = False
         found[node.output[0]] = QdqSite(
-            resize=node.name or node.output[0], output=node.output[0], dq=(dq.name or dq.output[0]) if dq else "",
-            q=tuple(q.name or q.output[0] for q in qs), quantized_input=dq.input[0] if dq is not None else "",
-            quantized_outputs=tuple(q.output[0] for q in qs), per_channel=per_channel,
-            axis=_axis(dq) if dq is not None and per_channel else None, same_parameters=same,
+            resize=node.name or node.output[0],
+            output=node.output[0],
+            dq=(dq.name or dq.output[0]) if dq else "",
+            q=tuple(q.name or q.output[0] for q in qs),
+            quantized_input=dq.input[0] if dq is not None else "",
+            quantized_outputs=tuple(q.output[0] for q in qs),
+            per_channel=per_channel,
+            axis=_axis(dq) if dq is not None and per_channel else None,
+            same_parameters=same,
             only_q_consumers=bool(qs) and len(qs) == len(users),
         )
     return found

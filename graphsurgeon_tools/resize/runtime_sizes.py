@@ -113,8 +113,13 @@ class RuntimeSizes:
         return f"run-time sizes [{lead}{', ' if lead else ''}{scaled}]: a constant factor of data shapes"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tensor": self.tensor, "pattern": self.describe(), "factors": list(self.factors),
-                "roundings": [a.rounding for a in self.axes], "reads": sorted({a.source for a in self.axes})}
+        return {
+            "tensor": self.tensor,
+            "pattern": self.describe(),
+            "factors": list(self.factors),
+            "roundings": [a.rounding for a in self.axes],
+            "reads": sorted({a.source for a in self.axes}),
+        }
 
 
 class _Walker:
@@ -161,10 +166,16 @@ class _Walker:
             return data.astype(np_dtype(to)) if is_known(to) else None
         if op == "Gather" and _attr(node, "axis", 0) == 0:
             return np.take(data, rest[0].astype(np.int64), axis=0)
-        if op == "Slice" and data.ndim == 1 and len(rest) >= 2 and rest[0].size == 1 and rest[1].size == 1 \
-                and (len(rest) < 3 or rest[2] is None or int(rest[2].reshape(-1)[0]) in (0, -1)) \
-                and (len(rest) < 4 or rest[3] is None or int(rest[3].reshape(-1)[0]) == 1):
-            return data[int(rest[0].reshape(-1)[0]):int(rest[1].reshape(-1)[0])]
+        if (
+            op == "Slice"
+            and data.ndim == 1
+            and len(rest) >= 2
+            and rest[0].size == 1
+            and rest[1].size == 1
+            and (len(rest) < 3 or rest[2] is None or int(rest[2].reshape(-1)[0]) in (0, -1))
+            and (len(rest) < 4 or rest[3] is None or int(rest[3].reshape(-1)[0]) == 1)
+        ):
+            return data[int(rest[0].reshape(-1)[0]) : int(rest[1].reshape(-1)[0])]
         if op in ("Reshape", "Squeeze", "Unsqueeze"):
             return data.reshape(-1) if data.size == 1 or op == "Reshape" else None
         return None
@@ -225,8 +236,12 @@ class _Walker:
             starts, ends = parts[0], parts[1]
             axes = parts[2] if len(parts) > 2 else None
             steps = parts[3] if len(parts) > 3 else None
-            if starts is None or ends is None or (len(node.input) > 3 and node.input[3] and axes is None) \
-                    or (len(node.input) > 4 and node.input[4] and steps is None):
+            if (
+                starts is None
+                or ends is None
+                or (len(node.input) > 3 and node.input[3] and axes is None)
+                or (len(node.input) > 4 and node.input[4] and steps is None)
+            ):
                 return None
         else:  # Slice-1: attributes
             starts, ends = np.asarray(_attr(node, "starts", [])), np.asarray(_attr(node, "ends", []))
@@ -269,15 +284,31 @@ class _Walker:
             if data is None or not data or any(t.kind != "fdim" for t in data):
                 return None
             flat = value.reshape(-1).astype(np.float64)
-            if flat.size not in (1, len(data)) or value.ndim > 1 or not np.all(np.isfinite(flat)) \
-                    or not np.all(flat > 0) or value.dtype.kind != "f":
+            if (
+                flat.size not in (1, len(data))
+                or value.ndim > 1
+                or not np.all(np.isfinite(flat))
+                or not np.all(flat > 0)
+                or value.dtype.kind != "f"
+            ):
                 return None
             if np.any(flat.astype(np.float32).astype(np.float64) != flat):
                 return None  # a float32 input could not hold the constant exactly
-            return [_replace(t, kind="fscaled", factor=float(flat[e if flat.size > 1 else 0]), mul=index,
-                             element=e, width=len(data), const=node.input[slot], slot=slot,
-                             const_shape=tuple(value.shape), const_dtype=str(value.dtype))
-                    for e, t in enumerate(data)]
+            return [
+                _replace(
+                    t,
+                    kind="fscaled",
+                    factor=float(flat[e if flat.size > 1 else 0]),
+                    mul=index,
+                    element=e,
+                    width=len(data),
+                    const=node.input[slot],
+                    slot=slot,
+                    const_shape=tuple(value.shape),
+                    const_dtype=str(value.dtype),
+                )
+                for e, t in enumerate(data)
+            ]
         return None
 
 
@@ -319,8 +350,25 @@ def recognise(model: "ModelProto", site: "ResizeSite", flow: "ShapeFlow") -> tup
         static = t.kind == "const" and p < len(shape) and shape[p] == t.factor
         if not (t.kind == "dim" and t.axis == p) and not static:
             return None, "the leading entries are not the input's own dims"
-    axes = tuple(ScaledAxis(p, t.source, t.axis, t.factor, t.rounding, t.mul, t.element, t.width, t.const, t.slot,
-                            t.const_shape, t.const_dtype, t.dtype) for p, t in enumerate(terms) if p >= start)
+    axes = tuple(
+        ScaledAxis(
+            p,
+            t.source,
+            t.axis,
+            t.factor,
+            t.rounding,
+            t.mul,
+            t.element,
+            t.width,
+            t.const,
+            t.slot,
+            t.const_shape,
+            t.const_dtype,
+            t.dtype,
+        )
+        for p, t in enumerate(terms)
+        if p >= start
+    )
     uses: dict[tuple[int, int], int] = {}
     for axis in axes:
         uses[(axis.mul, axis.element)] = uses.get((axis.mul, axis.element), 0) + 1
@@ -328,8 +376,9 @@ def recognise(model: "ModelProto", site: "ResizeSite", flow: "ShapeFlow") -> tup
         return None, "one product feeds two axes of the sizes"
     for mul in {a.mul for a in axes}:  # a Mul's elements are consecutive axes, in order (one slice each)
         mine = sorted((a for a in axes if a.mul == mul), key=lambda a: a.element)
-        if [a.element for a in mine] != list(range(mine[0].width)) or \
-                [a.position for a in mine] != list(range(mine[0].position, mine[0].position + mine[0].width)):
+        if [a.element for a in mine] != list(range(mine[0].width)) or [a.position for a in mine] != list(
+            range(mine[0].position, mine[0].position + mine[0].width)
+        ):
             return None, "a product's elements are not consecutive axes of the sizes"
     spelled = tuple(f"Shape({t.source})[{t.axis}]" if t.kind == "dim" else f"{t.factor:g}" for t in lead)
     known = flow.base.get(site.sizes_tensor)

@@ -24,8 +24,13 @@ __all__ = ["KNOWN_SOURCES", "MAX_SCALE", "raise_if_nonsense", "scales_problems"]
 #: A scale above this is a typo or an attack, not a resize (it would ask for terabytes).
 MAX_SCALE = 1.0e4
 #: Sources whose value is known before running the model.
-KNOWN_SOURCES = (ValueSource.INITIALIZER, ValueSource.CONSTANT, ValueSource.IDENTITY, ValueSource.FOLDED,
-                 ValueSource.ATTRIBUTE)
+KNOWN_SOURCES = (
+    ValueSource.INITIALIZER,
+    ValueSource.CONSTANT,
+    ValueSource.IDENTITY,
+    ValueSource.FOLDED,
+    ValueSource.ATTRIBUTE,
+)
 
 
 def scales_problems(
@@ -50,8 +55,10 @@ def scales_problems(
     """
     found: list[str] = []
     has_scales = scales_source != ValueSource.ABSENT
-    has_sizes = bool(sizes_tensor) and sizes_source != ValueSource.ABSENT and (
-        sizes is not None or sizes_source not in KNOWN_SOURCES
+    has_sizes = (
+        bool(sizes_tensor)
+        and sizes_source != ValueSource.ABSENT
+        and (sizes is not None or sizes_source not in KNOWN_SOURCES)
     )
     if has_scales and has_sizes:
         found.append("both scales and sizes are given; Resize takes exactly one of them")

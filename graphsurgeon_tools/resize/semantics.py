@@ -55,8 +55,13 @@ RESIZE_OPS = ("Resize", "Upsample")
 PLUGIN_OP_TYPE = "DynamicTRTResize"
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_TRANSFORMATION_MODES = (
-    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-    "tf_half_pixel_for_nn", "tf_crop_and_resize",
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_half_pixel_for_nn",
+    "tf_crop_and_resize",
 )
 #: Coordinate modes a DynamicTRTResize kernel implements (tf_half_pixel_for_nn left ONNX at 13;
 #: tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take).
@@ -79,10 +84,19 @@ RESIZE_DEFAULTS: dict[str, Any] = {
 #: Attribute -> the AttributeProto type name it must have (Resize/Upsample schemas; the plugin's
 #: own fields as forward writes them and TensorRT's plugin field lookup reads them).
 ATTRIBUTE_TYPES: dict[str, str] = {
-    "mode": "STRING", "coordinate_transformation_mode": "STRING", "nearest_mode": "STRING",
-    "keep_aspect_ratio_policy": "STRING", "cubic_coeff_a": "FLOAT", "extrapolation_value": "FLOAT",
-    "exclude_outside": "INT", "antialias": "INT", "axes": "INTS", "scales": "FLOATS",
-    "align_corners": "INT", "plugin_version": "STRING", "plugin_namespace": "STRING",
+    "mode": "STRING",
+    "coordinate_transformation_mode": "STRING",
+    "nearest_mode": "STRING",
+    "keep_aspect_ratio_policy": "STRING",
+    "cubic_coeff_a": "FLOAT",
+    "extrapolation_value": "FLOAT",
+    "exclude_outside": "INT",
+    "antialias": "INT",
+    "axes": "INTS",
+    "scales": "FLOATS",
+    "align_corners": "INT",
+    "plugin_version": "STRING",
+    "plugin_namespace": "STRING",
     "tensorrt_plugin_shape_input_indices": "INTS",
 }
 _FLAGS = ("exclude_outside", "antialias", "align_corners")
@@ -184,17 +198,22 @@ def attribute_problems(node: Any, version: int = 0, rename: Optional[dict[str, s
         if got != wanted:
             problems.append(f"attribute {shown!r} must be {wanted}, got {got}")
             continue
-        value: Any = {"STRING": lambda: attr.s.decode("utf-8", "replace"), "FLOAT": lambda: attr.f,
-                      "INT": lambda: attr.i, "INTS": lambda: list(attr.ints),
-                      "FLOATS": lambda: list(attr.floats)}[wanted]()
+        value: Any = {
+            "STRING": lambda: attr.s.decode("utf-8", "replace"),
+            "FLOAT": lambda: attr.f,
+            "INT": lambda: attr.i,
+            "INTS": lambda: list(attr.ints),
+            "FLOATS": lambda: list(attr.floats),
+        }[wanted]()
         allowed: tuple = ()
         if name == "mode":
             allowed = MODES + (("bilinear",) if node.op_type == "Upsample" else ())
         elif name == "coordinate_transformation_mode":
             allowed = COORDINATE_TRANSFORMATION_MODES
             if node.op_type == "Resize" and 0 < version < 19 and value == "half_pixel_symmetric":
-                problems.append(f"attribute {shown!r}: half_pixel_symmetric exists from Resize-19, "
-                                f"this node is Resize-{version}")
+                problems.append(
+                    f"attribute {shown!r}: half_pixel_symmetric exists from Resize-19, this node is Resize-{version}"
+                )
                 continue
         elif name == "nearest_mode":
             allowed = NEAREST_MODES
@@ -221,5 +240,4 @@ def input_type_problems(op_type: str, version: int, slot: str, dtype: str) -> li
     if op_type not in RESIZE_OPS or wanted is None or not dtype or dtype == wanted:
         return []
     onnx_names = {"float32": "tensor(float)", "int64": "tensor(int64)"}
-    return [f"{op_type}-{version or '?'} takes {slot} as {wanted} ({onnx_names[wanted]} in its schema), "
-            f"got {dtype}"]
+    return [f"{op_type}-{version or '?'} takes {slot} as {wanted} ({onnx_names[wanted]} in its schema), got {dtype}"]

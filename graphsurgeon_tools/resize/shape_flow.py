@@ -75,9 +75,14 @@ class ShapeFlow:
             None leaves them unknown (then only what holds for every input size is computed).
     """
 
-    def __init__(self, model: "ModelProto", *, input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                 input_values: Optional[Mapping[str, Any]] = None,
-                 probe_dims: Optional[tuple[int, int]] = (1, 128)) -> None:
+    def __init__(
+        self,
+        model: "ModelProto",
+        *,
+        input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+        input_values: Optional[Mapping[str, Any]] = None,
+        probe_dims: Optional[tuple[int, int]] = (1, 128),
+    ) -> None:
         self.model = model
         self.graph = model.graph
         self.opset = default_opset(model)
@@ -115,16 +120,22 @@ class ShapeFlow:
             if info.name in input_shapes:
                 shape: Optional[tuple] = tuple(int(d) for d in input_shapes[info.name])
             elif tensor_type.HasField("shape"):
-                shape = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0
-                              else None if probe is None else (probe[0] if axis == 0 else probe[1])
-                              for axis, d in enumerate(tensor_type.shape.dim))
+                shape = tuple(
+                    int(d.dim_value)
+                    if d.HasField("dim_value") and d.dim_value > 0
+                    else None
+                    if probe is None
+                    else (probe[0] if axis == 0 else probe[1])
+                    for axis, d in enumerate(tensor_type.shape.dim)
+                )
             else:
                 shape = None
             self.base[info.name] = Tensor(tensor_type.elem_type, shape)
 
     # -- passes ---------------------------------------------------------------------------
-    def downstream(self, overrides: Mapping[int, Callable[[list[Tensor]], Tensor]], *,
-                   budget: Optional[list[int]] = None) -> tuple[Optional[Clash], Optional[str]]:
+    def downstream(
+        self, overrides: Mapping[int, Callable[[list[Tensor]], Tensor]], *, budget: Optional[list[int]] = None
+    ) -> tuple[Optional[Clash], Optional[str]]:
         """Re-run the nodes downstream of the nodes in ``overrides`` (node index -> function of
         that node's input Tensors giving its first output), the base everywhere else.
 
@@ -200,8 +211,12 @@ class ShapeFlow:
                     kind = kinds[op] = _UNARY if op in _FAST_UNARY else _RESIZE if op == "Resize" else _OTHER
             else:
                 kind = _OTHER
-            if len(outs) != 1 or not names or (kind == _UNARY and not names[0]) or \
-                    (kind == _RESIZE and not resize_by_scales_form(node, names)):
+            if (
+                len(outs) != 1
+                or not names
+                or (kind == _UNARY and not names[0])
+                or (kind == _RESIZE and not resize_by_scales_form(node, names))
+            ):
                 kind = _OTHER
             facts.append((node, names, outs, kind))
             if kind == _UNARY:  # _known's answer inline: a chain of such ops is most of a big graph
@@ -278,8 +293,14 @@ class ShapeFlow:
                 data[name] = onnx.numpy_helper.from_array(tensor.value, name)
         try:
             result = onnx.shape_inference.infer_node_outputs(schema, node, types, data)
-        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError,
-                TypeError, KeyError) as exc:  # ONNX refuses the node as it stands (a broken model: its checker says why)
+        except (
+            onnx.shape_inference.InferenceError,
+            onnx.checker.ValidationError,
+            RuntimeError,
+            ValueError,
+            TypeError,
+            KeyError,
+        ) as exc:  # ONNX refuses the node as it stands (a broken model: its checker says why)
             detail = " ".join(str(exc).split())
             detail = detail.replace("[ShapeInferenceError] ", "").replace("[TypeInferenceError] ", "")
             shapes = tuple(t.shape for t in inputs if t.shape is not None)

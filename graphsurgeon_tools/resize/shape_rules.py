@@ -27,15 +27,54 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from onnx import NodeProto
 
-__all__ = ["BROADCASTING", "CLASH_OPS", "SAME_SHAPE", "UNKNOWN", "Clash", "Tensor", "clash_at", "format_shape",
-           "from_type", "label", "plugin_output", "quick_output", "quick_resize", "resize_by_scales",
-           "resize_by_scales_form"]
+__all__ = [
+    "BROADCASTING",
+    "CLASH_OPS",
+    "SAME_SHAPE",
+    "UNKNOWN",
+    "Clash",
+    "Tensor",
+    "clash_at",
+    "format_shape",
+    "from_type",
+    "label",
+    "plugin_output",
+    "quick_output",
+    "quick_resize",
+    "resize_by_scales",
+    "resize_by_scales_form",
+]
 
 
 #: Ops whose inputs broadcast against each other (numpy rules).
-BROADCASTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where",
-                          "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-                          "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+BROADCASTING = frozenset(
+    {
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Mod",
+        "Max",
+        "Min",
+        "Sum",
+        "Mean",
+        "Where",
+        "Equal",
+        "Less",
+        "Greater",
+        "LessOrEqual",
+        "GreaterOrEqual",
+        "And",
+        "Or",
+        "Xor",
+        "PRelu",
+        "BitShift",
+        "BitwiseAnd",
+        "BitwiseOr",
+        "BitwiseXor",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -56,12 +95,14 @@ class Tensor:
 
         if self.shape != other.shape or (self.value is None) != (other.value is None):
             return False
-        return self.value is None or (self.value.shape == other.value.shape
-                                      and bool(np.array_equal(self.value, other.value)))
+        return self.value is None or (
+            self.value.shape == other.value.shape and bool(np.array_equal(self.value, other.value))
+        )
 
 
 #: The unknown tensor, shared (Tensor is frozen): a default built per lookup costs a third of a visit.
 UNKNOWN = Tensor()
+
 
 @dataclass(frozen=True)
 class Clash:
@@ -86,8 +127,12 @@ class Clash:
         return f"{text}: {self.detail}" if self.detail else text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "op_type": self.op_type, "shapes": [list(s) for s in self.shapes],
-                "message": self.describe()}
+        return {
+            "node": self.node,
+            "op_type": self.op_type,
+            "shapes": [list(s) for s in self.shapes],
+            "message": self.describe(),
+        }
 
 
 def format_shape(shape: Optional[Sequence[Optional[int]]]) -> str:
@@ -101,10 +146,44 @@ def label(node: "NodeProto") -> str:
 
 
 #: Ops whose one output has their first input's shape and type (Cast: the type it casts to).
-SAME_SHAPE = frozenset({"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
-                         "Gelu", "Erf", "Exp", "Log", "Abs", "Neg", "Sqrt", "Softplus", "Softsign", "Identity",
-                         "Clip", "Mish", "Softmax", "LogSoftmax", "Floor", "Ceil", "Round", "Sign", "Reciprocal",
-                         "Sin", "Cos", "Not", "Cast", "BatchNormalization", "InstanceNormalization"})
+SAME_SHAPE = frozenset(
+    {
+        "Relu",
+        "LeakyRelu",
+        "Sigmoid",
+        "Tanh",
+        "Elu",
+        "Selu",
+        "Celu",
+        "HardSigmoid",
+        "HardSwish",
+        "Gelu",
+        "Erf",
+        "Exp",
+        "Log",
+        "Abs",
+        "Neg",
+        "Sqrt",
+        "Softplus",
+        "Softsign",
+        "Identity",
+        "Clip",
+        "Mish",
+        "Softmax",
+        "LogSoftmax",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sign",
+        "Reciprocal",
+        "Sin",
+        "Cos",
+        "Not",
+        "Cast",
+        "BatchNormalization",
+        "InstanceNormalization",
+    }
+)
 _BOOL = 9  # onnx.TensorProto.BOOL
 CLASH_OPS = BROADCASTING | {"Concat", "MatMul", "Reshape"}
 _COMPARISONS = frozenset({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
@@ -154,7 +233,7 @@ def plugin_output(node: "NodeProto", inputs: list[Tensor]) -> Optional[Tensor]:
     if values.dtype.kind == "f" and values.size == rank:
         out = tuple(int(np.floor(np.float32(d) * np.float32(v))) for d, v in zip(x.shape, values))
     elif values.dtype.kind in "iu" and values.size in (rank, 2):
-        out = x.shape[:rank - values.size] + tuple(int(v) for v in values)
+        out = x.shape[: rank - values.size] + tuple(int(v) for v in values)
     else:
         return None
     return Tensor(x.elem, out) if all(d > 0 for d in out) else None
@@ -221,7 +300,7 @@ def _clash_rules(node: "NodeProto", inputs: list[Tensor], touched: list[str]) ->
     op = node.op_type
     shaped = [(name, t) for name, t in zip(node.input, inputs) if name and t.static]
     first = next((i for i, (name, _) in enumerate(shaped) if name in touched), 0)
-    ordered = [shaped[first]] + shaped[:first] + shaped[first + 1:] if shaped else []
+    ordered = [shaped[first]] + shaped[:first] + shaped[first + 1 :] if shaped else []
     if op == "Concat" and len(ordered) > 1:
         rank = len(ordered[0][1].shape)
         axis = int(get_attr(node, "axis", 0))

@@ -57,8 +57,10 @@ class ShapeSource:
             reads += f" and {len(self.shapes_of) - 3} more"
         if self.foldable:
             value = "[" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in self.value) + "]"
-            return (f"computed from the static shape of {reads}: the same {value} for every input; "
-                    "simplify=True folds it to a constant")
+            return (
+                f"computed from the static shape of {reads}: the same {value} for every input; "
+                "simplify=True folds it to a constant"
+            )
         return f"computed at run time from the shape of {reads}"
 
 
@@ -113,8 +115,10 @@ def site_shape_sources(model: "ModelProto", site: "ResizeSite", flow: ShapeFlow)
     found: dict[str, ShapeSource] = {}
     if not site.in_main_graph:
         return found
-    for kind, source, tensor in (("scales", site.scales_source, site.scales_tensor),
-                                 ("sizes", site.sizes_source, site.sizes_tensor)):
+    for kind, source, tensor in (
+        ("scales", site.scales_source, site.scales_tensor),
+        ("sizes", site.sizes_source, site.sizes_tensor),
+    ):
         if source == ValueSource.RUNTIME and tensor:
             where = shape_source(model, tensor, flow=flow)
             if where is not None:
@@ -149,5 +153,8 @@ class SourceNotes:
     def notes(self, site: "ResizeSite") -> tuple[str, ...]:
         """The site's notes with the tracer's run-time reasons replaced where the shape source says more."""
         better = self.of_site(site)
-        return tuple(f"{kind}: {better[kind]}" if kind in better else note
-                     for note in site.notes for kind in [note.split(":", 1)[0]])
+        return tuple(
+            f"{kind}: {better[kind]}" if kind in better else note
+            for note in site.notes
+            for kind in [note.split(":", 1)[0]]
+        )

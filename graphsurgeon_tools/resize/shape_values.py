@@ -30,10 +30,44 @@ __all__ = ["MAX_VALUE_ELEMENTS", "VALUE_OPS", "compute_value"]
 #: Values (shape vectors, scales, small constants) are tracked up to this many elements.
 MAX_VALUE_ELEMENTS = 1024
 
-VALUE_OPS = frozenset({"Constant", "Shape", "Size", "Identity", "Cast", "Gather", "Unsqueeze", "Squeeze",
-                       "Concat", "Slice", "Add", "Sub", "Mul", "Div", "Floor", "Ceil", "Neg", "Abs", "Max",
-                       "Min", "Reshape", "Equal", "Where", "ConstantOfShape", "Range", "ReduceProd", "Expand", "Mod",
-                       "Transpose", "Less", "Greater", "Not", "Sqrt", "Pow"})
+VALUE_OPS = frozenset(
+    {
+        "Constant",
+        "Shape",
+        "Size",
+        "Identity",
+        "Cast",
+        "Gather",
+        "Unsqueeze",
+        "Squeeze",
+        "Concat",
+        "Slice",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Floor",
+        "Ceil",
+        "Neg",
+        "Abs",
+        "Max",
+        "Min",
+        "Reshape",
+        "Equal",
+        "Where",
+        "ConstantOfShape",
+        "Range",
+        "ReduceProd",
+        "Expand",
+        "Mod",
+        "Transpose",
+        "Less",
+        "Greater",
+        "Not",
+        "Sqrt",
+        "Pow",
+    }
+)
 
 
 def compute_value(node: "NodeProto", inputs: list[Any], model: "ModelProto") -> Optional["np.ndarray"]:
@@ -109,16 +143,28 @@ def _evaluate(node: "NodeProto", op: str, values: list[Any]) -> Any:
         return np.sqrt(x)
     if op in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Mod", "Less", "Greater", "Pow"):
         a, b = values[0], values[1]
-        if np.broadcast_shapes(a.shape, b.shape) and int(np.prod(np.broadcast_shapes(a.shape, b.shape))) > \
-                MAX_VALUE_ELEMENTS:
+        if (
+            np.broadcast_shapes(a.shape, b.shape)
+            and int(np.prod(np.broadcast_shapes(a.shape, b.shape))) > MAX_VALUE_ELEMENTS
+        ):
             return None
         if op == "Div" and a.dtype.kind in "iu":
             return (np.trunc(a / b)).astype(a.dtype)  # ONNX integer division truncates
         if op == "Mod" and _attr(node, "fmod", 0):
             return np.fmod(a, b)
-        fn = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Max": np.maximum,
-              "Min": np.minimum, "Equal": np.equal, "Mod": np.mod, "Less": np.less, "Greater": np.greater,
-              "Pow": np.power}[op]
+        fn = {
+            "Add": np.add,
+            "Sub": np.subtract,
+            "Mul": np.multiply,
+            "Div": np.divide,
+            "Max": np.maximum,
+            "Min": np.minimum,
+            "Equal": np.equal,
+            "Mod": np.mod,
+            "Less": np.less,
+            "Greater": np.greater,
+            "Pow": np.power,
+        }[op]
         result = fn(a, b)
         return result if op in ("Equal", "Less", "Greater") else result.astype(a.dtype)
     if op in ("Floor", "Ceil", "Neg", "Abs"):
@@ -161,6 +207,7 @@ def _slice(node: "NodeProto", values: list[Any]) -> Any:
     if starts is not None:  # Slice-1: attributes
         ends, axes, steps = _attr(node, "ends", None), _attr(node, "axes", None), None
     else:
+
         def vec(i: int) -> Optional[list[int]]:
             return [int(v) for v in values[i].reshape(-1)] if len(values) > i and values[i] is not None else None
 

@@ -42,8 +42,16 @@ from graphsurgeon_tools.resize.sanity import scales_problems
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
 
-__all__ = ["MAIN_GRAPH", "MAX_FOLD_NODES", "ResizeSite", "ValueSource", "ValueTrace", "find_resize_sites",
-           "in_function", "trace_value"]
+__all__ = [
+    "MAIN_GRAPH",
+    "MAX_FOLD_NODES",
+    "ResizeSite",
+    "ValueSource",
+    "ValueTrace",
+    "find_resize_sites",
+    "in_function",
+    "trace_value",
+]
 
 
 @dataclass(frozen=True)
@@ -115,8 +123,9 @@ def _value_infos(graphs: list[Any]) -> dict[str, Any]:
     return merged
 
 
-def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bool,
-                          inferred: Optional["ModelProto"] = None) -> dict[str, Any]:
+def _inferred_value_infos(
+    model: "ModelProto", infos: dict[str, Any], nested: bool, inferred: Optional["ModelProto"] = None
+) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched).
     ``nested``: the model has If/Loop/Scan bodies, whose answers are added too. ``inferred``:
     the caller's inference result for this model (not run again).
@@ -132,8 +141,13 @@ def _inferred_value_infos(model: "ModelProto", infos: dict[str, Any], nested: bo
     return merged
 
 
-def find_resize_sites(model: Union["ModelProto", Any], *, max_fold_bytes: Optional[int] = None,
-                      nested: bool = False, inferred: Optional["ModelProto"] = None) -> list[ResizeSite]:
+def find_resize_sites(
+    model: Union["ModelProto", Any],
+    *,
+    max_fold_bytes: Optional[int] = None,
+    nested: bool = False,
+    inferred: Optional["ModelProto"] = None,
+) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
     those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
     core.graph.scopes` for the order and the ``scope`` names).
@@ -162,12 +176,18 @@ def _text(value: Any, default: str) -> str:
     return default if value is None else str(value)
 
 
-def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None,
-                       nested: bool = False, inferred: Optional["ModelProto"] = None) -> list[ResizeSite]:
+def _find_resize_sites(
+    model: "ModelProto",
+    max_fold_bytes: Optional[int] = None,
+    nested: bool = False,
+    inferred: Optional["ModelProto"] = None,
+) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     # The one walk over every node: scopes and (index, node) of their sites.
-    walked = [(s, [(i, n) for i, n in enumerate(s.graph.node) if semantics.is_resize_node(n)])
-              for s in (scopes(model) if nested else [_main_scope(model)])]
+    walked = [
+        (s, [(i, n) for i, n in enumerate(s.graph.node) if semantics.is_resize_node(n)])
+        for s in (scopes(model) if nested else [_main_scope(model)])
+    ]
     for _, resize_nodes in walked:
         for _, node in resize_nodes:
             if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
@@ -185,8 +205,12 @@ def _find_resize_sites(model: "ModelProto", max_fold_bytes: Optional[int] = None
         if scope.parent is None and not scope.function:
             tracer = main
         else:
-            tracer = ConstantTracer(model, max_bytes=main.max_bytes or 0, graph=scope.graph,
-                                    outer=tracers.get(scope.parent) if scope.parent else None)
+            tracer = ConstantTracer(
+                model,
+                max_bytes=main.max_bytes or 0,
+                graph=scope.graph,
+                outer=tracers.get(scope.parent) if scope.parent else None,
+            )
         tracers[scope.name] = tracer
         if not resize_nodes:
             continue
@@ -212,8 +236,15 @@ def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
     return dtypes.dtype_name(elem) if elem and dtypes.is_known(elem) else ""
 
 
-def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_version: int,
-              infos: dict[str, Any], declared: set[str]) -> ResizeSite:
+def _describe(
+    node: Any,
+    index: int,
+    scope: str,
+    tracer: ConstantTracer,
+    op_version: int,
+    infos: dict[str, Any],
+    declared: set[str],
+) -> ResizeSite:
     """One site: semantics, where its scales and sizes come from, what is wrong with them."""
     graph = tracer.graph
 
@@ -254,8 +285,9 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
         trace = tracer.trace(scales_tensor)
         scales_source = trace.source
         scales_nodes = names(trace)
-        problems.extend(semantics.input_type_problems(node.op_type, op_version, "scales",
-                                                      _dtype_of(scales_tensor, trace, infos)))
+        problems.extend(
+            semantics.input_type_problems(node.op_type, op_version, "scales", _dtype_of(scales_tensor, trace, infos))
+        )
         if trace.value is not None:
             if trace.value.ndim != 1 and trace.value.size:
                 problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
@@ -269,8 +301,11 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
             size_trace = tracer.trace(sizes_tensor)
             sizes_source = size_trace.source
             sizes_nodes = names(size_trace)
-            problems.extend(semantics.input_type_problems(node.op_type, op_version, "sizes",
-                                                          _dtype_of(sizes_tensor, size_trace, infos)))
+            problems.extend(
+                semantics.input_type_problems(
+                    node.op_type, op_version, "sizes", _dtype_of(sizes_tensor, size_trace, infos)
+                )
+            )
             if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
                 problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
             if size_trace.value is not None and size_trace.value.size:
@@ -306,8 +341,7 @@ def _describe(node: Any, index: int, scope: str, tracer: ConstantTracer, op_vers
         exclude_outside=int(attrs.get("exclude_outside", given["exclude_outside"])),
         antialias=int(attrs.get("antialias", given["antialias"])),
         extrapolation_value=float(attrs.get("extrapolation_value", given["extrapolation_value"])),
-        keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"),
-                                       given["keep_aspect_ratio_policy"]),
+        keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"), given["keep_aspect_ratio_policy"]),
         axes=axes,
         scales=scales,
         scales_source=scales_source,

@@ -147,7 +147,7 @@ def check_record(library: Path, key: str | None = None) -> tuple[str, str | None
 
 
 def writable_reason(folder: Path, *, create: bool = True) -> str:
-    """"" when a build can write into ``folder`` (created if missing, unless ``create=False``);
+    """ "" when a build can write into ``folder`` (created if missing, unless ``create=False``);
     else why, in a few words."""
     probe = folder
     while not probe.exists():  # the nearest existing ancestor decides whether the folder can be made

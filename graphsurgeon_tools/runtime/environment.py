@@ -52,9 +52,14 @@ class DoctorReport:
         return not self.missing
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "versions": dict(self.versions), "torch_op": dict(self.torch_op),
-                "plugin_kernel": dict(self.plugin_kernel), "locations": dict(self.locations),
-                "missing": [dict(item) for item in self.missing]}
+        return {
+            "ok": self.ok,
+            "versions": dict(self.versions),
+            "torch_op": dict(self.torch_op),
+            "plugin_kernel": dict(self.plugin_kernel),
+            "locations": dict(self.locations),
+            "missing": [dict(item) for item in self.missing],
+        }
 
 
 def _state(data: dict[str, Any]) -> str:
@@ -73,16 +78,24 @@ def _fix_of(reason: str) -> str:
 def _torch_op(missing: list[dict[str, str]]) -> dict[str, Any]:
     if not _installed("torch"):
         missing.append({"what": "torch (PyTorch references, export, demo, the C++ op)", "fix": TORCH_FIX})
-        return {"state": "unavailable", "available": False, "reason": f"torch is not installed: {TORCH_FIX}",
-                "fix": TORCH_FIX}
+        return {
+            "state": "unavailable",
+            "available": False,
+            "reason": f"torch is not installed: {TORCH_FIX}",
+            "fix": TORCH_FIX,
+        }
     try:
         found = status("torch-op")
     except Exception as exc:  # the doctor reports; it must not fail on what it examines
         found = {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
     if found is None:
         missing.append({"what": "the PyTorch side of onnxtool (exporters)", "fix": TORCH_FIX})
-        return {"state": "unavailable", "available": False, "reason": "the PyTorch side is not installed",
-                "fix": TORCH_FIX}
+        return {
+            "state": "unavailable",
+            "available": False,
+            "reason": "the PyTorch side is not installed",
+            "fix": TORCH_FIX,
+        }
     data = as_dict(found)
     data["state"] = _state(data)
     if data["state"] != "compiled":
@@ -114,12 +127,19 @@ def _plugin_kernel(torch_op: dict[str, Any], missing: list[dict[str, str]]) -> d
     forced = os.environ.get("ONNXTOOL_RUNTIME_FALLBACK", "") not in ("", "0")
     bridge = _installed("onnxruntime_extensions")
     if torch_op.get("state") in ("compiled", "built on first use"):
-        backend = {"backend": "cpp", "path": torch_op.get("path"), "sha256": torch_op.get("sha256"),
-                   "state": torch_op["state"]}
+        backend = {
+            "backend": "cpp",
+            "path": torch_op.get("path"),
+            "sha256": torch_op.get("sha256"),
+            "state": torch_op["state"],
+        }
     else:
         backend = {"backend": "onnx.reference", "slow": True}
-    bridge_entry = {"kind": "onnxruntime-extensions", "installed": bridge,
-                    **(backend if not forced else {"backend": "onnx.reference", "slow": True})}
+    bridge_entry = {
+        "kind": "onnxruntime-extensions",
+        "installed": bridge,
+        **(backend if not forced else {"backend": "onnx.reference", "slow": True}),
+    }
     if forced:
         runs = {**bridge_entry, "reason": "forced by ONNXTOOL_RUNTIME_FALLBACK=1"}
     elif library.get("state") in ("compiled", "built on first use"):
@@ -150,5 +170,4 @@ def doctor() -> DoctorReport:
         "ort_library_build_dir": kernel["compiled_library"].get("build_dir"),
         "ort_headers": str(headers) if headers else None,
     }
-    return DoctorReport(versions=found, torch_op=torch_op, plugin_kernel=kernel, locations=locations,
-                        missing=missing)
+    return DoctorReport(versions=found, torch_op=torch_op, plugin_kernel=kernel, locations=locations, missing=missing)

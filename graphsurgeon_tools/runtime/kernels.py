@@ -94,15 +94,14 @@ def _load_backend() -> None:
             _fallback_reason = f"{type(exc).__name__}: {exc}"
 
 
-
-
 def _note_backend() -> None:
     if not recording_open():
         return
     if not _backend_facts:
         if _fast is None:
-            _backend_facts.update(backend="onnx.reference", slow=True,
-                                  reason=_fallback_reason or "forced by ONNXTOOL_RUNTIME_FALLBACK=1")
+            _backend_facts.update(
+                backend="onnx.reference", slow=True, reason=_fallback_reason or "forced by ONNXTOOL_RUNTIME_FALLBACK=1"
+            )
         else:
             op = torch_op() or {}
             _backend_facts.update(backend=_backend, path=op.get("path"), sha256=op.get("sha256"))
@@ -122,7 +121,9 @@ def _warn_fallback() -> None:
         )
 
 
-def _reference_resize(x: np.ndarray, *, scales: np.ndarray | None, sizes: np.ndarray | None, attrs: dict[str, Any]) -> np.ndarray:
+def _reference_resize(
+    x: np.ndarray, *, scales: np.ndarray | None, sizes: np.ndarray | None, attrs: dict[str, Any]
+) -> np.ndarray:
     # onnx's reference Resize does the real work; a one-node evaluator per attribute set is cached.
     evaluator = _reference_evaluator(
         "sizes" if sizes is not None else "scales",
@@ -144,9 +145,12 @@ def _reference_evaluator(slot: str, attrs: tuple[tuple[str, Any], ...]) -> Any:
         node = helper.make_node("Resize", inputs, ["Y"], **dict(attrs))
         s_type = TensorProto.FLOAT if slot == "scales" else TensorProto.INT64
         graph = helper.make_graph(
-            [node], "resize",
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
-             helper.make_tensor_value_info("S", s_type, [None])],
+            [node],
+            "resize",
+            [
+                helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+                helper.make_tensor_value_info("S", s_type, [None]),
+            ],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
@@ -183,7 +187,9 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     in_shape = np.array(x.shape, dtype=np.int64)
     if second.ndim == 1 and second.dtype.kind in "iu":  # TensorRT V3 form: output sizes as values
         if second.shape[0] not in (2, x.ndim) or x.ndim < 2:
-            raise ValueError(f"DynamicTRTResize: sizes must have 2 or rank(X) = {x.ndim} entries, got {second.shape[0]}")
+            raise ValueError(
+                f"DynamicTRTResize: sizes must have 2 or rank(X) = {x.ndim} entries, got {second.shape[0]}"
+            )
         tail = [int(v) for v in second]
         sizes = np.array(list(x.shape[: x.ndim - len(tail)]) + tail, dtype=np.int64)
         if np.any(sizes <= 0):
@@ -192,7 +198,9 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
         reference_sizes = sizes
     elif second.ndim == 1:
         if second.dtype.kind != "f":
-            raise ValueError(f"DynamicTRTResize: a 1-D second input is scales (float) or sizes (int), got {second.dtype}")
+            raise ValueError(
+                f"DynamicTRTResize: a 1-D second input is scales (float) or sizes (int), got {second.dtype}"
+            )
         if second.shape[0] != x.ndim:
             raise ValueError(
                 f"DynamicTRTResize: scales must have one entry per input dimension ({x.ndim}), got {second.shape[0]}"
@@ -232,8 +240,6 @@ def resize_kernel(x: np.ndarray, second: np.ndarray, **attrs: Any) -> np.ndarray
     return out.astype(x.dtype, copy=False)
 
 
-
-
 def _op_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per-axis float64 scales for the C++ op that make it compute what ORT computes.
 
@@ -253,7 +259,7 @@ def _op_scales(in_shape: np.ndarray, scales32: np.ndarray, sizes: np.ndarray) ->
             while np.floor(value * float(n)) < out:
                 value = float(np.nextafter(value, np.inf))
         if np.floor(value * float(n)) != out or np.float32(value) != s32:
-            value = float(_scales_for_sizes(in_shape[axis:axis + 1], sizes[axis:axis + 1])[0])
+            value = float(_scales_for_sizes(in_shape[axis : axis + 1], sizes[axis : axis + 1])[0])
         scales[axis] = value
     return scales
 
@@ -282,4 +288,3 @@ def _scales_for_sizes(in_shape: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         while np.floor(scales[axis] * np.float64(in_shape[axis])) < sizes[axis]:
             scales[axis] = np.nextafter(scales[axis], np.inf)
     return scales
-

@@ -62,8 +62,11 @@ def api_version(include: Path) -> str:
 
 def debian_mirror() -> str:
     """The Debian archive URI the machine's own apt sources name (deb822 or one-line form)."""
-    files = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*.sources")),
-             *sorted(Path("/etc/apt/sources.list.d").glob("*.list"))]
+    files = [
+        Path("/etc/apt/sources.list"),
+        *sorted(Path("/etc/apt/sources.list.d").glob("*.sources")),
+        *sorted(Path("/etc/apt/sources.list.d").glob("*.list")),
+    ]
     for path in files:
         try:
             text = path.read_text(errors="replace")
@@ -81,7 +84,10 @@ def _fetch_headers() -> tuple[Optional[Path], str]:
     """Download and unpack libonnxruntime-dev into ``<build_root>/ort_headers`` with apt on a private state."""
     apt_get, dpkg_deb = shutil.which("apt-get"), shutil.which("dpkg-deb")
     if apt_get is None or dpkg_deb is None:
-        return None, "no ONNX Runtime headers: set ONNXRUNTIME_INCLUDE_DIR (apt-get/dpkg-deb are not here to fetch libonnxruntime-dev)"
+        return (
+            None,
+            "no ONNX Runtime headers: set ONNXRUNTIME_INCLUDE_DIR (apt-get/dpkg-deb are not here to fetch libonnxruntime-dev)",
+        )
     state = headers_dir() / "apt"
     for sub in ("state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/preferences.d"):
         (state / sub).mkdir(parents=True, exist_ok=True)
@@ -93,13 +99,20 @@ def _fetch_headers() -> tuple[Optional[Path], str]:
     )
     user = "root" if os.geteuid() == 0 else None
     options = [
-        "-o", f"Dir::State={state / 'state'}",
-        "-o", f"Dir::Cache={state / 'cache'}",
-        "-o", f"Dir::Etc::SourceList={state / 'etc' / 'sources.list'}",
-        "-o", f"Dir::Etc::SourceParts={state / 'etc' / 'sources.list.d'}",
-        "-o", f"Dir::Etc::Preferences={state / 'etc' / 'preferences'}",
-        "-o", f"Dir::Etc::PreferencesParts={state / 'etc' / 'preferences.d'}",
-        "-o", "Debug::NoLocking=1",
+        "-o",
+        f"Dir::State={state / 'state'}",
+        "-o",
+        f"Dir::Cache={state / 'cache'}",
+        "-o",
+        f"Dir::Etc::SourceList={state / 'etc' / 'sources.list'}",
+        "-o",
+        f"Dir::Etc::SourceParts={state / 'etc' / 'sources.list.d'}",
+        "-o",
+        f"Dir::Etc::Preferences={state / 'etc' / 'preferences'}",
+        "-o",
+        f"Dir::Etc::PreferencesParts={state / 'etc' / 'preferences.d'}",
+        "-o",
+        "Debug::NoLocking=1",
         "-qq",
     ]
     if user:  # root would hand downloads to the _apt user, who cannot write into .build
@@ -116,7 +129,10 @@ def _fetch_headers() -> tuple[Optional[Path], str]:
                 return None, f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) failed: {exc}"
             if done.returncode != 0:
                 last = (done.stderr or done.stdout).strip().splitlines()
-                return None, f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) with apt failed: {last[-1] if last else done.returncode}"
+                return (
+                    None,
+                    f"fetching {DEBIAN_PACKAGE} ({DEBIAN_SUITE}) with apt failed: {last[-1] if last else done.returncode}",
+                )
         debs = sorted(Path(tmp).glob(f"{DEBIAN_PACKAGE}_*.deb"))
         if not debs:
             return None, f"apt downloaded no {DEBIAN_PACKAGE} package from {DEBIAN_SUITE}"

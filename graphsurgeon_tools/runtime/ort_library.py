@@ -96,8 +96,9 @@ def _sources() -> list[Path]:
     # csrc/*.h: the shared kernel (resize_kernel.h, resize_passes.h, resize_plan.h) and
     # the torch op's headers, which cost a rebuild at most.
     csrc = _csrc()
-    return sorted([*(csrc / "ort").glob("*.cpp"), *(csrc / "ort").glob("*.h"),
-                   *(csrc / "ort").glob("*.map"), *csrc.glob("*.h")])
+    return sorted(
+        [*(csrc / "ort").glob("*.cpp"), *(csrc / "ort").glob("*.h"), *(csrc / "ort").glob("*.map"), *csrc.glob("*.h")]
+    )
 
 
 def _compiler() -> Optional[str]:
@@ -148,8 +149,14 @@ def _compile(out_dir: Path, include: Path, compiler: str, key: str) -> Optional[
     tmp = out_dir / f"{LIBRARY_NAME}.{os.getpid()}"
     csrc = _csrc()
     command = [
-        compiler, *CXXFLAGS, "-shared", f"-I{include}", str(csrc / "ort" / "dynamic_trt_resize.cpp"),
-        "-o", str(tmp), f"-Wl,--version-script={csrc / 'ort' / 'exports.map'}",
+        compiler,
+        *CXXFLAGS,
+        "-shared",
+        f"-I{include}",
+        str(csrc / "ort" / "dynamic_trt_resize.cpp"),
+        "-o",
+        str(tmp),
+        f"-Wl,--version-script={csrc / 'ort' / 'exports.map'}",
     ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -253,22 +260,51 @@ def status() -> BuildStatus:
     if not why:
         return BuildStatus(True, out, sha, where, origin, "", True, sources_dir())
     if sources_dir() is None:
-        return BuildStatus(False, None, None, where, "none",
-                           damaged or "the library's sources are not installed: pip install --force-reinstall onnxtool",
-                           False, None)
+        return BuildStatus(
+            False,
+            None,
+            None,
+            where,
+            "none",
+            damaged or "the library's sources are not installed: pip install --force-reinstall onnxtool",
+            False,
+            None,
+        )
     prefix = f"{damaged}; " if damaged else ""
     if compiler is None:
-        return BuildStatus(False, None, None, where, origin,
-                           f"{prefix}the ONNX Runtime library is {why} and there is no C++ compiler: apt-get install g++",
-                           False, sources_dir())
+        return BuildStatus(
+            False,
+            None,
+            None,
+            where,
+            origin,
+            f"{prefix}the ONNX Runtime library is {why} and there is no C++ compiler: apt-get install g++",
+            False,
+            sources_dir(),
+        )
     unwritable = writable_reason(where, create=False)
     if unwritable:
-        return BuildStatus(False, None, None, where, origin,
-                           f"{prefix}{unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder", False, sources_dir())
+        return BuildStatus(
+            False,
+            None,
+            None,
+            where,
+            origin,
+            f"{prefix}{unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder",
+            False,
+            sources_dir(),
+        )
     fix = "" if include is not None else " (its headers are fetched from Debian)"
-    return BuildStatus(False, None, None, where, origin,
-                       f"{prefix}the ONNX Runtime library is {why} in {where}: run `{BUILD_COMMAND}`{fix}",
-                       include is not None, sources_dir())
+    return BuildStatus(
+        False,
+        None,
+        None,
+        where,
+        origin,
+        f"{prefix}the ONNX Runtime library is {why} in {where}: run `{BUILD_COMMAND}`{fix}",
+        include is not None,
+        sources_dir(),
+    )
 
 
 _cached: dict[str, Optional[Path]] = {}
@@ -319,7 +355,9 @@ def register(sess_options: Any, path: Union[str, Path]) -> None:
         try:
             sess_options.register_custom_ops_library(key)
         except (state.Fail, state.InvalidArgument, state.RuntimeException) as exc:
-            raise UsageError(f"custom_op_libs=[{str(path)!r}]: ONNX Runtime cannot load it: {str(exc).splitlines()[0]}") from None
+            raise UsageError(
+                f"custom_op_libs=[{str(path)!r}]: ONNX Runtime cannot load it: {str(exc).splitlines()[0]}"
+            ) from None
         done.add(key)
 
 
@@ -333,7 +371,9 @@ def user_libraries(paths: Optional[Iterable[Union[str, Path]]]) -> list[Path]:
     for item in paths:
         path = Path(item).expanduser()
         if not path.is_file():
-            raise UsageError(f"custom_op_libs=[{str(item)!r}]: no such file (a shared library exporting RegisterCustomOps)")
+            raise UsageError(
+                f"custom_op_libs=[{str(item)!r}]: no such file (a shared library exporting RegisterCustomOps)"
+            )
         found.append(path)
     return found
 
@@ -346,7 +386,9 @@ def _main(argv: list[str]) -> int:
     path = build(fetch=True)
     if path is None:
         # Not an error for `make setup`: plugin models keep running through onnxruntime-extensions.
-        print(f"onnxtool ORT library not built: {unavailable_reason()} (plugin models run through onnxruntime-extensions)")
+        print(
+            f"onnxtool ORT library not built: {unavailable_reason()} (plugin models run through onnxruntime-extensions)"
+        )
         return 0
     source = headers_dir() / "include" / "SOURCE"
     via = os.environ.get("ONNXRUNTIME_INCLUDE_DIR") or (source.read_text().strip() if source.is_file() else "?")

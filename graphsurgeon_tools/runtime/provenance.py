@@ -58,8 +58,16 @@ __all__ = [
 ]
 
 #: The packages whose versions every record (and ``onnxtool doctor``) names, by distribution name.
-PACKAGES = ("onnxtool", "onnx", "onnxruntime", "onnxruntime-extensions", "onnxsim", "onnx-graphsurgeon",
-            "numpy", "torch")
+PACKAGES = (
+    "onnxtool",
+    "onnx",
+    "onnxruntime",
+    "onnxruntime-extensions",
+    "onnxsim",
+    "onnx-graphsurgeon",
+    "numpy",
+    "torch",
+)
 
 SLOW_FALLBACK = "DynamicTRTResize ran on the onnx.reference fallback (pure Python, slow; `onnxtool doctor` says why)"
 
@@ -181,8 +189,9 @@ def as_dict(value: Any) -> dict[str, Any]:
     return {key: (str(item) if isinstance(item, Path) else item) for key, item in data.items()}
 
 
-def evidence_record(ran: Ran, *, models: Sequence[tuple[str, Any]] = (),
-                    torch_reference: bool = False) -> dict[str, Any]:
+def evidence_record(
+    ran: Ran, *, models: Sequence[tuple[str, Any]] = (), torch_reference: bool = False
+) -> dict[str, Any]:
     """The evidence of one report: versions, the plugin kernels ``ran`` saw, the torch op, the models' hashes.
 
     ``models``: (role, path | bytes | ModelProto) per model compared (roles: candidate, reference).
@@ -239,8 +248,7 @@ def evidence_lines(record: Optional[dict[str, Any]]) -> list[str]:
             lines.append(f"  torch op: unavailable ({op.get('reason') or 'unknown'})")
     models = record.get("models") or []
     if models:
-        lines.append("  models: " + ", ".join(
-            _model_text(entry) for entry in models))
+        lines.append("  models: " + ", ".join(_model_text(entry) for entry in models))
     if record.get("slow_fallback"):
         why = next((entry.get("reason") for entry in kernels if entry.get("backend") == "onnx.reference"), "")
         lines.append(f"warning: {SLOW_FALLBACK}" + (f": {why}" if why else ""))

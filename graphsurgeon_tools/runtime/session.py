@@ -54,8 +54,15 @@ from graphsurgeon_tools.runtime import ort_library
 from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES, resize_kernel
 from graphsurgeon_tools.runtime.provenance import file_sha256, note_kernel
 
-__all__ = ["CONTRIB_DOMAIN", "custom_op_scope", "make_session", "ort_errors", "ort_module", "plugin_nodes",
-           "scoped_custom_op_libs"]
+__all__ = [
+    "CONTRIB_DOMAIN",
+    "custom_op_scope",
+    "make_session",
+    "ort_errors",
+    "ort_module",
+    "plugin_nodes",
+    "scoped_custom_op_libs",
+]
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"
 
@@ -164,10 +171,7 @@ def _define_kernels() -> None:
 
 def plugin_nodes(model: Any) -> list[Any]:
     """The nodes of ``model``'s main graph that this module runs (op_type in KERNEL_OP_TYPES, any non-default domain)."""
-    return [
-        node for node in model.graph.node
-        if node.op_type in KERNEL_OP_TYPES and node.domain not in DEFAULT_DOMAINS
-    ]
+    return [node for node in model.graph.node if node.op_type in KERNEL_OP_TYPES and node.domain not in DEFAULT_DOMAINS]
 
 
 def _elem_types(model: Any) -> dict[str, int]:
@@ -243,7 +247,9 @@ _TWO_GB = 2**31 - 2**20
 
 # The users' op libraries of the call in progress (validate(custom_op_libs=...), a pass's
 # built-in check): every session made inside registers them, however deep it is made.
-_scoped_libraries: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar("onnxtool_custom_op_libs", default=())
+_scoped_libraries: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
+    "onnxtool_custom_op_libs", default=()
+)
 
 
 @contextlib.contextmanager
@@ -365,7 +371,9 @@ def _take_kernel_error() -> Optional[Exception]:
     return RuntimeError(f"DynamicTRTResize kernel failed: {type(first).__name__}: {first}")
 
 
-def _session_from_proto(ort: Any, model: Any, sess_options: Any, providers: list[Any], options: dict[str, Any], *, plugin: bool = False) -> Any:
+def _session_from_proto(
+    ort: Any, model: Any, sess_options: Any, providers: list[Any], options: dict[str, Any], *, plugin: bool = False
+) -> Any:
     cls = _plugin_session_class(ort) if plugin else ort.InferenceSession
     if model.ByteSize() < _TWO_GB:
         return cls(model.SerializeToString(), sess_options=sess_options, providers=providers, **options)

@@ -83,9 +83,15 @@ DEFAULT_INPUT_SIZE = 32
 ProgressCallback = Callable[[str, int, int], None]
 
 
-def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[str, np.ndarray]],
-               fixed: dict[str, np.ndarray], notes: list[str], results: list[FactorResult]
-               ) -> tuple[list[tuple[Factor, str]], list[tuple[str, dict[str, np.ndarray]]]]:
+def _site_plan(
+    sites: Any,
+    runner: OnnxRunner,
+    ref: Reference,
+    data: list[tuple[str, np.ndarray]],
+    fixed: dict[str, np.ndarray],
+    notes: list[str],
+    results: list[FactorResult],
+) -> tuple[list[tuple[Factor, str]], list[tuple[str, dict[str, np.ndarray]]]]:
     """Per-site points as (factor, skip reason) plus, per point, its label and the scale feeds it fixes.
 
     A routed PyTorch reference is paired with the candidate first (its original factors are the
@@ -100,11 +106,14 @@ def _site_plan(sites: Any, runner: OnnxRunner, ref: Reference, data: list[tuple[
             results.append(FactorResult(factor=None, status="failed", reason=str(exc)))
             return [], []
     originals = originals_of(ref, data)
-    points = plan_site_points(wanted, runner.model, runner.ports, ref, originals, notes,
-                              {name: array.shape for name, array in data})
+    points = plan_site_points(
+        wanted, runner.model, runner.ports, ref, originals, notes, {name: array.shape for name, array in data}
+    )
     x_shape = data[0][1].shape if data else ()
-    return ([(None, reason) for _, reason in points],
-            [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points])
+    return (
+        [(None, reason) for _, reason in points],
+        [(point.label, {**point_feeds(point, runner.ports, x_shape, originals), **fixed}) for point, _ in points],
+    )
 
 
 def validate(
@@ -178,11 +187,26 @@ def validate(
     write any file, and does not check the graph itself (use ``onnx.checker`` for that).
     """
     with custom_op_scope(custom_op_libs), recording() as ran:
-        report = _validate(candidate, reference, factors=factors, inputs=inputs, atol=atol, rtol=rtol, seed=seed,
-                           input_size=input_size, diagnose=diagnose, max_output_bytes=max_output_bytes,
-                           progress=progress, sites=sites, scales_argument=scales_argument)
-    report.evidence = evidence_record(ran, models=_compared(candidate, reference, report.reference),
-                                      torch_reference=report.reference.get("kind") == "torch")
+        report = _validate(
+            candidate,
+            reference,
+            factors=factors,
+            inputs=inputs,
+            atol=atol,
+            rtol=rtol,
+            seed=seed,
+            input_size=input_size,
+            diagnose=diagnose,
+            max_output_bytes=max_output_bytes,
+            progress=progress,
+            sites=sites,
+            scales_argument=scales_argument,
+        )
+    report.evidence = evidence_record(
+        ran,
+        models=_compared(candidate, reference, report.reference),
+        torch_reference=report.reference.get("kind") == "torch",
+    )
     if certificate is not None:
         report.certificate = dict(certificate.to_dict() if hasattr(certificate, "to_dict") else certificate)
     return report
@@ -201,25 +225,41 @@ def _compared(candidate: Any, reference: Any, described: Mapping[str, Any]) -> l
         models.append(("reference", reference))
     elif isinstance(reference, onnx.ModelProto):
         models.append(("reference", reference))
-    elif isinstance(reference, str) and reference.startswith(("python:", "python-scales:")) \
-            and reference.rpartition(":")[0].split(":", 1)[-1].endswith(".py"):
+    elif (
+        isinstance(reference, str)
+        and reference.startswith(("python:", "python-scales:"))
+        and reference.rpartition(":")[0].split(":", 1)[-1].endswith(".py")
+    ):
         models.append(("reference", reference.rpartition(":")[0].split(":", 1)[-1]))
     else:
         models.append(("reference", str(described.get("label") or reference)))
     return models
 
 
-def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: ReferenceLike, *,
-              factors: Optional[Sequence[float]], inputs: Optional[Mapping[str, InputLike]],
-              atol: Optional[float], rtol: Optional[float], seed: int, input_size: int, diagnose: bool,
-              max_output_bytes: Optional[int],
-              progress: Optional[ProgressCallback], sites: Optional[Union[Mapping[str, Any], Sequence[str]]],
-              scales_argument: bool) -> ValidationReport:
+def _validate(
+    candidate: Union[str, os.PathLike, onnx.ModelProto],
+    reference: ReferenceLike,
+    *,
+    factors: Optional[Sequence[float]],
+    inputs: Optional[Mapping[str, InputLike]],
+    atol: Optional[float],
+    rtol: Optional[float],
+    seed: int,
+    input_size: int,
+    diagnose: bool,
+    max_output_bytes: Optional[int],
+    progress: Optional[ProgressCallback],
+    sites: Optional[Union[Mapping[str, Any], Sequence[str]]],
+    scales_argument: bool,
+) -> ValidationReport:
     # validate's body, inside the custom_op_libs scope (every session made here registers them)
     tolerance = None
     if atol is None and rtol is None:
-        tolerance = UlpTolerance(dict(VALIDATE_ULPS), floor=(DEFAULT_ATOL, DEFAULT_RTOL),
-                                 why="candidate output dtype at the reference's magnitude")
+        tolerance = UlpTolerance(
+            dict(VALIDATE_ULPS),
+            floor=(DEFAULT_ATOL, DEFAULT_RTOL),
+            why="candidate output dtype at the reference's magnitude",
+        )
     atol = DEFAULT_ATOL if atol is None else atol
     rtol = DEFAULT_RTOL if rtol is None else rtol
     if not (atol >= 0 and rtol >= 0 and math.isfinite(atol) and math.isfinite(rtol)):
@@ -232,26 +272,32 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     notes: list[str] = []
     runner = OnnxRunner(model, label)
     ref = make_reference(reference, model, scales_argument=scales_argument)
-    data, fixed, described = prepare_inputs(runner.ports, inputs, seed, input_size, notes,
-                                             max_output_bytes=max_output_bytes, label=label)
+    data, fixed, described = prepare_inputs(
+        runner.ports, inputs, seed, input_size, notes, max_output_bytes=max_output_bytes, label=label
+    )
     # Compare the resize sites' outputs too, where the reference has tensors of the same names.
     quantized = QuantizedPlan.of(runner, ref, notes)  # DQ -> Resize -> Q: both ONNX sides unfused
     runner.expose(ref.expose(runner.site_outputs() + (quantized.quantized if quantized else [])))
     results: list[FactorResult] = []
     if sites is not None:
         if sweep is not None:
-            raise UsageError("give factors= or sites=, not both: sites= sweeps the named sites, "
-                             "every other site at its original factor")
+            raise UsageError(
+                "give factors= or sites=, not both: sites= sweeps the named sites, "
+                "every other site at its original factor"
+            )
         plan, point_fixed = _site_plan(sites, runner, ref, data, fixed, notes, results)
     else:
         original = original_point(sweep, runner, ref, fixed)
         if original is not None and takes_no_factor(ref):  # the one point both sides compute alike
-            notes.append("the reference is static and takes no factor: compared at the point original (each "
-                         "driven input fed the value its pass recorded); give factors= to ask for others")
+            notes.append(
+                "the reference is static and takes no factor: compared at the point original (each "
+                "driven input fed the value its pass recorded); give factors= to ask for others"
+            )
             plan, point_fixed = [(None, "")], [("original", original)]
         else:
-            finder = ClashFinder(model, runner.ports, originals_of(ref, data),
-                                 {name: array.shape for name, array in data})
+            finder = ClashFinder(
+                model, runner.ports, originals_of(ref, data), {name: array.shape for name, array in data}
+            )
             plan = not_free_points(plan_sweep(sweep, runner.ports, ref, notes), runner, fixed, finder)
             point_fixed = [(None, fixed)] * len(plan)
             if original is not None:
@@ -270,8 +316,7 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
             continue
         if progress:
             progress(f"comparing at {point_label or format_factor(factor)}", done, total)
-        result, arrays = run_point(factor, runner, ref, data, fed, atol, rtol, max_output_bytes, tolerance,
-                                    quantized)
+        result, arrays = run_point(factor, runner, ref, data, fed, atol, rtol, max_output_bytes, tolerance, quantized)
         if quantized is not None and arrays is not None and not quantized_figure:
             quantized_figure = quantized.fused_figure(arrays["feeds"]) or "-"
             if quantized_figure != "-":
@@ -280,7 +325,9 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
             result.factor_label = point_label
         elif factor is None and not runner.ports.is_dynamic and runner.ports.resize_nodes == 0:
             result.factor_label = "as-is"
-        if result.status in ("passed", "vacuous") and arrays is not None:  # never a pass on nothing (validation.evidence)
+        if (
+            result.status in ("passed", "vacuous") and arrays is not None
+        ):  # never a pass on nothing (validation.evidence)
             vacuous = vacuous_reason(arrays["expected"], arrays["actual"])
             if vacuous:
                 result.status, result.reason, arrays = "failed", vacuous, None
@@ -304,8 +351,10 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     if described.get("precision"):
         notes.append(f"reference: {described['precision']}")
     if described.get("left_to_pytorch"):
-        notes.append(f"left to PyTorch at the code's factor (the candidate has no Resize for them): "
-                     f"{', '.join(described['left_to_pytorch'])}")
+        notes.append(
+            f"left to PyTorch at the code's factor (the candidate has no Resize for them): "
+            f"{', '.join(described['left_to_pytorch'])}"
+        )
     if tolerance is not None:  # what the diagnosis and localisation judge by: the widest bound used
         notes.append(f"tolerance: {report.tolerance}")
         atol = max(atol, tolerance.largest_atol())
@@ -324,4 +373,3 @@ def _validate(candidate: Union[str, os.PathLike, onnx.ModelProto], reference: Re
     if progress:
         progress("done", total, total)
     return report
-

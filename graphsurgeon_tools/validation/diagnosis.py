@@ -47,22 +47,20 @@ _MODES = MODES
 
 # What a matching change usually means, for the summary line.
 _HINTS = {
-    ("coordinate_transformation_mode", "align_corners"):
-        "PyTorch's interpolate(..., align_corners=True) / MMDeploy's align_corners=1",
-    ("coordinate_transformation_mode", "asymmetric"):
-        "TensorFlow 1's resize without half_pixel_centers, or nearest upsampling exported as asymmetric",
-    ("coordinate_transformation_mode", "half_pixel"):
-        "PyTorch's align_corners=False (half-pixel centres)",
-    ("coordinate_transformation_mode", "pytorch_half_pixel"):
-        "PyTorch's align_corners=False (half-pixel centres)",
-    ("cubic_coeff_a", -0.5):
-        "a = -0.5 is TensorFlow's and some TensorRT versions' bicubic; PyTorch uses -0.75",
-    ("cubic_coeff_a", -0.75):
-        "a = -0.75 is PyTorch's and OpenCV's bicubic",
-    ("exclude_outside", 1):
-        "exclude_outside=1 renormalises the cubic weights at the border (TensorFlow style)",
-    ("exclude_outside", 0):
-        "PyTorch clamps at the border (exclude_outside=0)",
+    (
+        "coordinate_transformation_mode",
+        "align_corners",
+    ): "PyTorch's interpolate(..., align_corners=True) / MMDeploy's align_corners=1",
+    (
+        "coordinate_transformation_mode",
+        "asymmetric",
+    ): "TensorFlow 1's resize without half_pixel_centers, or nearest upsampling exported as asymmetric",
+    ("coordinate_transformation_mode", "half_pixel"): "PyTorch's align_corners=False (half-pixel centres)",
+    ("coordinate_transformation_mode", "pytorch_half_pixel"): "PyTorch's align_corners=False (half-pixel centres)",
+    ("cubic_coeff_a", -0.5): "a = -0.5 is TensorFlow's and some TensorRT versions' bicubic; PyTorch uses -0.75",
+    ("cubic_coeff_a", -0.75): "a = -0.75 is PyTorch's and OpenCV's bicubic",
+    ("exclude_outside", 1): "exclude_outside=1 renormalises the cubic weights at the border (TensorFlow style)",
+    ("exclude_outside", 0): "PyTorch clamps at the border (exclude_outside=0)",
 }
 
 
@@ -116,7 +114,11 @@ def _with_attributes(model: onnx.ModelProto, change: dict[str, Any]) -> Optional
                 del node.attribute[:]
                 node.attribute.extend(kept)
                 node.attribute.append(onnx.helper.make_attribute("align_corners", int(value == "align_corners")))
-        if node.op_type == "Resize" and _current(node, "exclude_outside", opset) and _current(node, "mode", opset) != "cubic":
+        if (
+            node.op_type == "Resize"
+            and _current(node, "exclude_outside", opset)
+            and _current(node, "mode", opset) != "cubic"
+        ):
             return None  # ORT (and the spec) refuse exclude_outside=1 outside cubic: not a real alternative
     return copy if touched else None
 
@@ -140,8 +142,11 @@ def _variants(model: onnx.ModelProto) -> list[dict[str, Any]]:
         singles.append({"exclude_outside": 1 - int(exclude)})
     if mode == "nearest":
         current_nearest = _current(first, "nearest_mode", opset)
-        singles += [{"nearest_mode": n} for n in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-                    if n != current_nearest]
+        singles += [
+            {"nearest_mode": n}
+            for n in ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+            if n != current_nearest
+        ]
     pairs: list[dict[str, Any]] = []
     for m in _MODES:
         for c in ctms:
@@ -166,9 +171,9 @@ def _error_pattern(actual: np.ndarray, expected: np.ndarray, factor: Factor) -> 
     h, w = emap.shape
     f = factor or 2.0
     band = int(min(max(2, math.ceil(2 * f)), max(1, min(h, w) // 4)))
-    interior = emap[band:h - band, band:w - band]
+    interior = emap[band : h - band, band : w - band]
     mask = np.ones_like(emap, dtype=bool)
-    mask[band:h - band, band:w - band] = False
+    mask[band : h - band, band : w - band] = False
     border_mean = float(np.nanmean(emap[mask])) if mask.any() else 0.0
     interior_mean = float(np.nanmean(interior)) if interior.size else 0.0
     pattern: dict[str, Any] = {
@@ -198,13 +203,19 @@ def _describe_pattern(pattern: dict[str, Any]) -> str:
     band = pattern["border_band_px"]
     spread = pattern.get("phase_spread", 1.0)
     if ratio >= 5:
-        return (f"the error sits within {band} px of the border (border mean {ratio:.3g}x the interior's): "
-                "typical of border handling (exclude_outside, cubic_coeff_a, coordinate_transformation_mode)")
+        return (
+            f"the error sits within {band} px of the border (border mean {ratio:.3g}x the interior's): "
+            "typical of border handling (exclude_outside, cubic_coeff_a, coordinate_transformation_mode)"
+        )
     if spread >= 2:
-        return (f"the error repeats with the upscale period (phases differ {spread:.3g}x): "
-                "the sampling grid differs (coordinate_transformation_mode or mode)")
-    return ("the error is spread evenly over the image (border/interior "
-            f"{ratio:.3g}x): not the signature of a Resize setting; look at weights or other ops")
+        return (
+            f"the error repeats with the upscale period (phases differ {spread:.3g}x): "
+            "the sampling grid differs (coordinate_transformation_mode or mode)"
+        )
+    return (
+        "the error is spread evenly over the image (border/interior "
+        f"{ratio:.3g}x): not the signature of a Resize setting; look at weights or other ops"
+    )
 
 
 def _compare_weights(model: onnx.ModelProto, reference: Reference, atol: float, rtol: float) -> list[dict[str, Any]]:
@@ -221,16 +232,19 @@ def _compare_weights(model: onnx.ModelProto, reference: Reference, atol: float, 
             continue
         comparison = compare_arrays(ours, other, atol=atol, rtol=rtol, name=tensor.name)
         if comparison.max_abs_error:
-            differing.append({
-                "name": tensor.name,
-                "max_abs_difference": comparison.max_abs_error,
-                "elements_differing": int(np.count_nonzero(abs_diff(ours, other))),
-            })
+            differing.append(
+                {
+                    "name": tensor.name,
+                    "max_abs_difference": comparison.max_abs_error,
+                    "elements_differing": int(np.count_nonzero(abs_diff(ours, other))),
+                }
+            )
     return differing
 
 
-def diagnose(runner: OnnxRunner, reference: Reference, failed: FactorResult, arrays: dict[str, Any],
-              *, atol: float, rtol: float) -> Diagnosis:
+def diagnose(
+    runner: OnnxRunner, reference: Reference, failed: FactorResult, arrays: dict[str, Any], *, atol: float, rtol: float
+) -> Diagnosis:
     # A graph output when one differs (what the user sees), else the first differing site output.
     failing = [o for o in failed.outputs if not o.passed]
     comparison = next((o for o in failing if o.kind == "output"), failing[0])
@@ -295,17 +309,21 @@ def _summarise(diagnosis: Diagnosis, nodes: list[onnx.NodeProto]) -> str:
     if diagnosis.explained_by:
         change = diagnosis.explained_by["change"]
         had = diagnosis.explained_by["candidate_has"]
-        text = (f"the reference resizes with {_fmt_change(change)}: the candidate's {where} has "
-                f"{_fmt_change(had)}, and with {_fmt_change(change)} it matches the reference "
-                f"(max abs error {diagnosis.explained_by['max_abs_error_after']:.3g})")
+        text = (
+            f"the reference resizes with {_fmt_change(change)}: the candidate's {where} has "
+            f"{_fmt_change(had)}, and with {_fmt_change(change)} it matches the reference "
+            f"(max abs error {diagnosis.explained_by['max_abs_error_after']:.3g})"
+        )
         hints = [_HINTS[(k, v)] for k, v in change.items() if (k, v) in _HINTS]
         if hints:
             text += f" [{'; '.join(hints)}]"
         parts.append(text)
     elif diagnosis.closest:
         c = diagnosis.closest
-        parts.append(f"no single Resize setting explains it; closest: {_fmt_change(c['change'])} "
-                     f"(max abs error {c['max_abs_error_before']:.3g} -> {c['max_abs_error_after']:.3g})")
+        parts.append(
+            f"no single Resize setting explains it; closest: {_fmt_change(c['change'])} "
+            f"(max abs error {c['max_abs_error_before']:.3g} -> {c['max_abs_error_after']:.3g})"
+        )
     if diagnosis.weights:
         w = diagnosis.weights
         names = ", ".join(f"{d['name']} (max diff {d['max_abs_difference']:.3g})" for d in w[:3])
@@ -317,4 +335,3 @@ def _summarise(diagnosis: Diagnosis, nodes: list[onnx.NodeProto]) -> str:
         elif nodes:
             parts.append("no Resize attribute change reproduces the reference")
     return "; ".join(parts) or "no pattern recognised"
-

@@ -58,5 +58,7 @@ def refuse_nan_input(name: str, array: np.ndarray, source: str) -> None:
         return
     count = int(np.isnan(array).sum())
     if count:
-        raise InvalidInputError(f"input {name!r} from {source}: {count} of {array.size} values are NaN; "
-                            "outputs computed from NaN compare nothing (give finite data)")
+        raise InvalidInputError(
+            f"input {name!r} from {source}: {count} of {array.size} values are NaN; "
+            "outputs computed from NaN compare nothing (give finite data)"
+        )

@@ -46,8 +46,12 @@ def junit_xml(report: Mapping[str, Any]) -> str:
             cases.append(case)
             continue
         for out in point["outputs"]:
-            case = ET.Element("testcase", classname=suite_name, name=f"{label}.{out['output']}",
-                              time=f"{point['seconds'] / max(1, len(point['outputs'])):.4f}")
+            case = ET.Element(
+                "testcase",
+                classname=suite_name,
+                name=f"{label}.{out['output']}",
+                time=f"{point['seconds'] / max(1, len(point['outputs'])):.4f}",
+            )
             if out["passed"] and out.get("vacuous"):  # within tolerance of a reference that passes anything
                 ET.SubElement(case, "skipped", message=out["note"] or "vacuous comparison", type="vacuous")
                 skipped += 1
@@ -55,8 +59,11 @@ def junit_xml(report: Mapping[str, Any]) -> str:
                 failures += 1
                 message = out["note"] or "out of tolerance"
                 failure = ET.SubElement(case, "failure", message=message, type="mismatch")
-                failure.text = "\n".join(f"{k}: {_fmt(v) if not isinstance(v, list) else v}"
-                                         for k, v in out.items() if k not in ("output", "passed"))
+                failure.text = "\n".join(
+                    f"{k}: {_fmt(v) if not isinstance(v, list) else v}"
+                    for k, v in out.items()
+                    if k not in ("output", "passed")
+                )
                 if report.get("diagnosis"):
                     failure.text += f"\ndiagnosis: {report['diagnosis']['summary']}"
             cases.append(case)
@@ -68,9 +75,15 @@ def junit_xml(report: Mapping[str, Any]) -> str:
         ET.SubElement(case, "failure", message=report["summary"])
         cases.append(case)
         failures += 1
-    suite = ET.Element("testsuite", name=suite_name, tests=str(len(cases)), failures=str(failures),
-                       errors=str(errors), skipped=str(skipped),
-                       time=f"{sum(p['seconds'] for p in report['factors']):.4f}")
+    suite = ET.Element(
+        "testsuite",
+        name=suite_name,
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped=str(skipped),
+        time=f"{sum(p['seconds'] for p in report['factors']):.4f}",
+    )
     properties = ET.SubElement(suite, "properties")
     for key in ("candidate", "atol", "rtol", "seed"):
         if key in report:
@@ -96,13 +109,15 @@ def _certificate_cases(certificate: Any, suite_name: str) -> list[tuple[Any, int
     cases = []
     for site in certificate.get("sites", []):
         gate = next((p for p in site["pairs"] if p.get("gating")), None)
-        case = ET.Element("testcase", classname=suite_name, name=f"certify.{site['site']}",
-                          time=f"{site.get('seconds', 0.0):.4f}")
+        case = ET.Element(
+            "testcase", classname=suite_name, name=f"certify.{site['site']}", time=f"{site.get('seconds', 0.0):.4f}"
+        )
         failed = gate is None or gate["verdict"] in ("differs", "not-compared")
         if failed:
             text = first.get("text") if first.get("site") == site["site"] else None
-            ET.SubElement(case, "failure", message=text or certificate.get("summary", "not certified"),
-                          type="counterexample")
+            ET.SubElement(
+                case, "failure", message=text or certificate.get("summary", "not certified"), type="counterexample"
+            )
         cases.append((case, int(failed)))
     whole = certificate.get("whole_model")
     if whole and not whole.get("agrees", True):

@@ -56,11 +56,18 @@ class NodeLocalisation:
     note: str = ""  # the comparison's note (e.g. a shape difference)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "op_type": self.op_type, "output": self.output,
-                "max_abs_error": self.max_abs_error, "inputs_agreed": self.inputs_agreed,
-                "uncompared_inputs": list(self.uncompared_inputs),
-                "differing_weights": list(self.differing_weights), "compared": self.compared,
-                "runs": self.runs, "note": self.note}
+        return {
+            "node": self.node,
+            "op_type": self.op_type,
+            "output": self.output,
+            "max_abs_error": self.max_abs_error,
+            "inputs_agreed": self.inputs_agreed,
+            "uncompared_inputs": list(self.uncompared_inputs),
+            "differing_weights": list(self.differing_weights),
+            "compared": self.compared,
+            "runs": self.runs,
+            "note": self.note,
+        }
 
     @property
     def message(self) -> str:
@@ -70,11 +77,15 @@ class NodeLocalisation:
         elif self.inputs_agreed:
             where = "its inputs agreed: the defect is in this node, on one side"
         else:
-            where = f"inputs not compared ({', '.join(self.uncompared_inputs[:4])}): the difference may come from upstream"
+            where = (
+                f"inputs not compared ({', '.join(self.uncompared_inputs[:4])}): the difference may come from upstream"
+            )
         detail = f"; {self.note}" if self.note else ""
-        return (f"first differing node: {self.node or '<unnamed>'} ({self.op_type}), output {self.output!r}, "
-                f"max |diff| {error}{detail}; {where} [{self.compared} tensors compared in {self.runs} "
-                f"run(s) per side]")
+        return (
+            f"first differing node: {self.node or '<unnamed>'} ({self.op_type}), output {self.output!r}, "
+            f"max |diff| {error}{detail}; {where} [{self.compared} tensors compared in {self.runs} "
+            f"run(s) per side]"
+        )
 
 
 def _exposed_of(side: Any) -> list[str]:
@@ -88,14 +99,29 @@ def _differing_weights(weights: Mapping[str, Any], reference: Any, atol: float, 
     if model is None or not weights:
         return []
     theirs = {t.name: t for t in model.graph.initializer if t.name in weights}
-    return [name for name, tensor in weights.items() if name in theirs and not compare_arrays(
-        numpy_helper.to_array(tensor), numpy_helper.to_array(theirs[name]), atol=atol, rtol=rtol).passed]
+    return [
+        name
+        for name, tensor in weights.items()
+        if name in theirs
+        and not compare_arrays(
+            numpy_helper.to_array(tensor), numpy_helper.to_array(theirs[name]), atol=atol, rtol=rtol
+        ).passed
+    ]
 
 
-def localise_nodes(runner: Any, reference: Any, factor: Any, data: Sequence[tuple[str, np.ndarray]],
-                   feeds: Mapping[str, np.ndarray], *, atol: float, rtol: float,
-                   max_tensors: int = DEFAULT_MAX_TENSORS, max_bytes: int = DEFAULT_MAX_BYTES,
-                   max_runs: int = DEFAULT_MAX_RUNS) -> Optional[NodeLocalisation]:
+def localise_nodes(
+    runner: Any,
+    reference: Any,
+    factor: Any,
+    data: Sequence[tuple[str, np.ndarray]],
+    feeds: Mapping[str, np.ndarray],
+    *,
+    atol: float,
+    rtol: float,
+    max_tensors: int = DEFAULT_MAX_TENSORS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_runs: int = DEFAULT_MAX_RUNS,
+) -> Optional[NodeLocalisation]:
     """Walk the candidate's node outputs in order and name the first that differs from the reference's.
 
     Args:
@@ -125,7 +151,7 @@ def localise_nodes(runner: Any, reference: Any, factor: Any, data: Sequence[tupl
         while position < len(walk) and runs < max_runs:
             # the first run knows no sizes yet: one tensor, then as many as the largest seen so far allows
             size = 1 if not largest else int(max(1, min(max_tensors, max_bytes // largest)))
-            chunk = walk[position:position + size]
+            chunk = walk[position : position + size]
             names = [n for n in chunk if n not in outputs]
             runner.expose(names)
             reference.expose(names)
@@ -146,10 +172,17 @@ def localise_nodes(runner: Any, reference: Any, factor: Any, data: Sequence[tupl
                 weights = {t.name: t for t in graph.initializer if t.name in node.input}
                 uncompared = [i for i in node.input if i and i not in compared and i not in weights]
                 return NodeLocalisation(
-                    node=node.name, op_type=node.op_type, output=name, max_abs_error=result.max_abs_error,
-                    inputs_agreed=not uncompared, uncompared_inputs=uncompared,
+                    node=node.name,
+                    op_type=node.op_type,
+                    output=name,
+                    max_abs_error=result.max_abs_error,
+                    inputs_agreed=not uncompared,
+                    uncompared_inputs=uncompared,
                     differing_weights=_differing_weights(weights, reference, atol, rtol),
-                    compared=count + 1, runs=runs, note=result.note if result.max_abs_error is None else "")
+                    compared=count + 1,
+                    runs=runs,
+                    note=result.note if result.max_abs_error is None else "",
+                )
             del actual, expected  # the chunk's arrays go before the next run
             position += len(chunk)
     except RunFailed:

@@ -45,17 +45,25 @@ from graphsurgeon_tools.validation.sweep import Factor, format_factor
 __all__ = ["original_point", "prepare_inputs", "run_point", "takes_no_factor"]
 
 
-def prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed: int, size: int,
-                    notes: list[str], *, max_output_bytes: Optional[int] = None, label: str = "the candidate"
-                    ) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
+def prepare_inputs(
+    ports: Ports,
+    inputs: Optional[Mapping[str, InputLike]],
+    seed: int,
+    size: int,
+    notes: list[str],
+    *,
+    max_output_bytes: Optional[int] = None,
+    label: str = "the candidate",
+) -> tuple[list[tuple[str, np.ndarray]], dict[str, np.ndarray], list[dict[str, Any]]]:
     given = dict(inputs or {})
-    known = {d.name for d in ports.data_inputs} | {s.name for s in ports.scale_inputs} | {
-        f.name for f in ports.fixed_inputs}
+    known = (
+        {d.name for d in ports.data_inputs}
+        | {s.name for s in ports.scale_inputs}
+        | {f.name for f in ports.fixed_inputs}
+    )
     unknown = sorted(set(given) - known)
     if unknown:
-        raise UsageError(
-            f"inputs={unknown[0]}: the candidate has no such input (it has {', '.join(sorted(known))})"
-        )
+        raise UsageError(f"inputs={unknown[0]}: the candidate has no such input (it has {', '.join(sorted(known))})")
     rng = np.random.default_rng(seed)
     data: list[tuple[str, np.ndarray]] = []
     described: list[dict[str, Any]] = []
@@ -65,8 +73,9 @@ def prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed
             array = conform_array(spec.name, array, spec.shape, spec.dtype, source, notes)
             refuse_nan_input(spec.name, array, source)  # NaN in: nothing compared out (validation.evidence)
         else:
-            array = random_input(spec.shape, spec.dtype, rng, size, limit=max_output_bytes,
-                                  what=f"{label}: random input {spec.name!r}")
+            array = random_input(
+                spec.shape, spec.dtype, rng, size, limit=max_output_bytes, what=f"{label}: random input {spec.name!r}"
+            )
             source = f"random(seed={seed})"
         data.append((spec.name, array))
         described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(array.dtype), "source": source})
@@ -75,23 +84,29 @@ def prepare_inputs(ports: Ports, inputs: Optional[Mapping[str, InputLike]], seed
         if spec.name in given:
             array, source = load_user_array(spec.name, given[spec.name])
             # Checked as a swept factor is (type, NaN, range, output size), never cast blindly.
-            fixed[spec.name] = conform_scale_input(spec, array, source, [a.shape for _, a in data],
-                                                   limit=max_output_bytes, what=label)
+            fixed[spec.name] = conform_scale_input(
+                spec, array, source, [a.shape for _, a in data], limit=max_output_bytes, what=label
+            )
             notes.append(f"scale input {spec.name!r} is fixed by {source}: the factor sweep does not drive it")
-            described.append({"name": spec.name, "shape": list(array.shape), "dtype": str(spec.dtype), "source": source})
+            described.append(
+                {"name": spec.name, "shape": list(array.shape), "dtype": str(spec.dtype), "source": source}
+            )
     for declared in ports.fixed_inputs:  # a pass's declared input: the user's value instead of its original
         if declared.name in given:
             array, source = load_user_array(declared.name, given[declared.name])
-            fixed[declared.name] = conform_array(declared.name, array, declared.shape, np.dtype(declared.dtype),
-                                                 source, notes)
-            described.append({"name": declared.name, "shape": list(array.shape), "dtype": declared.dtype,
-                              "source": source})
+            fixed[declared.name] = conform_array(
+                declared.name, array, declared.shape, np.dtype(declared.dtype), source, notes
+            )
+            described.append(
+                {"name": declared.name, "shape": list(array.shape), "dtype": declared.dtype, "source": source}
+            )
     ports.fixed_feeds(given=fixed)  # UsageError now for a declared input nothing can feed
     return data, fixed, described
 
 
-def original_point(sweep: Optional[list[float]], runner: OnnxRunner, ref: Reference,
-                    fixed: dict[str, np.ndarray]) -> Optional[dict[str, np.ndarray]]:
+def original_point(
+    sweep: Optional[list[float]], runner: OnnxRunner, ref: Reference, fixed: dict[str, np.ndarray]
+) -> Optional[dict[str, np.ndarray]]:
     """The scale feeds of the default sweep's "original" point, or None when it has none.
 
     Only without factors=, against onnx-reference (it runs the candidate's own feeds) or a static
@@ -111,10 +126,18 @@ def takes_no_factor(ref: Reference) -> bool:
     return not ref.dynamic and ref.baked_factor is None and not ref.baked_scales
 
 
-def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
-               data: list[tuple[str, np.ndarray]], fixed: dict[str, np.ndarray],
-               atol: float, rtol: float, max_output_bytes: Optional[int], tolerance: Optional[UlpTolerance] = None,
-               quantized: Optional[QuantizedPlan] = None) -> tuple[FactorResult, Optional[dict[str, Any]]]:
+def run_point(
+    factor: Factor,
+    candidate: OnnxRunner,
+    reference: Reference,
+    data: list[tuple[str, np.ndarray]],
+    fixed: dict[str, np.ndarray],
+    atol: float,
+    rtol: float,
+    max_output_bytes: Optional[int],
+    tolerance: Optional[UlpTolerance] = None,
+    quantized: Optional[QuantizedPlan] = None,
+) -> tuple[FactorResult, Optional[dict[str, Any]]]:
     """Run both sides at one sweep point and compare every output.
 
     Args:
@@ -138,14 +161,22 @@ def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
         for name, array in data:
             if array.ndim >= 3:
                 scales = [1.0, 1.0] + [factor] * (array.ndim - 2)  # N, C kept; every spatial axis scaled
-                check_output_size(resized_shape(array.shape, scales), array.dtype, limit=max_output_bytes,
-                                  what=f"{candidate.where}: input {name!r} resized at {format_factor(factor)}")
+                check_output_size(
+                    resized_shape(array.shape, scales),
+                    array.dtype,
+                    limit=max_output_bytes,
+                    what=f"{candidate.where}: input {name!r} resized at {format_factor(factor)}",
+                )
     try:
         baked = reference.baked_scales if not reference.dynamic else None
         feeds = candidate.feeds(factor, dict(data), fixed, baked)
         driven = [*candidate.ports.scale_inputs, *candidate.ports.fixed_inputs]
-        result.scale_feeds = {s.name: np.asarray(feeds[s.name]).tolist() if np.ndim(feeds[s.name]) <= 1
-                              else f"zeros{list(feeds[s.name].shape)}" for s in driven}
+        result.scale_feeds = {
+            s.name: np.asarray(feeds[s.name]).tolist()
+            if np.ndim(feeds[s.name]) <= 1
+            else f"zeros{list(feeds[s.name].shape)}"
+            for s in driven
+        }
         actual = candidate.run(feeds)
         expected = reference.run(factor, data, feeds, candidate.ports.baked_scales)
     except RunFailed as exc:
@@ -172,6 +203,7 @@ def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
             pairs.append((name, value, expected[index][0], expected[index][1]))
     if len(expected) != len(actual):
         result.reason = f"the candidate has {len(actual)} output(s), the reference {len(expected)}"
+
     def bounds(value: np.ndarray, ref_value: np.ndarray, name: str) -> dict[str, float]:
         steps = quantized.bounds(name, value) if quantized is not None else None
         if steps is not None:
@@ -182,12 +214,16 @@ def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
         return {"atol": found[0], "rtol": found[1]}
 
     for name, value, ref_name, ref_value in pairs:
-        result.outputs.append(compare_arrays(value, ref_value, name=name, reference_name=ref_name,
-                                             **bounds(value, ref_value, name)))
+        result.outputs.append(
+            compare_arrays(value, ref_value, name=name, reference_name=ref_name, **bounds(value, ref_value, name))
+        )
     for name, value in site_pairs:
         if name in reference_sites:
-            result.outputs.append(compare_arrays(value, reference_sites[name], name=name, kind="site",
-                                                 **bounds(value, reference_sites[name], name)))
+            result.outputs.append(
+                compare_arrays(
+                    value, reference_sites[name], name=name, kind="site", **bounds(value, reference_sites[name], name)
+                )
+            )
             pairs.append((name, value, name, reference_sites[name]))
     if quantized is not None:
         per_site = tolerance if tolerance is not None else UlpTolerance({}, floor=(atol, rtol))
@@ -200,7 +236,8 @@ def run_point(factor: Factor, candidate: OnnxRunner, reference: Reference,
     vacuous = ok and all(o.vacuous for o in result.outputs)
     result.status = "vacuous" if vacuous else "passed" if ok else "failed"
     if vacuous:
-        result.reason = ("vacuous: every compared reference tensor is constant or below atol; give inputs= "
-                         "the model responds to")
+        result.reason = (
+            "vacuous: every compared reference tensor is constant or below atol; give inputs= the model responds to"
+        )
     result.seconds = time.perf_counter() - started
     return result, {"feeds": feeds, "expected": {o[0]: o[3] for o in pairs}, "actual": {o[0]: o[1] for o in pairs}}

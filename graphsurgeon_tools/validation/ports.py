@@ -40,8 +40,9 @@ from graphsurgeon_tools.validation.baked import sites_baked_scales
 __all__ = ["PLUGIN_OP_TYPE", "DataInput", "DeclaredInput", "Ports", "ScaleInput", "model_opset", "model_ports"]
 
 # Ops that move a value without computing a new one (a sizes input passes through them unchanged).
-_VALUE_PRESERVING = frozenset({"Identity", "Cast", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice",
-                               "Gather"})
+_VALUE_PRESERVING = frozenset(
+    {"Identity", "Cast", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice", "Gather"}
+)
 
 
 @dataclass(frozen=True)
@@ -79,17 +80,19 @@ class ScaleInput:
             n = self.length or len(x_shape) or self.rank
             values = [1.0] * max(n - spatial, 0) + [factor] * min(spatial, n)
             return np.asarray(values, dtype=self.dtype)
-        if self.layout in ("pair", "factor") and np.issubdtype(self.dtype, np.integer) \
-                and not float(factor).is_integer():
-            raise InvalidScalesError(f"input {self.name!r} holds whole factors ({self.dtype}); "
-                                     f"factor {factor:g} is not whole")
+        if (
+            self.layout in ("pair", "factor")
+            and np.issubdtype(self.dtype, np.integer)
+            and not float(factor).is_integer()
+        ):
+            raise InvalidScalesError(
+                f"input {self.name!r} holds whole factors ({self.dtype}); factor {factor:g} is not whole"
+            )
         if self.layout == "pair":
             return np.full((self.length or 2,), factor, dtype=self.dtype)
         if self.layout == "factor":
             return np.asarray(factor if self.length is None else [factor], dtype=self.dtype)
-        out = [int(d) for d in x_shape[:-spatial]] + [
-            int(math.floor(int(d) * factor)) for d in x_shape[-spatial:]
-        ]
+        out = [int(d) for d in x_shape[:-spatial]] + [int(math.floor(int(d) * factor)) for d in x_shape[-spatial:]]
         if self.layout == "sizes":
             return np.asarray(out[-(self.length or len(out)) :], dtype=self.dtype)
         return np.zeros(self._size_tensor_shape(out), dtype=self.dtype)  # only its shape is read
@@ -100,8 +103,10 @@ class ScaleInput:
         if len(self.shape) != len(out):
             return out
         spatial = max(len(out) - 2, 1)
-        return [declared if isinstance(declared, int) and axis < len(out) - spatial else value
-                for axis, (declared, value) in enumerate(zip(self.shape, out))]
+        return [
+            declared if isinstance(declared, int) and axis < len(out) - spatial else value
+            for axis, (declared, value) in enumerate(zip(self.shape, out))
+        ]
 
     def feed_scales(self, scales: Sequence[float], x_shape: Sequence[int]) -> np.ndarray:
         """The value to feed so the node resizes by exactly ``scales`` (one per axis of X)."""
@@ -185,8 +190,10 @@ class Ports:
                 continue
             value = spec.original_array()
             if value is None:
-                raise UsageError(f"input {spec.name!r} (declared by {spec.by or 'a pass'}) has no recorded original "
-                                 f"value to feed: give it with inputs=")
+                raise UsageError(
+                    f"input {spec.name!r} (declared by {spec.by or 'a pass'}) has no recorded original "
+                    f"value to feed: give it with inputs="
+                )
             feeds[spec.name] = value
         return feeds
 
@@ -205,8 +212,14 @@ class Ports:
 
 # The element types validate can draw random data for or cast a user's array to.
 _FEEDABLE = (
-    onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.INT64,
-    onnx.TensorProto.INT32, onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
+    onnx.TensorProto.FLOAT,
+    onnx.TensorProto.DOUBLE,
+    onnx.TensorProto.FLOAT16,
+    onnx.TensorProto.INT64,
+    onnx.TensorProto.INT32,
+    onnx.TensorProto.INT8,
+    onnx.TensorProto.UINT8,
+    onnx.TensorProto.BOOL,
 )
 
 
@@ -344,7 +357,8 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
             layout, length = "size-tensor", None
         else:  # a Resize's sizes, or the TensorRT V3 plugin form (sizes as values); else factors by length
             sizes = (kind == "sizes" and info.name not in via_math) or (
-                info.name in plugin_direct and np.issubdtype(dtype, np.integer))
+                info.name in plugin_direct and np.issubdtype(dtype, np.integer)
+            )
             layout = vector_layout(length, rank, sizes=sizes, scalar=len(shape) == 0)
         scale_inputs.append(ScaleInput(info.name, layout, length, rank, dtype, tuple(nodes), shape))
 
@@ -384,5 +398,3 @@ def model_ports(model: onnx.ModelProto, where: str = "the model") -> Ports:
         fixed_inputs=tuple(fixed_inputs),
         declared=tuple(declared.values()),
     )
-
-

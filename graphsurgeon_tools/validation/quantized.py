@@ -54,13 +54,16 @@ class QuantizedPlan:
         for side, sites in zip([runner] + ([other] if other is not None else []), found):
             side.level = UNFUSED_LEVEL
             plan.runners.append(side)
-            plan.quantized += [name for site in sites.values() for name in site.quantized_outputs
-                               if name not in plan.quantized]
+            plan.quantized += [
+                name for site in sites.values() for name in site.quantized_outputs if name not in plan.quantized
+            ]
         kinds = sorted({site.describe() for sites in found for site in sites.values()})
-        notes.append(f"quantized Resize sites ({'; '.join(kinds)}): ONNX Runtime's QDQ transformers (from "
-                     f"{FUSED_LEVEL}) change such a model's arithmetic and cannot look through a plugin node, so "
-                     f"the ONNX side(s) run at {UNFUSED_LEVEL}, where every node computes its float function; the "
-                     "QuantizeLinear outputs after the sites are compared in steps (at most one)")
+        notes.append(
+            f"quantized Resize sites ({'; '.join(kinds)}): ONNX Runtime's QDQ transformers (from "
+            f"{FUSED_LEVEL}) change such a model's arithmetic and cannot look through a plugin node, so "
+            f"the ONNX side(s) run at {UNFUSED_LEVEL}, where every node computes its float function; the "
+            "QuantizeLinear outputs after the sites are compared in steps (at most one)"
+        )
         return plan
 
     def bounds(self, name: str, value: np.ndarray) -> Optional[dict[str, float]]:
@@ -69,8 +72,9 @@ class QuantizedPlan:
             return {"atol": 1.0, "rtol": 0.0}
         return None
 
-    def judge(self, outputs: list[Any], feeds: Optional[dict[str, np.ndarray]] = None,
-              tolerance: Any = None) -> Optional[str]:
+    def judge(
+        self, outputs: list[Any], feeds: Optional[dict[str, np.ndarray]] = None, tolerance: Any = None
+    ) -> Optional[str]:
         """Turn differences caused only by a requantization flip into figures; the note, or None.
 
         The first quantized tensors to move (no other moved one upstream) must be at most one step
@@ -91,21 +95,25 @@ class QuantizedPlan:
             return None
         alone = ""
         if len(self.runners) > 1 and feeds is not None and tolerance is not None:
-            checked = sites_alone(self.runners[1].model, self.runners[0].model, feeds, plugin_or_cpu_session,
-                                  tolerance)
+            checked = sites_alone(self.runners[1].model, self.runners[0].model, feeds, plugin_or_cpu_session, tolerance)
             if checked is not None:
                 if not all(c.passed for c in checked):
                     return None
-                alone = (f"; every plugin site fed the reference's input to it agrees within tolerance "
-                         f"({len(checked)} site(s), max |diff| {max(c.max_abs_diff for c in checked):.3g})")
+                alone = (
+                    f"; every plugin site fed the reference's input to it agrees within tolerance "
+                    f"({len(checked)} site(s), max |diff| {max(c.max_abs_diff for c in checked):.3g})"
+                )
         worst = max(o.max_abs_diff for o in failures)
-        text = (f"a figure, not a failure: the QuantizeLinear after a site rounds a within-tolerance float output "
-                f"to the neighbouring step ({', '.join(o.name for o in roots)} one step apart) and everything "
-                f"downstream differs from there (max |diff| {worst:.3g}){alone}")
+        text = (
+            f"a figure, not a failure: the QuantizeLinear after a site rounds a within-tolerance float output "
+            f"to the neighbouring step ({', '.join(o.name for o in roots)} one step apart) and everything "
+            f"downstream differs from there (max |diff| {worst:.3g}){alone}"
+        )
         for comparison in failures:
             comparison.passed = True
-            comparison.note = "; ".join(filter(None, ("downstream of a requantization flip: a figure",
-                                                      comparison.note)))
+            comparison.note = "; ".join(
+                filter(None, ("downstream of a requantization flip: a figure", comparison.note))
+            )
         return text
 
     def fused_figure(self, feeds: dict[str, np.ndarray]) -> str:
@@ -124,6 +132,8 @@ class QuantizedPlan:
         shared = [n for n in values[0] if n in values[1] and np.shape(values[0][n]) == np.shape(values[1][n])]
         if not shared:
             return ""
-        worst = max(float(np.max(np.abs(np.asarray(values[0][n], np.float64) - np.asarray(values[1][n], np.float64))))
-                    for n in shared)
+        worst = max(
+            float(np.max(np.abs(np.asarray(values[0][n], np.float64) - np.asarray(values[1][n], np.float64))))
+            for n in shared
+        )
         return f"at ORT's default level (QDQ fusions on) the outputs differ by up to {worst:.3g} (a figure)"

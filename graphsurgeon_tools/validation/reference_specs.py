@@ -84,8 +84,10 @@ def _raise_environment_problem(exc: BaseException) -> None:
 
 ReferenceLike = Union[str, Path, onnx.ModelProto, Reference, Callable[..., Any]]
 
-_SPECS = ("an ONNX model, python:MODULE:CALLABLE, python-scales:MODULE:CALLABLE, onnx-reference "
-          "or a registered name such as torch:srcnn")
+_SPECS = (
+    "an ONNX model, python:MODULE:CALLABLE, python-scales:MODULE:CALLABLE, onnx-reference "
+    "or a registered name such as torch:srcnn"
+)
 
 
 @contextlib.contextmanager
@@ -106,8 +108,10 @@ def _routed_reference(module: Any, label: str, candidate: onnx.ModelProto) -> Re
     runner = module_runner()  # one line naming what to install without the PyTorch side
     build = getattr(runner, "reference", None)
     if build is None:
-        raise EnvironmentProblemError(f"reference {label}: the installed PyTorch side cannot route resizes; "
-                            "reinstall onnxtool, or use python-scales: for a module that takes scales")
+        raise EnvironmentProblemError(
+            f"reference {label}: the installed PyTorch side cannot route resizes; "
+            "reinstall onnxtool, or use python-scales: for a module that takes scales"
+        )
     return build(module, label, candidate)
 
 
@@ -123,8 +127,7 @@ def _named_reference(name: str) -> Reference:
     return TorchReference(module, name)
 
 
-def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
-                   scales_argument: bool = False) -> Reference:
+def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *, scales_argument: bool = False) -> Reference:
     """Turn a reference spec into a :class:`Reference`.
 
     Strings: ``python:MODULE:CALLABLE`` (routed), ``python-scales:MODULE:CALLABLE`` (MODULE may
@@ -154,8 +157,11 @@ def make_reference(reference: ReferenceLike, candidate: onnx.ModelProto, *,
         if not path.exists():
             # a path that is not there is a missing input file (exit 3, like a missing model);
             # a bare word that names nothing is a usage mistake (exit 2)
-            error = InvalidInputError if (isinstance(reference, Path) or os.sep in reference
-                                          or reference.endswith(".onnx")) else UsageError
+            error = (
+                InvalidInputError
+                if (isinstance(reference, Path) or os.sep in reference or reference.endswith(".onnx"))
+                else UsageError
+            )
             raise error(f"unknown reference {str(reference)!r}: not a file, and not {_SPECS}")
         return OnnxModelReference(load_onnx(path, "reference"), str(path))
     if callable(reference):

@@ -77,8 +77,13 @@ class Reference:
     baked_scales: dict[str, tuple[float, ...]] = {}
     baked_note = ""
 
-    def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
-            baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:  # pragma: no cover - interface
+    def run(
+        self,
+        factor: Factor,
+        data: list[tuple[str, np.ndarray]],
+        candidate_feeds: dict[str, np.ndarray],
+        baked_scales: Optional[dict[str, tuple[float, ...]]] = None,
+    ) -> list[tuple[str, np.ndarray]]:  # pragma: no cover - interface
         raise NotImplementedError
 
     def expose(self, names: list[str]) -> list[str]:
@@ -116,8 +121,13 @@ class OnnxModelReference(Reference):
         self.baked_scales = ports.baked_scales
         self.baked_note = ports.baked_note
 
-    def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
-            baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
+    def run(
+        self,
+        factor: Factor,
+        data: list[tuple[str, np.ndarray]],
+        candidate_feeds: dict[str, np.ndarray],
+        baked_scales: Optional[dict[str, tuple[float, ...]]] = None,
+    ) -> list[tuple[str, np.ndarray]]:
         ours = self.runner.ports.data_inputs
         by_name = {name: value for name, value in data}
         if all(d.name in by_name for d in ours):
@@ -154,12 +164,19 @@ class TorchReference(Reference):
         if hasattr(module, "eval"):
             module.eval()
 
-    def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
-            baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
+    def run(
+        self,
+        factor: Factor,
+        data: list[tuple[str, np.ndarray]],
+        candidate_feeds: dict[str, np.ndarray],
+        baked_scales: Optional[dict[str, tuple[float, ...]]] = None,
+    ) -> list[tuple[str, np.ndarray]]:
         runner = module_runner()  # the PyTorch side's; one line naming what to install without it
         if factor is None and self.takes_scales:
-            raise RunFailed(f"{self.label} takes scales, but the candidate has no single factor to give it "
-                            "(it bakes different factors per node, or has no resize)")
+            raise RunFailed(
+                f"{self.label} takes scales, but the candidate has no single factor to give it "
+                "(it bakes different factors per node, or has no resize)"
+            )
         arrays = [np.ascontiguousarray(value) for _, value in data]
         scales = None
         if self.takes_scales:
@@ -217,8 +234,13 @@ class EvaluatorReference(Reference):
         self.exposed = [n for n in names if n in self.produced and n not in self.outputs]
         return list(self.exposed)
 
-    def run(self, factor: Factor, data: list[tuple[str, np.ndarray]], candidate_feeds: dict[str, np.ndarray],
-            baked_scales: Optional[dict[str, tuple[float, ...]]] = None) -> list[tuple[str, np.ndarray]]:
+    def run(
+        self,
+        factor: Factor,
+        data: list[tuple[str, np.ndarray]],
+        candidate_feeds: dict[str, np.ndarray],
+        baked_scales: Optional[dict[str, tuple[float, ...]]] = None,
+    ) -> list[tuple[str, np.ndarray]]:
         try:
             values = self.evaluator.run(self.outputs + self.exposed, candidate_feeds)
         except _EVALUATOR_ERRORS as exc:
@@ -230,7 +252,8 @@ def _needs_inference_batch_norm(model: onnx.ModelProto) -> bool:
     """BatchNormalization-9 nodes (opsets 9..13) with one output: onnx.reference mis-runs them."""
     return 9 <= model_opset(model) < 14 and any(
         node.op_type == "BatchNormalization" and node.domain in DEFAULT_DOMAINS and len(node.output) == 1
-        for node in model.graph.node)
+        for node in model.graph.node
+    )
 
 
 def _inference_batch_norm() -> type:
@@ -243,8 +266,17 @@ def _inference_batch_norm() -> type:
     """
     from onnx.reference.op_run import OpRun  # deferred: onnx.reference, only for onnx-reference
 
-    def _run(self: Any, x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray,
-             epsilon: Optional[float] = None, momentum: Optional[float] = None, **_: Any) -> tuple[np.ndarray]:
+    def _run(
+        self: Any,
+        x: np.ndarray,
+        scale: np.ndarray,
+        bias: np.ndarray,
+        mean: np.ndarray,
+        var: np.ndarray,
+        epsilon: Optional[float] = None,
+        momentum: Optional[float] = None,
+        **_: Any,
+    ) -> tuple[np.ndarray]:
         shape = (1, -1) + (1,) * (x.ndim - 2)
         eps = 1e-5 if epsilon is None else epsilon
         y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) * scale.reshape(shape) + bias.reshape(shape)
@@ -286,7 +318,10 @@ def _plugin_oprun(domain: str) -> type:
             sizes = np.asarray(list(X.shape[: X.ndim - 2]) + list(second.shape[-2:]), dtype=np.int64)
         impl = Resize.__new__(Resize)
         return impl._run(
-            X, None, scales, sizes,
+            X,
+            None,
+            scales,
+            sizes,
             antialias=int(value("antialias")),
             axes=None,
             coordinate_transformation_mode=ctm,

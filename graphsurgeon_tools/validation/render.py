@@ -32,9 +32,18 @@ def _point_label(factor: Any) -> str:
     return factor if isinstance(factor, str) else f"x{factor:g}"
 
 
-_COLUMNS = [("factor", "left"), ("output", "left"), ("shape", "left"), ("max abs", "right"),
-            ("mean abs", "right"), ("max rel", "right"), ("out of tol", "right"),
-            ("passing atol", "right"), ("PSNR dB", "right"), ("result", "left")]
+_COLUMNS = [
+    ("factor", "left"),
+    ("output", "left"),
+    ("shape", "left"),
+    ("max abs", "right"),
+    ("mean abs", "right"),
+    ("max rel", "right"),
+    ("out of tol", "right"),
+    ("passing atol", "right"),
+    ("PSNR dB", "right"),
+    ("result", "left"),
+]
 # Wide enough for any table this report makes: "no width" means nothing is ever shrunk.
 _UNLIMITED = 1 << 16
 
@@ -49,8 +58,14 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: Opti
     from rich.table import Table
 
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width or _UNLIMITED,
-                      highlight=False, soft_wrap=width is not None)
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        no_color=not color,
+        width=width or _UNLIMITED,
+        highlight=False,
+        soft_wrap=width is not None,
+    )
     reference = report["reference"]
     console.print(f"candidate  {report['candidate']}")
     console.print(f"reference  {reference.get('label')} ({reference.get('kind')})")
@@ -77,13 +92,26 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: Opti
                 result = "[yellow]vacuous[/yellow]"
             else:
                 result = "[green]ok[/green]"
-            shape = out["candidate_shape"] if out["candidate_shape"] == out["reference_shape"] else \
-                f"{out['candidate_shape']} vs {out['reference_shape']}"
+            shape = (
+                out["candidate_shape"]
+                if out["candidate_shape"] == out["reference_shape"]
+                else f"{out['candidate_shape']} vs {out['reference_shape']}"
+            )
             name = f"site {out['output']}" if out.get("kind") == "site" else out["output"]
-            rows.append((label, name, "x".join(map(str, shape)) if isinstance(shape, list) else str(shape),
-                         _fmt(out["max_abs_error"]), _fmt(out["mean_abs_error"]), _fmt(out["max_rel_error"]),
-                         "-" if share is None else f"{100 * share:.2f}%", _fmt(out["passing_atol"]),
-                         _fmt(out["psnr_db"], ".1f"), result))
+            rows.append(
+                (
+                    label,
+                    name,
+                    "x".join(map(str, shape)) if isinstance(shape, list) else str(shape),
+                    _fmt(out["max_abs_error"]),
+                    _fmt(out["mean_abs_error"]),
+                    _fmt(out["max_rel_error"]),
+                    "-" if share is None else f"{100 * share:.2f}%",
+                    _fmt(out["passing_atol"]),
+                    _fmt(out["psnr_db"], ".1f"),
+                    result,
+                )
+            )
     for row in rows:
         table.add_row(*row)
     # The table's natural width, measured on a console that never shrinks it.
@@ -99,9 +127,11 @@ def render_report(report: Mapping[str, Any], *, color: bool = False, width: Opti
         console.print(f"  note: {note}")
     diagnosis = report.get("diagnosis")
     if diagnosis:
-        console.print(f"[bold]diagnosis[/bold] ({diagnosis['output']} at "
-                      f"{_point_label(diagnosis['factor'])}): "
-                      f"{diagnosis['summary']}")
+        console.print(
+            f"[bold]diagnosis[/bold] ({diagnosis['output']} at "
+            f"{_point_label(diagnosis['factor'])}): "
+            f"{diagnosis['summary']}"
+        )
     from rich.markup import escape
 
     for line in evidence_lines(report.get("evidence")):

@@ -122,9 +122,11 @@ class ValidationReport:
         vacuous = [f for f in failed if f.status == "vacuous"]
         names = ", ".join(_point(f) for f in failed if f.status != "vacuous")
         if len(vacuous) == len(failed):
-            return (f"FAILED: {len(vacuous)} of {len(compared)} factor(s) vacuous "
-                    f"({', '.join(_point(f) for f in vacuous)}): the reference is constant or below "
-                    f"atol={self.atol:g}, nothing was proven{tail}")
+            return (
+                f"FAILED: {len(vacuous)} of {len(compared)} factor(s) vacuous "
+                f"({', '.join(_point(f) for f in vacuous)}): the reference is constant or below "
+                f"atol={self.atol:g}, nothing was proven{tail}"
+            )
         extra = f"; {len(vacuous)} vacuous" if vacuous else ""
         return f"FAILED: {len(failed) - len(vacuous)} of {len(compared)} factor(s) out of {tol} ({names}){extra}{tail}"
 
@@ -132,8 +134,9 @@ class ValidationReport:
         """Raise :class:`CheckFailedError` (exit code 1) unless the report passed; return self."""
         if not self.passed:
             detail = f" - {self.diagnosis.summary}" if self.diagnosis else ""
-            raise CheckFailedError(f"validate {self.candidate} vs {self.reference.get('label')}: "
-                                   f"{self.summary_line()}{detail}")
+            raise CheckFailedError(
+                f"validate {self.candidate} vs {self.reference.get('label')}: {self.summary_line()}{detail}"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:

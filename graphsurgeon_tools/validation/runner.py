@@ -122,8 +122,11 @@ class OnnxRunner:
     def site_outputs(self) -> list[str]:
         """Outputs of the main graph's Resize/Upsample/plugin nodes that are not graph outputs."""
         graph_outputs = {o.name for o in self.model.graph.output}
-        return [node.output[0] for node in self.model.graph.node
-                if node.op_type in SITE_OPS and node.output and node.output[0] not in graph_outputs]
+        return [
+            node.output[0]
+            for node in self.model.graph.node
+            if node.op_type in SITE_OPS and node.output and node.output[0] not in graph_outputs
+        ]
 
     def expose(self, names: Sequence[str]) -> list[str]:
         """Also return the tensors ``names`` that a node of this model produces; returns those."""
@@ -133,8 +136,13 @@ class OnnxRunner:
         self._session = None
         return list(self.exposed)
 
-    def feeds(self, factor: Factor, data: dict[str, np.ndarray], fixed: dict[str, np.ndarray],
-              reference_baked: Optional[dict[str, tuple[float, ...]]] = None) -> dict[str, np.ndarray]:
+    def feeds(
+        self,
+        factor: Factor,
+        data: dict[str, np.ndarray],
+        fixed: dict[str, np.ndarray],
+        reference_baked: Optional[dict[str, tuple[float, ...]]] = None,
+    ) -> dict[str, np.ndarray]:
         """Data plus one value per scale input (``fixed`` ones as given, the rest for ``factor``), and
         each declared fixed input (``fixed`` when given there, else its declared original).
 
@@ -174,8 +182,11 @@ class OnnxRunner:
         if not sized:
             return
         order = {(node.name or f"#{index}"): (index, node) for index, node in enumerate(self.model.graph.node)}
-        shapes = {name: list(np.shape(value)) for name, value in feeds.items()
-                  if name not in {s.name for s in self.ports.scale_inputs}}
+        shapes = {
+            name: list(np.shape(value))
+            for name, value in feeds.items()
+            if name not in {s.name for s in self.ports.scale_inputs}
+        }
         sized.sort(key=lambda s: min((order[n][0] for n in s.nodes if n in order), default=len(order)))
         for scale in sized:
             nodes = [order[n][1] for n in scale.nodes if n in order]
@@ -199,4 +210,3 @@ class OnnxRunner:
             raise RunFailed(f"{self.where} failed in ONNX Runtime: {' '.join(str(exc).split())[:300]}") from exc
         names = [o.name for o in self.session.get_outputs()]
         return list(zip(names, [np.asarray(v) for v in values]))
-

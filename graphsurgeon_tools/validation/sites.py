@@ -42,8 +42,16 @@ from graphsurgeon_tools.resize.sites import find_resize_sites
 from graphsurgeon_tools.validation.runner import OnnxRunner, RunFailed
 from graphsurgeon_tools.validation.sweep import parse_factors
 
-__all__ = ["ClashFinder", "SitePoint", "localise", "not_free_points", "originals_of", "parse_site_factors",
-           "plan_site_points", "point_feeds"]
+__all__ = [
+    "ClashFinder",
+    "SitePoint",
+    "localise",
+    "not_free_points",
+    "originals_of",
+    "parse_site_factors",
+    "plan_site_points",
+    "point_feeds",
+]
 
 SitesLike = Union[Mapping[str, Any], Iterable[str]]
 
@@ -108,13 +116,21 @@ def _resolve(name: str, nodes: list[str], reference: Any) -> list[str]:
             matched = []
         if matched:
             return matched
-    raise UsageError(f"sites={{{name!r}: ...}} names no scale-driven site of the candidate; sites: "
-                     + ", ".join(f"#{i} {n}" for i, n in enumerate(nodes)))
+    raise UsageError(
+        f"sites={{{name!r}: ...}} names no scale-driven site of the candidate; sites: "
+        + ", ".join(f"#{i} {n}" for i, n in enumerate(nodes))
+    )
 
 
-def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, ports: Any, reference: Any,
-                     originals: Mapping[str, Sequence[float]], notes: list[str],
-                     input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> list[tuple[SitePoint, str]]:
+def plan_site_points(
+    site_factors: Mapping[str, Sequence[float]],
+    model: Any,
+    ports: Any,
+    reference: Any,
+    originals: Mapping[str, Sequence[float]],
+    notes: list[str],
+    input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+) -> list[tuple[SitePoint, str]]:
     """The zipped points, each with its skip reason ("" to run it).
 
     Args:
@@ -131,13 +147,17 @@ def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, po
     resolved = {name: _resolve(name, nodes, reference) for name in site_factors}
     lengths = {len(v) for v in site_factors.values()} - {1}
     if len(lengths) > 1:
-        raise UsageError(f"sites= lists have different lengths {sorted(lengths)}: give each the same number "
-                         "of factors (or one, for every point)")
+        raise UsageError(
+            f"sites= lists have different lengths {sorted(lengths)}: give each the same number "
+            "of factors (or one, for every point)"
+        )
     count = max(lengths) if lengths else 1
     missing = [n for n in nodes if n not in originals]
     if missing:
-        raise UsageError(f"sites=: the original factor of {', '.join(missing)} is unknown (a dynamic ONNX "
-                         "reference has none); compare against the static original or a PyTorch module")
+        raise UsageError(
+            f"sites=: the original factor of {', '.join(missing)} is unknown (a dynamic ONNX "
+            "reference has none); compare against the static original or a PyTorch module"
+        )
     for scale in ports.scale_inputs:
         named = [n for n in scale.nodes if any(n in v for v in resolved.values())]
         if named and len(scale.nodes) > 1:
@@ -145,8 +165,9 @@ def plan_site_points(site_factors: Mapping[str, Sequence[float]], model: Any, po
     finder = ClashFinder(model, ports, originals, input_shapes)
     points: list[tuple[SitePoint, str]] = []
     for i in range(count):
-        factors = tuple((node, float(v[0] if len(v) == 1 else v[i])) for name, v in site_factors.items()
-                        for node in resolved[name])
+        factors = tuple(
+            (node, float(v[0] if len(v) == 1 else v[i])) for name, v in site_factors.items() for node in resolved[name]
+        )
         changed = {node: f for node, f in factors if any(abs(f - o) > 1e-9 for o in list(originals[node])[2:])}
         clash = finder.clash(changed) if changed else None
         reason = ""
@@ -164,8 +185,13 @@ class ClashFinder:
     downstream of every site are known before one is changed.
     """
 
-    def __init__(self, model: Any, ports: Any, originals: Mapping[str, Sequence[float]],
-                 input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        ports: Any,
+        originals: Mapping[str, Sequence[float]],
+        input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+    ) -> None:
         self.model, self.ports, self.originals, self.input_shapes = model, ports, originals, input_shapes
         self._state: Optional[tuple[Any, Any, Any]] = None
 
@@ -195,8 +221,9 @@ class ClashFinder:
         return model, flow, find_resize_sites(model)
 
 
-def point_feeds(point: SitePoint, ports: Any, x_shape: Sequence[int],
-                originals: Mapping[str, Sequence[float]]) -> dict[str, np.ndarray]:
+def point_feeds(
+    point: SitePoint, ports: Any, x_shape: Sequence[int], originals: Mapping[str, Sequence[float]]
+) -> dict[str, np.ndarray]:
     """One value per scale input: the point's factor for a named node, else the node's original scales."""
     chosen = point.as_dict()
     feeds: dict[str, np.ndarray] = {}
@@ -213,8 +240,9 @@ def point_feeds(point: SitePoint, ports: Any, x_shape: Sequence[int],
     return feeds
 
 
-def not_free_points(plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str, Any],
-                    finder: "ClashFinder") -> list[tuple[Any, str]]:
+def not_free_points(
+    plan: list[tuple[Any, str]], runner: Any, fixed: Mapping[str, Any], finder: "ClashFinder"
+) -> list[tuple[Any, str]]:
     """``plan`` with each factor the graph cannot run skipped as ``not free at xN: <the node that breaks>``.
 
     Only the sites the sweep drives (scale inputs the user did not fix) take the factor.
@@ -246,8 +274,9 @@ def originals_of(reference: Any, data: Sequence[tuple[str, np.ndarray]]) -> dict
     return dict(getattr(reference, "baked_scales", {}) or {})
 
 
-def localise(runner: Any, reference: Any, data: Sequence[tuple[str, np.ndarray]],
-             feeds: Mapping[str, np.ndarray]) -> Optional[str]:
+def localise(
+    runner: Any, reference: Any, data: Sequence[tuple[str, np.ndarray]], feeds: Mapping[str, np.ndarray]
+) -> Optional[str]:
     """The reference's one-line localisation of a mismatch (the first differing site), when it offers one.
 
     The candidate is re-run on ``feeds`` with the site tensors the reference names as extra outputs.
@@ -255,6 +284,7 @@ def localise(runner: Any, reference: Any, data: Sequence[tuple[str, np.ndarray]]
     find = getattr(reference, "localise", None)
     if find is None:
         return None
+
     def run_candidate(names: list[str]) -> dict[str, np.ndarray]:
         model = onnx.ModelProto()
         model.CopyFrom(runner.model)

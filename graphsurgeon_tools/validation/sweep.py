@@ -63,8 +63,9 @@ def parse_factors(values: Iterable[Any]) -> list[float]:
     return out
 
 
-def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: Any,
-               notes: list[str]) -> list[tuple[Factor, str]]:
+def plan_sweep(
+    factors: Optional[Sequence[float]], candidate: Any, reference: Any, notes: list[str]
+) -> list[tuple[Factor, str]]:
     """Sweep points, each with the reason to skip it (empty: run it).
 
     Args:
@@ -79,8 +80,10 @@ def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: An
     if ref_mixed or cand_mixed:
         side = "reference" if ref_mixed else "candidate"
         if factors is not None:
-            notes.append(f"the {side} is static with different factors per Resize node: "
-                         "compared once at its baked scales; factors= ignored")
+            notes.append(
+                f"the {side} is static with different factors per Resize node: "
+                "compared once at its baked scales; factors= ignored"
+            )
         return [(None, "")]
     if not candidate.is_dynamic and candidate.resize_nodes == 0:
         # Nothing resizes: a factor means nothing, compare once as the model stands.
@@ -96,8 +99,10 @@ def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: An
             # The candidate takes no factor (baked per node, sizes-driven, or computed from shapes):
             # the default sweep never asks it for one it cannot take; compared at its own factor.
             if reference.dynamic:
-                notes.append("the candidate has no scale input (its sites are baked or sizes-driven): compared at "
-                             "the model's own factor; give factors= to ask for others")
+                notes.append(
+                    "the candidate has no scale input (its sites are baked or sizes-driven): compared at "
+                    "the model's own factor; give factors= to ask for others"
+                )
             return [(None, "")]
         else:
             factors = list(DEFAULT_FACTORS)
@@ -105,9 +110,12 @@ def plan_sweep(factors: Optional[Sequence[float]], candidate: Any, reference: An
     for factor in factors:
         reason = ""
         if not candidate.is_dynamic and candidate.baked_factor is not None and factor != candidate.baked_factor:
-            reason = f"the candidate is static (baked {format_factor(candidate.baked_factor)}): it only runs at that factor"
+            reason = (
+                f"the candidate is static (baked {format_factor(candidate.baked_factor)}): it only runs at that factor"
+            )
         elif not reference.dynamic and reference.baked_factor is not None and factor != reference.baked_factor:
-            reason = (f"the reference is static (baked {format_factor(reference.baked_factor)}): "
-                      "compared only at that factor")
+            reason = (
+                f"the reference is static (baked {format_factor(reference.baked_factor)}): compared only at that factor"
+            )
         plan.append((factor, reason))
     return plan

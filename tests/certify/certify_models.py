@@ -13,8 +13,9 @@ import onnx
 from onnx import TensorProto, helper
 
 
-def resize_model(mode: str, ctm: str, nearest_mode: str = "round_prefer_floor",
-                 param: str = "scales") -> onnx.ModelProto:
+def resize_model(
+    mode: str, ctm: str, nearest_mode: str = "round_prefer_floor", param: str = "scales"
+) -> onnx.ModelProto:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "h", "w"])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     if param == "sizes":
@@ -23,10 +24,12 @@ def resize_model(mode: str, ctm: str, nearest_mode: str = "round_prefer_floor",
     else:
         p = helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])
         inputs = ["x", "", "scales"]
-    node = helper.make_node("Resize", inputs, ["y"], name="up", mode=mode, coordinate_transformation_mode=ctm,
-                            nearest_mode=nearest_mode)
-    return helper.make_model(helper.make_graph([node], "g", [x, p], [y]),
-                             opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+    node = helper.make_node(
+        "Resize", inputs, ["y"], name="up", mode=mode, coordinate_transformation_mode=ctm, nearest_mode=nearest_mode
+    )
+    return helper.make_model(
+        helper.make_graph([node], "g", [x, p], [y]), opset_imports=[helper.make_opsetid("", 19)], ir_version=9
+    )
 
 
 def run_ort(model: onnx.ModelProto, x: np.ndarray, factor: float, *, sizes: bool = False) -> np.ndarray:

@@ -27,14 +27,15 @@ def _random_band(length: int, out: int, width: int, seed: int) -> np.ndarray:
     matrix = np.zeros((out, length), dtype=np.float32)
     for row in range(out):
         start = rng.integers(0, length - width + 1)
-        matrix[row, start:start + width] = rng.uniform(-0.5, 1.0, width).astype(np.float32)
+        matrix[row, start : start + width] = rng.uniform(-0.5, 1.0, width).astype(np.float32)
         matrix[row, start + rng.integers(0, width)] = 0.0  # a hole inside the band
     return matrix
 
 
 @pytest.mark.parametrize("axis", ["h", "w"])
-@pytest.mark.parametrize(("length", "out", "width", "spacing"), [(37, 90, 4, 5), (64, 16, 9, 5), (5, 11, 2, 3),
-                                                                    (1, 3, 1, 2)])
+@pytest.mark.parametrize(
+    ("length", "out", "width", "spacing"), [(37, 90, 4, 5), (64, 16, 9, 5), (5, 11, 2, 3), (1, 3, 1, 2)]
+)
 def test_a_band_is_read_exactly_and_widened_when_wider_than_the_comb(axis, length, out, width, spacing):
     matrix = _random_band(length, out, width, seed=length + out)
     band = read_band(_engine(matrix, axis), length, axis, spacing)
@@ -56,9 +57,14 @@ def test_a_non_linear_engine_is_refused_not_misread():
 
 
 def test_bands_compare_bit_exactly_or_within_a_bound():
-    a = Band(4, 2, np.array([0, 2, 4]), np.array([0, 1, 2, 3], np.int32), np.array([.5, .5, .25, .75], np.float32))
-    b = Band(4, 2, np.array([0, 2, 4]), np.array([0, 1, 2, 3], np.int32),
-             np.array([.5, .5, .25, np.nextafter(np.float32(.75), np.float32(1))], np.float32))
+    a = Band(4, 2, np.array([0, 2, 4]), np.array([0, 1, 2, 3], np.int32), np.array([0.5, 0.5, 0.25, 0.75], np.float32))
+    b = Band(
+        4,
+        2,
+        np.array([0, 2, 4]),
+        np.array([0, 1, 2, 3], np.int32),
+        np.array([0.5, 0.5, 0.25, np.nextafter(np.float32(0.75), np.float32(1))], np.float32),
+    )
     rows, largest = compare_bands(a, b, 0.0)
     assert rows.tolist() == [1] and 0 < largest < 1e-6
     assert compare_bands(a, b, 1e-6)[0].size == 0

@@ -43,9 +43,11 @@ def test_ort_nearest_at_a_fractional_ratio_picks_other_pixels_than_pytorch_where
     cert = certify(model, profile="10..30:2.4", whole_model=False, onnx_reference_budget_s=0.5)
     pair = _pair(cert, "onnxruntime", "torch-interpolate")
     claimed = _lengths(pair, "w", "ort-nearest-fractional-ratio")
-    direct = _direct(range(10, 31), lambda x: cm.run_ort(model, x, 2.4),
-                     lambda x: torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=(1.0, 2.4),
-                                                               mode="nearest").numpy())
+    direct = _direct(
+        range(10, 31),
+        lambda x: cm.run_ort(model, x, 2.4),
+        lambda x: torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=(1.0, 2.4), mode="nearest").numpy(),
+    )
     assert claimed == direct and 10 not in claimed and 30 in claimed  # some lengths agree, some do not
     assert _lengths(pair, "h", "ort-nearest-fractional-ratio") == direct  # the other axis alike
     first = pair["counterexamples"][0]["first"]
@@ -58,9 +60,14 @@ def test_pytorch_half_pixel_at_output_length_one_departs_from_pytorch_exactly_th
     cert = certify(model, profile="2..12:0.25", whole_model=False, onnx_reference_budget_s=0.5)
     pair = _pair(cert, "onnxruntime", "torch-interpolate")
     claimed = _lengths(pair, "w", "torch-pytorch-half-pixel-length-one")
-    direct = _direct(range(4, 13), lambda x: cm.run_ort(model, x, 0.25),
-                     lambda x: torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=(1.0, 0.25),
-                                                               mode="bilinear", align_corners=False).numpy(), 1e-4)
+    direct = _direct(
+        range(4, 13),
+        lambda x: cm.run_ort(model, x, 0.25),
+        lambda x: torch.nn.functional.interpolate(
+            torch.from_numpy(x), scale_factor=(1.0, 0.25), mode="bilinear", align_corners=False
+        ).numpy(),
+        1e-4,
+    )
     assert claimed == direct == {4, 5, 6, 7}  # output length 1; 2 and 3 make no output at all
     assert {2, 3} <= {v for g in pair["not_run"] for low, high in g["lengths"] for v in range(low, high + 1)}
 
@@ -70,8 +77,9 @@ def test_cubic_pytorch_half_pixel_at_output_length_one_departs_from_the_referenc
     cert = certify(model, profile="4..12:0.25", whole_model=False, onnx_reference_budget_s=5.0, torch=False)
     pair = _pair(cert, "onnxruntime", "onnx-reference")
     claimed = _lengths(pair, "w", "ort-cubic-pytorch-half-pixel-length-one")
-    direct = _direct(range(4, 13), lambda x: cm.run_ort(model, x, 0.25), lambda x: cm.run_reference(model, x, 0.25),
-                     1e-4)
+    direct = _direct(
+        range(4, 13), lambda x: cm.run_ort(model, x, 0.25), lambda x: cm.run_reference(model, x, 0.25), 1e-4
+    )
     assert claimed == direct == {4, 5, 6, 7}
 
 
@@ -83,8 +91,9 @@ def test_tensorrt_out_over_in_scale_departs_where_in_times_scale_is_not_whole():
     # the arithmetic TensorRT's layer gets (output floor(in*scale), resized by out/in) is ONNX Runtime's
     # Resize given sizes: run both forms directly
     sized = cm.resize_model("linear", "half_pixel", param="sizes")
-    direct = _direct(range(20, 31), lambda x: cm.run_ort(model, x, 2.5),
-                     lambda x: cm.run_ort(sized, x, 2.5, sizes=True), 1e-4)
+    direct = _direct(
+        range(20, 31), lambda x: cm.run_ort(model, x, 2.5), lambda x: cm.run_ort(sized, x, 2.5, sizes=True), 1e-4
+    )
     assert claimed == direct == {21, 23, 25, 27, 29}
     implementations = {i["name"]: i for i in cert.to_dict()["sites"][0]["implementations"]}
     trt = implementations["tensorrt-model"]
@@ -108,8 +117,14 @@ def test_a_candidate_with_one_coordinate_mode_changed_is_refused_with_the_first_
     mutated = cm.resize_model("linear", "asymmetric")
     onnx.save(reference, tmp_path / "reference.onnx")
     onnx.save(mutated, tmp_path / "mutated.onnx")
-    cert = certify(tmp_path / "mutated.onnx", tmp_path / "reference.onnx", profile="16..40:1,2",
-                   whole_model=False, torch=False, onnx_reference_budget_s=0.2)
+    cert = certify(
+        tmp_path / "mutated.onnx",
+        tmp_path / "reference.onnx",
+        profile="16..40:1,2",
+        whole_model=False,
+        torch=False,
+        onnx_reference_budget_s=0.2,
+    )
     assert not cert.certified
     first = cert.first_counterexample()
     assert (first["length"], first["factor"], first["pair"]) == (16, 2.0, ["candidate", "onnxruntime"])
@@ -122,8 +137,14 @@ def test_a_candidate_fed_sizes_is_refused_where_out_over_in_is_not_the_scale(tmp
     reference = cm.resize_model("linear", "half_pixel")
     sized = cm.resize_model("linear", "half_pixel", param="sizes")  # what a sizes layout feeds the node
     onnx.save(reference, tmp_path / "reference.onnx")
-    cert = certify(sized, tmp_path / "reference.onnx", profile="20..30:2,2.5", whole_model=False, torch=False,
-                   onnx_reference_budget_s=0.2)
+    cert = certify(
+        sized,
+        tmp_path / "reference.onnx",
+        profile="20..30:2,2.5",
+        whole_model=False,
+        torch=False,
+        onnx_reference_budget_s=0.2,
+    )
     assert not cert.certified
     pair = _pair(cert, "candidate", "onnxruntime")
     assert pair["gating"] and _lengths(pair, "w", "sizes-out-over-in") == {21, 23, 25, 27, 29}

@@ -17,8 +17,12 @@ PROFILE = "16..512:1,2,3,4"
 def certificates(srcnn_family: dict[str, Path]) -> dict[str, dict]:
     from graphsurgeon_tools import certify
 
-    return {form: certify(srcnn_family[form], "torch:srcnn", profile=PROFILE, onnx_reference_budget_s=0.5,
-                          whole_model_points=2).to_dict() for form in ("dynamic", "plugin")}
+    return {
+        form: certify(
+            srcnn_family[form], "torch:srcnn", profile=PROFILE, onnx_reference_budget_s=0.5, whole_model_points=2
+        ).to_dict()
+        for form in ("dynamic", "plugin")
+    }
 
 
 def _pairs(data: dict) -> dict[tuple[str, str], dict]:
@@ -29,8 +33,12 @@ def _pairs(data: dict) -> dict[tuple[str, str], dict]:
 def _covers_profile(pair: dict) -> None:
     for axis in ("h", "w"):
         for factor in (1.0, 2.0, 3.0, 4.0):
-            lengths = [r for group in pair["identical"] + pair["within_bound"]
-                       if (group["axis"], group["factor"]) == (axis, factor) for r in group["lengths"]]
+            lengths = [
+                r
+                for group in pair["identical"] + pair["within_bound"]
+                if (group["axis"], group["factor"]) == (axis, factor)
+                for r in group["lengths"]
+            ]
             covered = {v for low, high in lengths for v in range(low, high + 1)}
             assert covered == set(range(16, 513)), (axis, factor)
 
@@ -54,8 +62,14 @@ def test_srcnn_is_certified_for_every_length_and_factor_against_pytorch(certific
     for pair in pairs.values():
         assert not pair["counterexamples"], pair
     implementations = {i["name"]: i for i in data["sites"][0]["implementations"]}
-    assert set(implementations) == {"onnxruntime", "candidate", "onnx-reference", "tensorrt-model", "torch-routed",
-                                    "torch-interpolate"}
+    assert set(implementations) == {
+        "onnxruntime",
+        "candidate",
+        "onnx-reference",
+        "tensorrt-model",
+        "torch-routed",
+        "torch-interpolate",
+    }
     assert implementations["torch-routed"]["calls"] == 2 * 4 * 497  # every length, factor and axis
     assert implementations["onnx-reference"]["covers"] == "sampled" and implementations["onnx-reference"]["points"]
     whole = data["whole_model"]
@@ -67,8 +81,14 @@ def test_the_certificate_names_the_nodes_the_factor_reaches_and_confirms_at_boun
 
     factor_model = tmp_path / "srcnn_factor.onnx"  # an integer factor input: sizes = Shape(x)[2:] * factor
     save_model(make_dynamic_scale(srcnn_family["static"], layout="factor").model, factor_model)
-    cert = certify(factor_model, srcnn_family["static"], profile="16..40:2,3", torch=False, whole_model_points=2,
-                   onnx_reference_budget_s=0.2).to_dict()
+    cert = certify(
+        factor_model,
+        srcnn_family["static"],
+        profile="16..40:2,3",
+        torch=False,
+        whole_model_points=2,
+        onnx_reference_budget_s=0.2,
+    ).to_dict()
     assert cert["certified"] and cert["sites"][0]["form"] == "sizes"
     whole = cert["whole_model"]
     assert whole["factor_inputs"] == ["factor"]

@@ -70,12 +70,16 @@ RUNS: dict[str, tuple[Callable[[], onnx.ModelProto], Callable[[onnx.ModelProto],
     "make-dynamic-scale in place": (_weighted, lambda m: make_dynamic_scale(m, inplace=True)),
     "make-dynamic-scale simplify": (_weighted, lambda m: make_dynamic_scale(m, simplify=True)),
     "make-dynamic-scale inline": (nested.function_model, lambda m: make_dynamic_scale(m, inline_functions=True)),
-    "make-dynamic-scale relayout": (lambda: make_dynamic_scale(_weighted(), check=False).model,
-                                    lambda m: make_dynamic_scale(m, layout="sizes")),
+    "make-dynamic-scale relayout": (
+        lambda: make_dynamic_scale(_weighted(), check=False).model,
+        lambda m: make_dynamic_scale(m, layout="sizes"),
+    ),
     "swap-plugin": (_weighted, lambda m: swap_plugin(m)),
     "swap-plugin inline": (nested.function_model, lambda m: swap_plugin(m, inline_functions=True)),
-    "swap-plugin reverse": (lambda: swap_plugin(_weighted(), check=False).model,
-                            lambda m: swap_plugin(m, reverse=True)),
+    "swap-plugin reverse": (
+        lambda: swap_plugin(_weighted(), check=False).model,
+        lambda m: swap_plugin(m, reverse=True),
+    ),
 }
 
 
@@ -136,9 +140,11 @@ def test_a_mutated_onnxsim_step_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
     assert "step onnxsim alone differs from your input model" in result.failure_message()
 
 
-@pytest.mark.parametrize("run", [lambda m: make_dynamic_scale(m, inline_functions=True),
-                                 lambda m: swap_plugin(m, inline_functions=True)], ids=["make-dynamic-scale",
-                                                                                         "swap-plugin"])
+@pytest.mark.parametrize(
+    "run",
+    [lambda m: make_dynamic_scale(m, inline_functions=True), lambda m: swap_plugin(m, inline_functions=True)],
+    ids=["make-dynamic-scale", "swap-plugin"],
+)
 def test_a_mutated_inlining_step_is_caught(monkeypatch: pytest.MonkeyPatch, run: Callable[..., Any]) -> None:
     from graphsurgeon_tools.core import graph as core_graph
 

@@ -11,8 +11,12 @@ from graphsurgeon_tools.check.equivalence import compare_models
 
 def _model(op: str) -> object:
     node = helper.make_node(op, ["x"], ["y"])
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 

@@ -19,18 +19,30 @@ from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, compare_models
 def two_conv_bilinear(channels: int = 16, size: int = 16, seed: int = 0) -> onnx.ModelProto:
     """conv -> Resize(linear x2, constant scales) -> conv, the shape the issue saw fail at opset 17."""
     rng = np.random.default_rng(seed)
-    inits = [numpy_helper.from_array(rng.standard_normal((channels, 3, 3, 3)).astype(np.float32), "w1"),
-             numpy_helper.from_array(rng.standard_normal((3, channels, 3, 3)).astype(np.float32), "w2"),
-             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const")]
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((channels, 3, 3, 3)).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.standard_normal((3, channels, 3, 3)).astype(np.float32), "w2"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_const"),
+    ]
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-        helper.make_node("Resize", ["c1", "", "scales_const"], ["up"], name="resize", mode="linear",
-                         coordinate_transformation_mode="half_pixel"),
+        helper.make_node(
+            "Resize",
+            ["c1", "", "scales_const"],
+            ["up"],
+            name="resize",
+            mode="linear",
+            coordinate_transformation_mode="half_pixel",
+        ),
         helper.make_node("Conv", ["up", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1]),
     ]
     graph = helper.make_graph(
-        nodes, "two_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 2 * size, 2 * size])], inits)
+        nodes,
+        "two_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 2 * size, 2 * size])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -52,8 +64,10 @@ def test_by_default_the_check_runs_the_exact_level_only_and_says_so() -> None:
     assert check.passed is True and [o.max_abs_diff for o in check.outputs] == [0.0]
     report = check.to_dict()
     assert report["optimized"] == {} and report["levels"] == ["ORT_ENABLE_EXTENDED"]
-    assert report["sessions"] == [{"model": "reference", "level": "ORT_ENABLE_EXTENDED", "reused": False},
-                                  {"model": "candidate", "level": "ORT_ENABLE_EXTENDED", "reused": False}]
+    assert report["sessions"] == [
+        {"model": "reference", "level": "ORT_ENABLE_EXTENDED", "reused": False},
+        {"model": "candidate", "level": "ORT_ENABLE_EXTENDED", "reused": False},
+    ]
     assert "ORT_ENABLE_ALL" not in check.summary
 
 

@@ -37,10 +37,18 @@ def test_default_is_one_gib_and_the_boundary_is_inclusive() -> None:
     assert info.value.exit_code == ExitCode.INVALID_INPUT
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("1048576", 1 << 20), ("1M", 1 << 20), ("1MiB", 1 << 20), ("2g", 2 << 30), ("512K", 512 << 10),
-    (" 3 GB ", 3 << 30), ("0", None),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1048576", 1 << 20),
+        ("1M", 1 << 20),
+        ("1MiB", 1 << 20),
+        ("2g", 2 << 30),
+        ("512K", 512 << 10),
+        (" 3 GB ", 3 << 30),
+        ("0", None),
+    ],
+)
 def test_environment_variable(raw: str, expected, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, raw)
     assert max_output_bytes() == expected

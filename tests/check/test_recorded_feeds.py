@@ -43,7 +43,9 @@ def test_a_record_that_does_not_fit_its_input_is_not_fed():
     dynamic = make_dynamic_scale(_static_model(), check=False).model
     for prop in dynamic.metadata_props:
         if prop.key == "onnxtool.original_values":
-            prop.value = prop.value.replace("[1, 1, 3, 3]", "[1, 3, 3]").replace("[1.0, 1.0, 3.0, 3.0]", "[1.0, 3.0, 3.0]")
+            prop.value = prop.value.replace("[1, 1, 3, 3]", "[1, 3, 3]").replace(
+                "[1.0, 1.0, 3.0, 3.0]", "[1.0, 3.0, 3.0]"
+            )
     assert original_feeds(dynamic) == {}
     # the caller's own feed (here: none, so random values) stands; the comparison itself still runs
     result = compare_models(dynamic, dynamic, reference_feeds={"scales": np.array([1, 1, 2, 2], np.float32)})

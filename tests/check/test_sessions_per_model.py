@@ -33,8 +33,10 @@ def _fingerprint(session: object) -> tuple:
     blob, path = session._model_bytes, session._model_path  # type: ignore[attr-defined]
     model = onnx.load(path) if blob is None else onnx.ModelProto.FromString(blob)
     initializers = {t.name for t in model.graph.initializer}
-    return (tuple(sorted(i.name for i in model.graph.input if i.name not in initializers)),
-            tuple(n.op_type for n in model.graph.node))
+    return (
+        tuple(sorted(i.name for i in model.graph.input if i.name not in initializers)),
+        tuple(n.op_type for n in model.graph.node),
+    )
 
 
 @pytest.fixture
@@ -69,8 +71,10 @@ def _assert_one_each(check, sessions: Counter, level: str = EXACT) -> None:
     assert len(sessions) == 2 and set(sessions.values()) == {1}, sessions  # two models, one session each
     report = check.to_dict()
     assert report["levels"] == [level] and report["optimized"] == {}
-    assert report["sessions"] == [{"model": "reference", "level": level, "reused": False},
-                                  {"model": "candidate", "level": level, "reused": False}]
+    assert report["sessions"] == [
+        {"model": "reference", "level": level, "reused": False},
+        {"model": "candidate", "level": level, "reused": False},
+    ]
 
 
 def test_make_dynamic_scale_checks_with_one_session_per_model(sessions: Counter) -> None:
@@ -123,7 +127,8 @@ def test_swap_plugin_sizes_learned_from_a_run_reuse_that_session(sessions: Count
     assert check.sessions == [
         {"model": "reference", "level": EXACT, "reused": False, "for": "the original output sizes"},
         {"model": "reference", "level": EXACT, "reused": True},
-        {"model": "candidate", "level": EXACT, "reused": False}]
+        {"model": "candidate", "level": EXACT, "reused": False},
+    ]
 
 
 def test_set_factor_checks_with_one_session_per_model(sessions: Counter) -> None:
@@ -142,8 +147,8 @@ def test_the_optimized_figure_on_request_costs_one_more_session_per_model(sessio
     assert check.levels == [EXACT, "ORT_ENABLE_ALL"]
     assert not any(s["reused"] for s in check.sessions)
     assert sorted((s["model"], s["level"]) for s in check.sessions) == sorted(
-        (model, level) for model in ("reference", "candidate") for level in (EXACT, "ORT_ENABLE_ALL"))
-
+        (model, level) for model in ("reference", "candidate") for level in (EXACT, "ORT_ENABLE_ALL")
+    )
 
 
 def test_the_seeds_for_other_if_branches_reuse_the_two_sessions(sessions: Counter) -> None:
@@ -166,5 +171,7 @@ def test_a_step_measured_against_the_users_model_reuses_its_session(sessions: Co
     assert check.steps[0]["passed"] is True
     # the user's model, the written model, the step's model: one session each
     assert len(sessions) == 3 and set(sessions.values()) == {1}, sessions
-    assert check.steps[0]["sessions"] == [{"model": "reference", "level": EXACT, "reused": True},
-                                          {"model": "candidate", "level": EXACT, "reused": False}]
+    assert check.steps[0]["sessions"] == [
+        {"model": "reference", "level": EXACT, "reused": True},
+        {"model": "candidate", "level": EXACT, "reused": False},
+    ]

@@ -10,8 +10,10 @@ import json
 import golden
 
 EXACT = "ORT_ENABLE_EXTENDED"
-ONE_EACH = [{"model": "reference", "level": EXACT, "reused": False},
-            {"model": "candidate", "level": EXACT, "reused": False}]
+ONE_EACH = [
+    {"model": "reference", "level": EXACT, "reused": False},
+    {"model": "candidate", "level": EXACT, "reused": False},
+]
 
 
 def test_the_cli_report_says_which_levels_ran(run_cli, save_model_file) -> None:
@@ -22,8 +24,10 @@ def test_the_cli_report_says_which_levels_ran(run_cli, save_model_file) -> None:
     assert check["levels"] == [EXACT] and check["sessions"] == ONE_EACH and check["optimized"] == {}
     run = run_cli("make-dynamic-scale", path, "-o", path.with_name("text.onnx"))
     assert run.code == 0, run.err
-    assert (f"ONNX Runtime sessions: 1 per model, at {EXACT} (--optimized-figure adds the ORT_ENABLE_ALL "
-            "figure: one more session per model)") in run.out
+    assert (
+        f"ONNX Runtime sessions: 1 per model, at {EXACT} (--optimized-figure adds the ORT_ENABLE_ALL "
+        "figure: one more session per model)"
+    ) in run.out
     run = run_cli("swap-plugin", path, "--optimized-figure", "-o", path.with_name("all.onnx"))
     assert run.code == 0, run.err
     assert f"ONNX Runtime sessions: 2 per model, at {EXACT} and ORT_ENABLE_ALL" in run.out
@@ -37,5 +41,7 @@ def test_the_cli_report_counts_a_steps_session_and_the_reuse_of_yours(run_cli, s
     path = save_model_file(dynamic, "net.dynamic.onnx")
     run = run_cli("make-dynamic-scale", path, "--layout", "sizes", "-o", path.with_name("net.sizes.onnx"))
     assert run.code == 0, run.err
-    assert (f"ONNX Runtime sessions: 1 per model, at {EXACT} (--optimized-figure adds the ORT_ENABLE_ALL figure: "
-            "one more session per model); the step model(s): 1 more, your model's session reused 1 time(s)") in run.out
+    assert (
+        f"ONNX Runtime sessions: 1 per model, at {EXACT} (--optimized-figure adds the ORT_ENABLE_ALL figure: "
+        "one more session per model); the step model(s): 1 more, your model's session reused 1 time(s)"
+    ) in run.out

@@ -106,8 +106,19 @@ def test_in_place(run_cli, save_model_file) -> None:
 def test_options_reach_the_api(run_cli, save_model_file, tmp_path: Path) -> None:
     path = save_model_file(golden.fpn_model(factors=(2.0, 2.0, 4.0)))
     out = tmp_path / "o.onnx"
-    result = run_cli("make-dynamic-scale", path, "-o", out, "--nodes", "resize_0,resize_1", "--shared",
-                     "--input-name", "zoom", "--keep-default", "--json")
+    result = run_cli(
+        "make-dynamic-scale",
+        path,
+        "-o",
+        out,
+        "--nodes",
+        "resize_0,resize_1",
+        "--shared",
+        "--input-name",
+        "zoom",
+        "--keep-default",
+        "--json",
+    )
     assert result.code == 0, result.err
     report = json.loads(result.out)
     assert [s["node"] for s in report["rewritten"]] == ["resize_0", "resize_1"]
@@ -154,9 +165,14 @@ def test_shared_with_different_scales_exits_2(run_cli, save_model_file) -> None:
     assert result.code == 2 and "--shared needs equal scales" in result.err and str(path) in result.err
 
 
-@pytest.mark.parametrize("scales, message", [((1.0, 1.0, float("nan"), 2.0), "not a positive finite number"),
-                                             ((1.0, 1.0, 0.0, 2.0), "not a positive finite number"),
-                                             ((1.0, 2.0, 2.0), "3 entries for a rank-4 input")])
+@pytest.mark.parametrize(
+    "scales, message",
+    [
+        ((1.0, 1.0, float("nan"), 2.0), "not a positive finite number"),
+        ((1.0, 1.0, 0.0, 2.0), "not a positive finite number"),
+        ((1.0, 2.0, 2.0), "3 entries for a rank-4 input"),
+    ],
+)
 def test_nonsense_scales_exit_3(run_cli, save_model_file, scales, message: str) -> None:
     path = save_model_file(golden.resize_model(13, scales=scales, infer=False))
     result = run_cli("make-dynamic-scale", path)
@@ -193,8 +209,9 @@ def test_nothing_to_rewrite_exits_0_or_1_with_strict(run_cli, save_model_file, t
 
 
 def test_a_failed_check_exits_1_and_writes_nothing(run_cli, save_model_file, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(DynamicScaleResult, "feeds",
-                        lambda self: {i.name: np.array([1, 1, 2, 3], np.float32) for i in self.new_inputs})
+    monkeypatch.setattr(
+        DynamicScaleResult, "feeds", lambda self: {i.name: np.array([1, 1, 2, 3], np.float32) for i in self.new_inputs}
+    )
     path = save_model_file(golden.resize_model(13, mode="linear"))
     result = run_cli("make-dynamic-scale", path)
     assert result.code == 1 and "differs from your input model in ONNX Runtime" in result.err
@@ -224,8 +241,13 @@ def test_console_script_end_to_end(save_model_file, tmp_path: Path) -> None:
     path = save_model_file(golden.upsample_model(7, opset=8))
     exe = Path(sys.executable).with_name("onnxtool")
     command = [str(exe)] if exe.exists() else [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()"]
-    done = subprocess.run([*command, "make-dynamic-scale", str(path), "--json"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "ONNXTOOL_DEBUG": ""})
+    done = subprocess.run(
+        [*command, "make-dynamic-scale", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ONNXTOOL_DEBUG": ""},
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["opset_before"] == 8 and report["opset_after"] == 9 and report["check"]["passed"] is True
@@ -292,6 +314,8 @@ def test_inline_functions_flag_rewrites_sites_inside_functions(run_cli, save_mod
     assert plain.code == 0, plain.err
     assert json.loads(plain.out)["rewritten"] == []
     assert "--inline-functions" in plain.out  # the skip reason names the flag, not the keyword
-    inlined = run_cli("make-dynamic-scale", path, "-o", tmp_path / "b.onnx", "--no-check", "--inline-functions", "--json")
+    inlined = run_cli(
+        "make-dynamic-scale", path, "-o", tmp_path / "b.onnx", "--no-check", "--inline-functions", "--json"
+    )
     assert inlined.code == 0, inlined.err
     assert len(json.loads(inlined.out)["rewritten"]) == 1

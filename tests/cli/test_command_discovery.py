@@ -22,8 +22,18 @@ from graphsurgeon_tools import passes
 from graphsurgeon_tools.cli import app, commands
 
 #: The order ``onnxtool --help`` lists the commands in: the model commands alphabetically, then the tools.
-HELP_ORDER = ["make-dynamic-scale", "set-factor", "swap-plugin", "validate",
-              "certify", "lint", "inspect", "demo", "doctor", "export"]
+HELP_ORDER = [
+    "make-dynamic-scale",
+    "set-factor",
+    "swap-plugin",
+    "validate",
+    "certify",
+    "lint",
+    "inspect",
+    "demo",
+    "doctor",
+    "export",
+]
 
 
 def _help_commands() -> list[str]:
@@ -85,8 +95,9 @@ def test_every_pass_has_a_command_and_a_row_in_adding_a_pass() -> None:
     for package in _pass_packages():
         command = package.replace("_", "-")
         assert command in shown, f"passes/{package}/ has no command {command!r} in onnxtool --help"
-        assert f"| `passes/{package}/` | `onnxtool {command}` | `{package}` |" in table, \
+        assert f"| `passes/{package}/` | `onnxtool {command}` | `{package}` |" in table, (
             f"docs/adding-a-pass.md's 'The passes' has no row for passes/{package}/"
+        )
 
 
 def test_the_files_adding_a_pass_names_exist() -> None:

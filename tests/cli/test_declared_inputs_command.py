@@ -26,4 +26,3 @@ def test_the_cli_validates_the_file_through_the_declarations(files: dict[str, Pa
     save_model(wrong, tmp_path / "wrong.onnx")
     run = run_cli("validate", tmp_path / "wrong.onnx", "--reference", files["original"], "--json")
     assert run.code == 1 and not json.loads(run.out)["passed"]
-

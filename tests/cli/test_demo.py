@@ -26,8 +26,13 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     started = time.perf_counter()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = main(["demo", "--out", str(out)])
-    return {"out": out, "code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue(),
-            "seconds": time.perf_counter() - started}
+    return {
+        "out": out,
+        "code": code,
+        "stdout": stdout.getvalue(),
+        "stderr": stderr.getvalue(),
+        "seconds": time.perf_counter() - started,
+    }
 
 
 @pytest.mark.slow

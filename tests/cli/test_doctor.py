@@ -27,8 +27,13 @@ def _sha(path: str) -> str:
 def _onnxtool(*args: str, no_torch: bool = False, **env: str) -> subprocess.CompletedProcess:
     paths = [str(NO_TORCH)] if no_torch else []
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(REPO)]), **env}
-    return subprocess.run([sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=120, env=environ)
+    return subprocess.run(
+        [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environ,
+    )
 
 
 def test_doctor_json_names_versions_and_the_real_files_with_their_hashes(run_cli) -> None:

@@ -41,8 +41,15 @@ def test_json_junit_and_text_carry_the_same_evidence(models: dict[str, Path], ru
 def test_slow_fallback_is_said_in_the_text_and_the_json(models: dict[str, Path]) -> None:
     environ = {**os.environ, "PYTHONPATH": str(REPO), "ONNXTOOL_RUNTIME_FALLBACK": "1"}
     environ.pop("ONNXTOOL_DEBUG", None)
-    command = [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", "validate",
-               str(models["plugin"]), "--reference", str(models["static"])]
+    command = [
+        sys.executable,
+        "-c",
+        "from graphsurgeon_tools.cli import main; main()",
+        "validate",
+        str(models["plugin"]),
+        "--reference",
+        str(models["static"]),
+    ]
     text = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=120)
     assert text.returncode == 0, text.stderr
     assert "warning: DynamicTRTResize ran on the onnx.reference fallback" in text.stdout
@@ -50,8 +57,14 @@ def test_slow_fallback_is_said_in_the_text_and_the_json(models: dict[str, Path])
     data = subprocess.run([*command, "--json"], capture_output=True, text=True, env=environ, timeout=120)
     evidence = json.loads(data.stdout)["evidence"]
     assert evidence["slow_fallback"] is True
-    assert evidence["plugin_kernels"] == [{"kind": "onnxruntime-extensions", "backend": "onnx.reference", "slow": True,
-                                           "reason": "forced by ONNXTOOL_RUNTIME_FALLBACK=1"}]
+    assert evidence["plugin_kernels"] == [
+        {
+            "kind": "onnxruntime-extensions",
+            "backend": "onnx.reference",
+            "slow": True,
+            "reason": "forced by ONNXTOOL_RUNTIME_FALLBACK=1",
+        }
+    ]
 
 
 def test_built_in_check_text_carries_the_evidence(tmp_path: Path, run_cli) -> None:
@@ -62,4 +75,3 @@ def test_built_in_check_text_carries_the_evidence(tmp_path: Path, run_cli) -> No
     assert done.code == 0, done.err
     assert "evidence: onnxtool " in done.out and "plugin kernel: " in done.out
     assert f"candidate (in memory) sha256 {sha(out)[:16]}" in done.out
-

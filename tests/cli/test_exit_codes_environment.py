@@ -33,8 +33,14 @@ def _onnxtool(*args: object, cwd: Path, no_torch: bool = False, **env: str) -> s
     paths = [str(NO_TORCH)] if no_torch else []
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(REPO)]), **env}
     environ.pop("ONNXTOOL_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()",
-                           *map(str, args)], capture_output=True, text=True, timeout=300, env=environ, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environ,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +101,18 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reas
 @pytest.mark.slow
 @pytest.mark.parametrize("reference", ["python:{module}:build", "torch:srcnn"])
 def test_unbuildable_op_under_a_pytorch_reference_is_exit_5_not_a_difference(
-        files: dict[str, Path], no_op: dict[str, str], reference: str) -> None:
-    done = _onnxtool("validate", files["dynamic"], "--reference", reference.format(**files), "--factors", "2,3",
-                     cwd=files["folder"], **no_op)
+    files: dict[str, Path], no_op: dict[str, str], reference: str
+) -> None:
+    done = _onnxtool(
+        "validate",
+        files["dynamic"],
+        "--reference",
+        reference.format(**files),
+        "--factors",
+        "2,3",
+        cwd=files["folder"],
+        **no_op,
+    )
     line = _one_line_exit_5(done, "C++ op")
     assert "FAILED" not in done.stdout + line and "--atol" not in line
 
@@ -105,11 +120,13 @@ def test_unbuildable_op_under_a_pytorch_reference_is_exit_5_not_a_difference(
 @needs_torch
 @pytest.mark.slow
 @pytest.mark.parametrize("exporter", ["dynamo", "torchscript"])
-def test_export_cxx_op_blames_the_op_library_not_the_exporter(files: dict[str, Path], no_op: dict[str, str],
-                                                              exporter: str) -> None:
+def test_export_cxx_op_blames_the_op_library_not_the_exporter(
+    files: dict[str, Path], no_op: dict[str, str], exporter: str
+) -> None:
     target = files["folder"] / f"cxx_{exporter}.onnx"
-    done = _onnxtool("export", "srcnn", "--variant", "cxx-op", "--exporter", exporter, "-o", target,
-                     cwd=files["folder"], **no_op)
+    done = _onnxtool(
+        "export", "srcnn", "--variant", "cxx-op", "--exporter", exporter, "-o", target, cwd=files["folder"], **no_op
+    )
     line = _one_line_exit_5(done, "C++ op")
     assert "could not export" not in line
     assert not target.exists()

@@ -76,4 +76,3 @@ def test_unusable_output_path_is_refused_before_exporting(run_cli, tmp_path: Pat
     assert run.code == ExitCode.USAGE and "output folder does not exist" in run.err
     run = run_cli("export", "srcnn", "-o", tmp_path)
     assert run.code == ExitCode.USAGE and "is a folder" in run.err
-

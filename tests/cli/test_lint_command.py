@@ -24,7 +24,9 @@ def test_a_float_input_of_the_users_own_is_reported_without_a_command(run_cli, s
     result = run_cli("lint", str(path), "--json")
     assert result.code == 1
     assert [(f["rule"], f["command"]) for f in json.loads(result.out)["findings"]] == [
-        ("trt-shape-input-integer", None), ("trt-scale-arithmetic", None)]
+        ("trt-shape-input-integer", None),
+        ("trt-scale-arithmetic", None),
+    ]
 
 
 def test_json_report_and_a_passing_model_exits_0(run_cli, save_model_file):
@@ -37,8 +39,12 @@ def test_json_report_and_a_passing_model_exits_0(run_cli, save_model_file):
 
 
 def test_the_onnxruntime_target_and_an_unknown_target(run_cli, save_model_file):
-    bad = m.resize('mode="linear", coordinate_transformation_mode="pytorch_half_pixel"', x="float[1,1,4,4]",
-                   init="int64[4] sz = {1, 1, 1, 1}", body_inputs="X, , , sz")
+    bad = m.resize(
+        'mode="linear", coordinate_transformation_mode="pytorch_half_pixel"',
+        x="float[1,1,4,4]",
+        init="int64[4] sz = {1, 1, 1, 1}",
+        body_inputs="X, , , sz",
+    )
     path = save_model_file(bad)
     result = run_cli("lint", str(path), "--target", "onnxruntime", "--json")
     assert result.code == 1
@@ -58,10 +64,12 @@ def test_export_takes_profile_too_and_says_a_float_scales_input_is_no_shape_inpu
 
     pytest.importorskip("torch")
     out = tmp_path / "ni.onnx"
-    result = run_cli("export", "srcnn", "--variant", "new-interpolate", "-o", out, "--profile", "16,64,128:2,3,4",
-                     "--json")
+    result = run_cli(
+        "export", "srcnn", "--variant", "new-interpolate", "-o", out, "--profile", "16,64,128:2,3,4", "--json"
+    )
     assert result.code == 0, result.err
     profile = json.loads(result.out)["profile"]
-    assert profile["trtexec"] == ("--minShapes=input:1x3x16x16 --optShapes=input:1x3x64x64 "
-                                  "--maxShapes=input:1x3x128x128")
+    assert profile["trtexec"] == (
+        "--minShapes=input:1x3x16x16 --optShapes=input:1x3x64x64 --maxShapes=input:1x3x128x128"
+    )
     assert "--layout factor" in profile["notes"][0]

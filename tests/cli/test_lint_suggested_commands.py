@@ -33,11 +33,21 @@ PLUGIN_NO_LOOKUP = m.plugin("", second="float[4] s", body_inputs="X, s")  # MMDe
 
 
 def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("ONNXTOOL_DEBUG", None)
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _written_by_onnxtool(run_cli, folder: Path, model: onnx.ModelProto, *flags: str) -> Path:
@@ -53,22 +63,28 @@ def _written_by_onnxtool(run_cli, folder: Path, model: onnx.ModelProto, *flags: 
 
 CORPUS = {
     # the README: make-dynamic-scale's float scales input, which TensorRT refuses
-    "readme-dynamic": lambda run_cli, d: _written_by_onnxtool(run_cli, d, m.constant_scales(
-        "1.0, 1.0, 3.0, 3.0", attrs='mode="cubic"')),
-    "factor-form": lambda run_cli, d: _written_by_onnxtool(run_cli, d, m.constant_scales(
-        "1.0, 1.0, 2.0, 2.0", attrs='mode="linear"'), "--factor"),
-    "fractional-scale": lambda run_cli, d: _written_by_onnxtool(run_cli, d, m.constant_scales(
-        "1.0, 1.0, 1.5, 1.5", attrs='mode="linear"')),
+    "readme-dynamic": lambda run_cli, d: _written_by_onnxtool(
+        run_cli, d, m.constant_scales("1.0, 1.0, 3.0, 3.0", attrs='mode="cubic"')
+    ),
+    "factor-form": lambda run_cli, d: _written_by_onnxtool(
+        run_cli, d, m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear"'), "--factor"
+    ),
+    "fractional-scale": lambda run_cli, d: _written_by_onnxtool(
+        run_cli, d, m.constant_scales("1.0, 1.0, 1.5, 1.5", attrs='mode="linear"')
+    ),
     "plugin-without-lookup-fields": lambda run_cli, d: _save(d / "plugin.onnx", PLUGIN_NO_LOOKUP),
     "users-own-float-input": lambda run_cli, d: _save(d / "own.onnx", m.resize(inputs="float[4] s")),
     # a folder and file name that are not UTF-8, with a space and a quote: the command names the same bytes
-    "non-utf8-name": lambda run_cli, d: _written_by_onnxtool(run_cli, _mkdir(d / os.fsdecode(b"it's \xff")),
-                                                             m.constant_scales("1.0, 1.0, 2.0, 2.0")),
+    "non-utf8-name": lambda run_cli, d: _written_by_onnxtool(
+        run_cli, _mkdir(d / os.fsdecode(b"it's \xff")), m.constant_scales("1.0, 1.0, 2.0, 2.0")
+    ),
 }
 #: (case, rule) pairs that must come with a command: the test cannot pass by suggesting nothing.
 MUST_SUGGEST = {
-    ("readme-dynamic", "trt-shape-input-integer"), ("readme-dynamic", "trt-scale-arithmetic"),
-    ("factor-form", "trt-shape-input-integer"), ("fractional-scale", "trt-shape-input-integer"),
+    ("readme-dynamic", "trt-shape-input-integer"),
+    ("readme-dynamic", "trt-scale-arithmetic"),
+    ("factor-form", "trt-shape-input-integer"),
+    ("fractional-scale", "trt-shape-input-integer"),
     ("plugin-without-lookup-fields", "trt-plugin-lookup-attributes"),
     ("non-utf8-name", "trt-shape-input-integer"),
 }
@@ -115,8 +131,9 @@ def test_each_suggested_command_pasted_as_printed_works_on_the_file_named(case, 
         for suffix in ("dynamic", "sizes", "factor", "plugin", "resize"):
             assert f".{suffix}.{suffix}." not in written.name, written
         after = lint_model(written, "tensorrt")
-        assert (finding["rule"], finding["node"]) not in {(f.rule, f.node) for f in after.findings}, \
+        assert (finding["rule"], finding["node"]) not in {(f.rule, f.node) for f in after.findings}, (
             f"{command} left {finding['rule']} at {finding['node']}: {after.to_dict()}"
+        )
         assert not after.failed or finding["severity"] != "error", after.to_dict()
         onnx.checker.check_model(onnx.load(written), full_check=True)
 
@@ -126,8 +143,10 @@ def test_the_sizes_not_hw_error_s_advice_works_on_the_model_it_was_given(run_cli
     refused = run_cli("swap-plugin", dynamic, "--signature", "sizes", "--no-check")
     assert refused.code == 3 and "[sizes-not-hw]" in refused.err, refused.err  # the error names the rewrite:
     assert "--layout sizes" in refused.err  # make-dynamic-scale --layout sizes first, then --signature sizes
-    command = (f"onnxtool make-dynamic-scale {dynamic} --layout sizes && "
-               f"onnxtool swap-plugin {dynamic.with_name('original.sizes.onnx')} --signature sizes")
+    command = (
+        f"onnxtool make-dynamic-scale {dynamic} --layout sizes && "
+        f"onnxtool swap-plugin {dynamic.with_name('original.sizes.onnx')} --signature sizes"
+    )
     done = _shell(command, tmp_path)
     assert done.returncode == 0, done.stderr
     plugin = tmp_path / "original.sizes.plugin.onnx"
@@ -152,4 +171,7 @@ def test_the_readme_tour_lint_fix_pasted_in_the_same_folder_makes_the_model_pass
     after = _shell("onnxtool lint srcnn_static.sizes.onnx --target tensorrt", tmp_path)
     assert after.returncode == 0, after.stdout
     assert sorted(p.name for p in tmp_path.glob("*.onnx")) == [
-        "srcnn_static.dynamic.onnx", "srcnn_static.onnx", "srcnn_static.sizes.onnx"]
+        "srcnn_static.dynamic.onnx",
+        "srcnn_static.onnx",
+        "srcnn_static.sizes.onnx",
+    ]

@@ -56,14 +56,18 @@ def _run(args: list[str], stdout: Any, capsys: pytest.CaptureFixture[str]) -> tu
     return code, capsys.readouterr().err
 
 
-CASES = [(name, as_json) for name in ("inspect", "make-dynamic-scale", "swap-plugin", "validate", "lint", "doctor")
-         for as_json in (False, True)] + [("help", False)]  # --help has no --json form
+CASES = [
+    (name, as_json)
+    for name in ("inspect", "make-dynamic-scale", "swap-plugin", "validate", "lint", "doctor")
+    for as_json in (False, True)
+] + [("help", False)]  # --help has no --json form
 
 
 @pytest.mark.parametrize(("name", "as_json"), CASES, ids=[f"{n}-{'json' if j else 'text'}" for n, j in CASES])
 @pytest.mark.parametrize("kind", ["closed", "full"])
-def test_unwritable_stdout_is_exit_6_with_one_line(model: Path, capsys: pytest.CaptureFixture[str], name: str,
-                                                   as_json: bool, kind: str) -> None:
+def test_unwritable_stdout_is_exit_6_with_one_line(
+    model: Path, capsys: pytest.CaptureFixture[str], name: str, as_json: bool, kind: str
+) -> None:
     args = _commands(model)[name] + (["--json"] if as_json else [])
     if kind == "closed":
         code, err = _run(args, None, capsys)  # what Python gives a process started with fd 1 closed
@@ -88,8 +92,14 @@ def test_broken_pipe_is_exit_6(model: Path, capsys: pytest.CaptureFixture[str]) 
 def _process(args: list[str], **how: Any) -> subprocess.CompletedProcess:
     environ = {**os.environ, "PYTHONPATH": str(REPO)}
     environ.pop("ONNXTOOL_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", *args],
-                          stderr=subprocess.PIPE, text=True, timeout=120, env=environ, **how)
+    return subprocess.run(
+        [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env=environ,
+        **how,
+    )
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])

@@ -71,12 +71,15 @@ def test_nothing_to_bake_is_success(run_cli, models: dict[str, Path], tmp_path: 
     assert result.code == 0 and "nothing to bake" in result.out
 
 
-@pytest.mark.parametrize("args, message", [
-    ((), "set_factor needs --site, --all or --original (which sites, at which factor)"),
-    (("--site", "nowhere=2"), "site 'nowhere' matches no Resize/Upsample/DynamicTRTResize node or dynamic input"),
-    (("--site", "scales=two"), "the factor must be numbers separated by commas"),
-    (("--all", "0"), "the factor must be one or more positive finite numbers"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "set_factor needs --site, --all or --original (which sites, at which factor)"),
+        (("--site", "nowhere=2"), "site 'nowhere' matches no Resize/Upsample/DynamicTRTResize node or dynamic input"),
+        (("--site", "scales=two"), "the factor must be numbers separated by commas"),
+        (("--all", "0"), "the factor must be one or more positive finite numbers"),
+    ],
+)
 def test_usage_errors_exit_2(run_cli, models: dict[str, Path], args: tuple, message: str) -> None:
     result = run_cli("set-factor", models["scales"], *args)
     assert result.code == 2 and message in result.err and result.err.count("\n") == 1
@@ -92,8 +95,9 @@ def test_refused_request_exit_3_names_the_code_and_flags(run_cli, models: dict[s
     assert not models["sizes"].with_name("m.static.onnx").exists()
 
 
-def test_a_wrong_bake_fails_the_check_exit_1_and_writes_nothing(run_cli, models: dict[str, Path],
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_bake_fails_the_check_exit_1_and_writes_nothing(
+    run_cli, models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The built-in check is what stands between a rewrite bug and the user's disk: a bake that
     writes other scales than it planned must end in exit 1 with nothing written."""
     import graphsurgeon_tools.passes.set_factor as package
@@ -102,8 +106,9 @@ def test_a_wrong_bake_fails_the_check_exit_1_and_writes_nothing(run_cli, models:
 
     def off_by_one(model, plans):  # noqa: ANN001, ANN202 - the pass's own signature
         removed = real(model, plans)
-        model.graph.initializer[-1].CopyFrom(onnx.numpy_helper.from_array(
-            np.array([1, 1, 3, 3], np.float32), model.graph.initializer[-1].name))
+        model.graph.initializer[-1].CopyFrom(
+            onnx.numpy_helper.from_array(np.array([1, 1, 3, 3], np.float32), model.graph.initializer[-1].name)
+        )
         return removed
 
     monkeypatch.setattr(package, "bake", off_by_one)

@@ -30,9 +30,9 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-
-def test_public_validate_stays_the_function_after_the_cli_ran(files: dict[str, Path],
-                                                             capsys: pytest.CaptureFixture) -> None:
+def test_public_validate_stays_the_function_after_the_cli_ran(
+    files: dict[str, Path], capsys: pytest.CaptureFixture
+) -> None:
     main(["validate", str(files["dynamic"]), "-r", str(files["static"])])  # imports the CLI and the engine
     capsys.readouterr()
     import graphsurgeon_tools
@@ -64,19 +64,30 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 def test_cli_pass_exit_0_and_inputs_untouched(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     before = sha(files["dynamic"])
-    code = main(["validate", str(files["dynamic"]), "--reference", str(files["static"]),
-                 "--input", f"x={files['x']}"])
+    code = main(["validate", str(files["dynamic"]), "--reference", str(files["static"]), "--input", f"x={files['x']}"])
     out = capsys.readouterr().out
     assert code == 0
     assert "PASSED" in out and "1x3x30x36" in out
     assert sha(files["dynamic"]) == before
 
 
-def test_cli_mismatch_exit_1_json_and_junit(files: dict[str, Path], tmp_path: Path,
-                                            capsys: pytest.CaptureFixture) -> None:
+def test_cli_mismatch_exit_1_json_and_junit(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     junit = tmp_path / "report.xml"
-    code = main(["validate", str(files["wrong_mode"]), "-r", str(files["dynamic"]), "--factors", "2,3",
-                 "--json", "--junit", str(junit)])
+    code = main(
+        [
+            "validate",
+            str(files["wrong_mode"]),
+            "-r",
+            str(files["dynamic"]),
+            "--factors",
+            "2,3",
+            "--json",
+            "--junit",
+            str(junit),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 1
     assert captured.err == ""  # --json: quiet
@@ -96,8 +107,9 @@ def test_cli_mismatch_exit_1_json_and_junit(files: dict[str, Path], tmp_path: Pa
         (["--factors", "two"], "not a number"),
     ],
 )
-def test_cli_bad_input_exit_3(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
-                              args: list[str], message: str) -> None:
+def test_cli_bad_input_exit_3(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
     names = {"x_bad": files["x_bad"], "missing": tmp_path / "missing.npy", "junk": files["junk"]}
     args = [a.format(**names) for a in args]
     if "--reference" not in args:
@@ -108,13 +120,17 @@ def test_cli_bad_input_exit_3(files: dict[str, Path], tmp_path: Path, capsys: py
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--reference", "no-such-reference"], "unknown reference"),
-    (["--reference", "python:no_module"], "must look like python:MODULE:CALLABLE"),
-    (["--reference", "onnx-reference", "--input", "nope={x}"], "the candidate has no such input"),
-])
-def test_cli_usage_mistakes_exit_2(files: dict[str, Path], capsys: pytest.CaptureFixture, args: list[str],
-                                   message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reference", "no-such-reference"], "unknown reference"),
+        (["--reference", "python:no_module"], "must look like python:MODULE:CALLABLE"),
+        (["--reference", "onnx-reference", "--input", "nope={x}"], "the candidate has no such input"),
+    ],
+)
+def test_cli_usage_mistakes_exit_2(
+    files: dict[str, Path], capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
     args = [a.format(x=files["x"]) for a in args]
     code = main(["validate", str(files["dynamic"]), *args])
     err = capsys.readouterr().err
@@ -127,9 +143,9 @@ def test_cli_unreadable_candidate_exit_3(files: dict[str, Path], capsys: pytest.
     assert "junk.onnx" in capsys.readouterr().err
 
 
-def test_cli_python_reference_errors_and_junit_folder(files: dict[str, Path], tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_python_reference_errors_and_junit_folder(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "boom.py").write_text("def make():\n    raise ValueError('boom')\n")
     candidate = str(files["dynamic"])
@@ -172,29 +188,43 @@ def test_the_cli_takes_a_python_reference(user_model: dict, run_cli) -> None:
     assert result.code == 0, result.out + result.err
 
 
-def test_the_cli_sweeps_chosen_sites_and_takes_the_scales_convention(user_model: dict, tmp_path: Path,
-                                                                     run_cli) -> None:
+def test_the_cli_sweeps_chosen_sites_and_takes_the_scales_convention(user_model: dict, tmp_path: Path, run_cli) -> None:
     folder = user_model["folder"]
-    swept = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
-                    "--site", "#1=1.5,3", "--json")
+    swept = run_cli(
+        "validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--site", "#1=1.5,3", "--json"
+    )
     assert swept.code == 0, swept.out + swept.err
     import json
 
     labels = [point["factor"] for point in json.loads(swept.out)["factors"]]
     assert len(labels) == 2 and all("=x1.5" in str(labels[0]) or "=x3" in str(label) for label in labels), labels
-    both = run_cli("validate", folder / "dynamic.onnx", "--reference", user_model["spec"],
-                   "--site", "#1=2", "--factors", "2")
+    both = run_cli(
+        "validate", folder / "dynamic.onnx", "--reference", user_model["spec"], "--site", "#1=2", "--factors", "2"
+    )
     assert both.code == 2 and "--site" in both.err and "--factors" in both.err, both.err
 
     from exporters import export, srcnn
 
     model = srcnn("cxx-op")
     path = tmp_path / "srcnn.onnx"
-    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
-           output_names=["output"])
+    export(
+        model,
+        model.example_inputs(3),
+        path,
+        exporter="torchscript",
+        input_names=["input", "scales"],
+        output_names=["output"],
+    )
     (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
-    old = run_cli("validate", path, "--reference", f"python:{tmp_path / 'srcnn_ref.py'}:build",
-                  "--scales-argument", "--factors", "2")
+    old = run_cli(
+        "validate",
+        path,
+        "--reference",
+        f"python:{tmp_path / 'srcnn_ref.py'}:build",
+        "--scales-argument",
+        "--factors",
+        "2",
+    )
     assert old.code == 0, old.out + old.err
 
 
@@ -231,6 +261,7 @@ def srcnn_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             kept = [a for a in node.attribute if a.name != attribute]
             del node.attribute[:]
             node.attribute.extend([*kept, helper.make_attribute(attribute, value)])
+
         return change
 
     def nudge(model: onnx.ModelProto) -> None:
@@ -247,13 +278,15 @@ def srcnn_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.slow
 def test_srcnn_right_model_passes_against_torch(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
-    code = main(["validate", str(srcnn_files["dynamic"]), "--reference", "torch:srcnn", "--factors", "2,3,4",
-                 "--json"])
+    code = main(["validate", str(srcnn_files["dynamic"]), "--reference", "torch:srcnn", "--factors", "2,3,4", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, report["summary"]
     assert [f["status"] for f in report["factors"]] == ["passed"] * 3
     assert [f["outputs"][0]["candidate_shape"] for f in report["factors"]] == [
-        [1, 3, 64, 64], [1, 3, 96, 96], [1, 3, 128, 128]]
+        [1, 3, 64, 64],
+        [1, 3, 96, 96],
+        [1, 3, 128, 128],
+    ]
     assert report["counts"]["worst_max_abs_error"] < 1e-4
     # And bit-exact against the file it came from, at the factor baked into that file.
     exact = validate(srcnn_files["dynamic"], srcnn_files["static"], atol=0, rtol=0)
@@ -269,14 +302,12 @@ def test_srcnn_right_model_passes_against_torch(srcnn_files: dict[str, Path], ca
         ("nudged_weight", "conv1.weight"),
     ],
 )
-def test_srcnn_broken_models_fail_with_exit_1(srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture,
-                                              name: str, expected_in_diagnosis: str) -> None:
-    code = main(["validate", str(srcnn_files[name]), "--reference", "torch:srcnn", "--factors", "2,3",
-                 "--json"])
+def test_srcnn_broken_models_fail_with_exit_1(
+    srcnn_files: dict[str, Path], capsys: pytest.CaptureFixture, name: str, expected_in_diagnosis: str
+) -> None:
+    code = main(["validate", str(srcnn_files[name]), "--reference", "torch:srcnn", "--factors", "2,3", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert report["passed"] is False
     assert all(f["status"] == "failed" for f in report["factors"])
     assert expected_in_diagnosis in report["diagnosis"]["summary"]
-
-

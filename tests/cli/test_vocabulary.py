@@ -15,7 +15,10 @@ from graphsurgeon_tools.refusal import Fix
         ("nodes=[...] picks the sites", "--nodes picks the sites"),
         ("nodes=['nothing*'] matches no node", "--nodes 'nothing*' matches no node"),
         ("nodes=['a', \"b\"] x", "--nodes 'a,b' x"),
-        ('use signature="size-tensor" (or from_sizes=True first)', "use --signature size-tensor (or --from-sizes first)"),
+        (
+            'use signature="size-tensor" (or from_sizes=True first)',
+            "use --signature size-tensor (or --from-sizes first)",
+        ),
         ("input_name='x' is already a tensor name", "--input-name 'x' is already a tensor name"),
         ("size_input= needs reverse=False", "--size-input needs no --reverse"),
         ("compared once; factors ignored, pass factors=.", "compared once; factors ignored, pass --factors."),
@@ -42,10 +45,19 @@ def test_other_text_is_left_alone(untouched: str) -> None:
 
 def test_reports_are_rewritten_and_refusals_with_a_fix_get_its_command_as_hint() -> None:
     fix = Fix("make_dynamic_scale", (("from_sizes", True),)).to_dict()
-    report = {"skipped": [{"node": "r", "code": "sizes-driven", "reason": "driven by sizes (from_sizes=True converts it)",
-                           "fix": fix},
-                          {"node": "s", "code": "antialias", "reason": "no kernel", "fix": None}],
-              "shape": (1, 2), "count": 3}
+    report = {
+        "skipped": [
+            {
+                "node": "r",
+                "code": "sizes-driven",
+                "reason": "driven by sizes (from_sizes=True converts it)",
+                "fix": fix,
+            },
+            {"node": "s", "code": "antialias", "reason": "no kernel", "fix": None},
+        ],
+        "shape": (1, 2),
+        "count": 3,
+    }
     out = report_to_flags(report)
     assert out["skipped"][0]["reason"] == "driven by sizes (--from-sizes converts it)"
     assert out["skipped"][0]["hint"] == "make-dynamic-scale --from-sizes"
@@ -58,14 +70,22 @@ def test_reports_are_rewritten_and_refusals_with_a_fix_get_its_command_as_hint()
     ("fix", "hint"),
     [
         (Fix("swap_plugin", (("signature", "scales"),)), "swap-plugin --signature scales"),
-        (Fix("make_dynamic_scale", (("layout", "sizes"),), then=Fix("swap_plugin", (("signature", "sizes"),))),
-         "make-dynamic-scale --layout sizes, then swap-plugin --signature sizes"),
-        (Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", True)), then=Fix("swap_plugin")),
-         "make-dynamic-scale --from-sizes --simplify, then swap-plugin"),
-        (Fix("make_dynamic_scale", (("only_free", False),), note="with shared=True"),
-         "make-dynamic-scale without --only-free (with --shared)"),
-        (Fix("swap_plugin", (("reverse", True),), then=Fix("set_factor", (("every", 2),))),
-         "swap-plugin --reverse, then set-factor --all 2"),
+        (
+            Fix("make_dynamic_scale", (("layout", "sizes"),), then=Fix("swap_plugin", (("signature", "sizes"),))),
+            "make-dynamic-scale --layout sizes, then swap-plugin --signature sizes",
+        ),
+        (
+            Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", True)), then=Fix("swap_plugin")),
+            "make-dynamic-scale --from-sizes --simplify, then swap-plugin",
+        ),
+        (
+            Fix("make_dynamic_scale", (("only_free", False),), note="with shared=True"),
+            "make-dynamic-scale without --only-free (with --shared)",
+        ),
+        (
+            Fix("swap_plugin", (("reverse", True),), then=Fix("set_factor", (("every", 2),))),
+            "swap-plugin --reverse, then set-factor --all 2",
+        ),
     ],
 )
 def test_a_fix_is_spelled_as_the_commands_that_apply_it(fix: Fix, hint: str) -> None:

@@ -12,8 +12,9 @@ from graphsurgeon_tools.core.constants import DEFAULT_FOLD_BYTES, ConstantTracer
 
 
 def _model(nodes, inits=(), inputs=(), opset=13) -> onnx.ModelProto:
-    graph = helper.make_graph(list(nodes), "g", list(inputs), [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
-                              list(inits))
+    graph = helper.make_graph(
+        list(nodes), "g", list(inputs), [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], list(inits)
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
@@ -29,8 +30,10 @@ def test_an_identity_chain_longer_than_the_recursion_limit_is_traced() -> None:
 
 def test_a_small_constant_subgraph_folds() -> None:
     nodes = [helper.make_node("Mul", ["a", "b"], ["out"])]
-    inits = [numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "a"),
-             numpy_helper.from_array(np.array([3.0, 3.0], np.float32), "b")]
+    inits = [
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "a"),
+        numpy_helper.from_array(np.array([3.0, 3.0], np.float32), "b"),
+    ]
     trace = trace_value(_model(nodes, inits), "out")
     assert trace.source is ValueSource.FOLDED and trace.value.tolist() == [3.0, 6.0]
 
@@ -54,8 +57,10 @@ def test_a_subgraph_reading_more_than_the_byte_bound_is_not_folded() -> None:
 
 def test_an_expanding_op_is_sized_before_it_runs() -> None:
     # ConstantOfShape([1e6, 1e6]) would ask for 4 TB: refused before the evaluator allocates anything
-    nodes = [helper.make_node("ConstantOfShape", ["shape"], ["big"]),
-             helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0)]
+    nodes = [
+        helper.make_node("ConstantOfShape", ["shape"], ["big"]),
+        helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0),
+    ]
     model = _model(nodes, [numpy_helper.from_array(np.array([10**6, 10**6], np.int64), "shape")])
     start = time.perf_counter()
     trace = ConstantTracer(model, max_bytes=1 << 20).trace("out")
@@ -64,9 +69,12 @@ def test_an_expanding_op_is_sized_before_it_runs() -> None:
 
 
 def test_an_expanding_op_within_the_bound_folds() -> None:
-    nodes = [helper.make_node("ConstantOfShape", ["shape"], ["ones"],
-                              value=numpy_helper.from_array(np.array([1.0], np.float32))),
-             helper.make_node("ReduceSum", ["ones"], ["out"], keepdims=0)]
+    nodes = [
+        helper.make_node(
+            "ConstantOfShape", ["shape"], ["ones"], value=numpy_helper.from_array(np.array([1.0], np.float32))
+        ),
+        helper.make_node("ReduceSum", ["ones"], ["out"], keepdims=0),
+    ]
     model = _model(nodes, [numpy_helper.from_array(np.array([2, 3], np.int64), "shape")])
     trace = ConstantTracer(model, max_bytes=1 << 20).trace("out")
     assert trace.source is ValueSource.FOLDED and float(trace.value) == 6.0
@@ -90,11 +98,15 @@ def test_runtime_and_graph_input_sources() -> None:
 
 def test_an_outer_product_of_small_vectors_is_sized_before_it_runs() -> None:
     # two 4 KiB vectors broadcast to 1M x 1M: refused from shapes alone
-    nodes = [helper.make_node("Unsqueeze", ["a", "one"], ["col"]),
-             helper.make_node("Mul", ["col", "a"], ["big"]),
-             helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0)]
-    inits = [numpy_helper.from_array(np.ones(10**6, np.float32), "a"),
-             numpy_helper.from_array(np.array([1], np.int64), "one")]
+    nodes = [
+        helper.make_node("Unsqueeze", ["a", "one"], ["col"]),
+        helper.make_node("Mul", ["col", "a"], ["big"]),
+        helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0),
+    ]
+    inits = [
+        numpy_helper.from_array(np.ones(10**6, np.float32), "a"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+    ]
     start = time.perf_counter()
     trace = ConstantTracer(_model(nodes, inits), max_bytes=8 << 20).trace("out")
     assert time.perf_counter() - start < 5
@@ -104,13 +116,16 @@ def test_an_outer_product_of_small_vectors_is_sized_before_it_runs() -> None:
 def test_without_static_shapes_each_node_is_sized_from_its_inputs() -> None:
     # Range up to a float limit computed by Add: shape inference leaves the length unknown, the
     # stepwise path sizes the broadcasting Mul from the values it has computed
-    nodes = [helper.make_node("Add", ["half", "half"], ["n"]),  # float: shape inference does not propagate it
-             helper.make_node("Range", ["zero", "n", "step"], ["rf"]),
-             helper.make_node("Unsqueeze", ["rf", "one"], ["col"]),
-             helper.make_node("Mul", ["col", "rf"], ["big"]),
-             helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0)]
-    inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
-             (("zero", 0.0), ("half", 2500.0), ("step", 1.0))] + [numpy_helper.from_array(np.array([1], np.int64), "one")]
+    nodes = [
+        helper.make_node("Add", ["half", "half"], ["n"]),  # float: shape inference does not propagate it
+        helper.make_node("Range", ["zero", "n", "step"], ["rf"]),
+        helper.make_node("Unsqueeze", ["rf", "one"], ["col"]),
+        helper.make_node("Mul", ["col", "rf"], ["big"]),
+        helper.make_node("ReduceSum", ["big"], ["out"], keepdims=0),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("zero", 0.0), ("half", 2500.0), ("step", 1.0))
+    ] + [numpy_helper.from_array(np.array([1], np.int64), "one")]
     trace = ConstantTracer(_model(nodes, inits), max_bytes=1 << 20).trace("out")
     assert trace.source is ValueSource.RUNTIME and "Mul would make over" in trace.reason
     small = ConstantTracer(_model(nodes, inits), max_bytes=1 << 30).trace("out")
@@ -128,8 +143,12 @@ def test_tensor_to_array_reads_plain_types_as_onnx_does() -> None:
     from graphsurgeon_tools.errors import InvalidModelError
 
     cases = []
-    for dtype, numpy_type in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64),
-                              (TensorProto.INT64, np.int64), (TensorProto.INT32, np.int32)):
+    for dtype, numpy_type in (
+        (TensorProto.FLOAT, np.float32),
+        (TensorProto.DOUBLE, np.float64),
+        (TensorProto.INT64, np.int64),
+        (TensorProto.INT32, np.int32),
+    ):
         for shape in ([], [0], [4], [2, 3]):
             array = (np.arange(int(np.prod(shape))) * 1.5 - 2).astype(numpy_type).reshape(shape)
             cases.append(numpy_helper.from_array(array, "raw"))

@@ -18,7 +18,8 @@ def _chain_model(length: int, dead_tail: bool = True) -> onnx.GraphProto:
     if dead_tail:
         nodes += [helper.make_node("Relu", [f"d{i}" if i else "x"], [f"d{i + 1}"], name=f"d{i}") for i in range(length)]
     return helper.make_graph(
-        nodes, "g",
+        nodes,
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
     )
@@ -90,8 +91,11 @@ def _random_graph(rng: random.Random) -> onnx.GraphProto:
     inits = [helper.make_tensor(name, TensorProto.FLOAT, [1], [1.0]) for name in ("w0", "w1")]
     outputs = rng.sample(tensors[3:], k=2)
     return helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [1]) for o in outputs], inits,
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [1]) for o in outputs],
+        inits,
     )
 
 
@@ -113,15 +117,25 @@ def test_remove_unused_removes_what_the_per_name_rescan_removed() -> None:
 
 
 def test_subgraph_reads_keep_outer_tensors_alive() -> None:
-    body = helper.make_graph([helper.make_node("Identity", ["c"], ["o"])], "body", [],
-                             [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["o"])],
+        "body",
+        [],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])],
+    )
     nodes = [
         helper.make_node("Relu", ["x"], ["c"], name="make_c"),
         helper.make_node("If", ["cond"], ["y"], name="if", then_branch=body, else_branch=body),
     ]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
-                                           helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     assert remove_unused(graph, ["c"]) == []
     assert consumers(graph)["c"] == [1]
     assert downstream_tensors(graph, ["x"]) == {"x", "c", "y"}

@@ -46,7 +46,9 @@ def test_anything_else_is_a_type_error() -> None:
 
 
 def test_core_imports_no_onnx_graphsurgeon_until_a_graph_is_passed() -> None:
-    code = ("import sys, graphsurgeon_tools.core.graphs as g, graphsurgeon_tools.resize;"
-            "assert 'onnx_graphsurgeon' not in sys.modules and 'torch' not in sys.modules")
+    code = (
+        "import sys, graphsurgeon_tools.core.graphs as g, graphsurgeon_tools.resize;"
+        "assert 'onnx_graphsurgeon' not in sys.modules and 'torch' not in sys.modules"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -10,14 +10,23 @@ from graphsurgeon_tools.core.graph import all_tensor_names, consumers, outer_rea
 
 def _deep(levels: int):
     """``levels`` nested Ifs; the innermost branch reads ``w`` (a main-graph initializer)."""
-    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["o0"], name="leaf")], "g0", [],
-                              [helper.make_tensor_value_info("o0", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["o0"], name="leaf")],
+        "g0",
+        [],
+        [helper.make_tensor_value_info("o0", TensorProto.FLOAT, None)],
+    )
     for level in range(1, levels):
-        other = helper.make_graph([helper.make_node("Identity", ["x"], [f"e{level}"])], f"e{level}", [],
-                                  [helper.make_tensor_value_info(f"e{level}", TensorProto.FLOAT, None)])
+        other = helper.make_graph(
+            [helper.make_node("Identity", ["x"], [f"e{level}"])],
+            f"e{level}",
+            [],
+            [helper.make_tensor_value_info(f"e{level}", TensorProto.FLOAT, None)],
+        )
         node = helper.make_node("If", ["c"], [f"o{level}"], name=f"if{level}", then_branch=graph, else_branch=other)
-        graph = helper.make_graph([node], f"g{level}", [],
-                                  [helper.make_tensor_value_info(f"o{level}", TensorProto.FLOAT, None)])
+        graph = helper.make_graph(
+            [node], f"g{level}", [], [helper.make_tensor_value_info(f"o{level}", TensorProto.FLOAT, None)]
+        )
     return graph
 
 
@@ -48,8 +57,13 @@ def test_folding_obeys_the_users_output_limit(monkeypatch) -> None:
 
     monkeypatch.delenv("ONNXTOOL_MAX_OUTPUT_BYTES", raising=False)
     assert fold_byte_budget() == DEFAULT_FOLD_BYTES
-    for raw, expected in [("1K", 1024), ("2GiB", DEFAULT_FOLD_BYTES), ("0", DEFAULT_FOLD_BYTES),
-                          ("junk", DEFAULT_FOLD_BYTES), ("64", 64)]:
+    for raw, expected in [
+        ("1K", 1024),
+        ("2GiB", DEFAULT_FOLD_BYTES),
+        ("0", DEFAULT_FOLD_BYTES),
+        ("junk", DEFAULT_FOLD_BYTES),
+        ("64", 64),
+    ]:
         monkeypatch.setenv("ONNXTOOL_MAX_OUTPUT_BYTES", raw)
         assert fold_byte_budget() == expected, raw
     assert fold_byte_budget(0) is None and fold_byte_budget(10) == 10  # an explicit bound wins
@@ -60,10 +74,15 @@ def test_folding_obeys_the_users_output_limit(monkeypatch) -> None:
     table[2:4] = 2.0
     ints = [numpy_helper.from_array(np.asarray(v, np.int64), n) for n, v in (("b", [0]), ("e", [4]), ("a", [0]))]
     graph = helper.make_graph(
-        [helper.make_node("Slice", ["table", "b", "e", "a"], ["scales"], name="cut"),
-         helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up")],
-        "g", [nested.X], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [numpy_helper.from_array(table, "table"), *ints])
+        [
+            helper.make_node("Slice", ["table", "b", "e", "a"], ["scales"], name="cut"),
+            helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up"),
+        ],
+        "g",
+        [nested.X],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [numpy_helper.from_array(table, "table"), *ints],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     monkeypatch.delenv("ONNXTOOL_MAX_OUTPUT_BYTES")
     (site,) = find_resize_sites(model)

@@ -38,7 +38,12 @@ def test_dtype_names_and_unknown_types() -> None:
 
 
 VALUES = {
-    "i": 3, "f": 1.5, "s": "half_pixel", "ints": [1, 2], "floats": [1.0, 2.5], "strings": ["a", "b"],
+    "i": 3,
+    "f": 1.5,
+    "s": "half_pixel",
+    "ints": [1, 2],
+    "floats": [1.0, 2.5],
+    "strings": ["a", "b"],
 }
 
 
@@ -77,11 +82,18 @@ def test_default_opset_has_one_behaviour() -> None:
 
 
 def test_opset_imports_are_added_once_and_dropped_only_when_unused() -> None:
-    body = helper.make_graph([helper.make_node("Plugin", ["c"], ["o"], domain="trt")], "body", [],
-                             [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])])
-    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)], "g",
-                              [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    body = helper.make_graph(
+        [helper.make_node("Plugin", ["c"], ["o"], domain="trt")],
+        "body",
+        [],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)],
+        "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     ensure_opset_import(model, "trt")
     ensure_opset_import(model, "trt", 2)

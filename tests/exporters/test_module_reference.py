@@ -92,7 +92,9 @@ def test_a_site_whose_mode_changed_is_caught_by_the_mapping(two_sites: tuple) ->
     node = [n for n in wrong.graph.node if n.op_type == "Resize"][1]
     next(a for a in node.attribute if a.name == "mode").s = b"linear"
     reference = RoutedModuleReference(module, "python:two_sites", wrong)
-    with pytest.raises(SiteMappingError, match=rf"site 1: interpolate\(mode='bicubic'\) 2x2 vs node '{node.name}'.*mode linear"):
+    with pytest.raises(
+        SiteMappingError, match=rf"site 1: interpolate\(mode='bicubic'\) 2x2 vs node '{node.name}'.*mode linear"
+    ):
         reference.run(None, [("x", x)], {"x": x})
 
 
@@ -191,8 +193,11 @@ def _points(static: onnx.ModelProto, name: str, reference: RoutedModuleReference
     sites = reference.sites()
     free = [s["site"] for s in sites if freedom[s["node"]].free]
     points = [{site: f} for site in free for f in ALONE[name]]
-    points += [{s["site"]: f for s in sites} for f in TOGETHER[name]
-               if factor_clash(static, {s["node"]: f for s in sites}) is None]
+    points += [
+        {s["site"]: f for s in sites}
+        for f in TOGETHER[name]
+        if factor_clash(static, {s["node"]: f for s in sites}) is None
+    ]
     return points
 
 
@@ -261,5 +266,7 @@ def test_real_models_match_their_static_exports_at_the_original_factors(real_exp
     want = list(_ort(static, {data_name: x}).values())[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * max(1.0, float(np.abs(want).max())))
-    print(f"\n{name}/{variant}/static: {len(reference.sites())} scale-driven sites, "
-          f"{len(reference.mapping.size_driven_calls)} size-driven calls, worst |diff| {np.abs(got - want).max():.3g}")
+    print(
+        f"\n{name}/{variant}/static: {len(reference.sites())} scale-driven sites, "
+        f"{len(reference.mapping.size_driven_calls)} size-driven calls, worst |diff| {np.abs(got - want).max():.3g}"
+    )

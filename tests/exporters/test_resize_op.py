@@ -53,8 +53,15 @@ def _spec_cases() -> list:
 SPEC_CASES = {c.name: c for c in _spec_cases()}
 
 # Attribute names the op takes under the same name.
-_OP_ATTRS = ("mode", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
-             "nearest_mode", "extrapolation_value", "antialias")
+_OP_ATTRS = (
+    "mode",
+    "coordinate_transformation_mode",
+    "cubic_coeff_a",
+    "exclude_outside",
+    "nearest_mode",
+    "extrapolation_value",
+    "antialias",
+)
 
 
 class Inexpressible(Exception):
@@ -128,7 +135,10 @@ def _case_to_call(case) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray | None
 # Spec cases whose expected output is the reference's and not ONNX Runtime's: align_corners
 # on 4 * 0.8 = 3.2, where the reference divides by 3.2 - 1 and ORT by its output length 3 - 1.
 # The op computes ORT's; its expected output here is ORT's run of the case's own model.
-ORT_DIFFERS = {"test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners"}
+ORT_DIFFERS = {
+    "test_resize_downsample_scales_cubic_align_corners",
+    "test_resize_downsample_scales_linear_align_corners",
+}
 
 
 def _inexpressible(name: str) -> str | None:
@@ -142,7 +152,7 @@ def _inexpressible(name: str) -> str | None:
 #: Spec cases no scale can express, and why: the op is called on every other case.
 INEXPRESSIBLE = {
     "test_resize_downsample_sizes_nearest_not_smaller": "no scale reproduces output shape (1, 1, 2, 3) "
-                                                         "(floor(input * size/input) gives (1, 1, 1, 3))",
+    "(floor(input * size/input) gives (1, 1, 1, 3))",
 }
 
 
@@ -159,7 +169,9 @@ def test_spec_case(name: str) -> None:
     if name in ORT_DIFFERS:
         case = SPEC_CASES[name]
         feeds = dict(zip([i.name for i in case.model.graph.input], case.data_sets[0][0], strict=True))
-        by_ort = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        by_ort = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+            None, feeds
+        )[0]
         assert np.max(np.abs(by_ort - expected)) > 1e-3  # the two really differ here
         expected = by_ort
     y = ops.resize(
@@ -212,8 +224,9 @@ def _reference(x: np.ndarray, scales: np.ndarray, roi: np.ndarray | None, **attr
     """
     scales32 = np.asarray(scales, np.float32)
     try:
-        session = ort.InferenceSession(_resize_model(x, roi, scales32, "scales", attrs).SerializeToString(),
-                                       providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            _resize_model(x, roi, scales32, "scales", attrs).SerializeToString(), providers=["CPUExecutionProvider"]
+        )
         return session.run(None, {"X": x})[0]
     except (ort_state.Fail, ort_state.NotImplemented, ort_state.InvalidArgument, ort_state.RuntimeException):
         pass
@@ -236,8 +249,14 @@ def _identity_roi(roi: np.ndarray, scales) -> np.ndarray:
 
 
 MODES = ["nearest", "linear", "cubic"]
-COORDS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
-          "tf_crop_and_resize"]
+COORDS = [
+    "half_pixel",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "half_pixel_symmetric",
+    "tf_crop_and_resize",
+]
 # (shape, scales): upsampling, downsampling, fractional and mixed factors, a
 # size-1 axis, ranks 1 to 5, and axes left alone (scale 1).
 GRID_SHAPES = [
@@ -268,8 +287,12 @@ def test_matches_reference_evaluator(mode: str, coord: str, shape, scales) -> No
     if coord == "tf_crop_and_resize":
         attrs["extrapolation_value"] = 7.5
     expected = _reference(x, np.asarray(scales), roi, **attrs)
-    y = ops.resize(torch.from_numpy(x), torch.tensor(scales, dtype=torch.float32),
-                   roi=None if roi is None else torch.from_numpy(roi), **attrs)
+    y = ops.resize(
+        torch.from_numpy(x),
+        torch.tensor(scales, dtype=torch.float32),
+        roi=None if roi is None else torch.from_numpy(roi),
+        **attrs,
+    )
     assert tuple(y.shape) == expected.shape
     np.testing.assert_allclose(y.numpy(), expected, rtol=RTOL, atol=ATOL)
 
@@ -288,8 +311,9 @@ def test_large_planes_match_reference(mode: str, coord: str, scales) -> None:
     if coord == "tf_crop_and_resize":
         attrs["extrapolation_value"] = -3.0
     expected = _reference(x, np.asarray(scales), roi, **attrs)
-    y = ops.resize(torch.from_numpy(x), torch.tensor(scales), roi=None if roi is None else torch.from_numpy(roi),
-                   **attrs)
+    y = ops.resize(
+        torch.from_numpy(x), torch.tensor(scales), roi=None if roi is None else torch.from_numpy(roi), **attrs
+    )
     np.testing.assert_allclose(y.numpy(), expected, rtol=RTOL, atol=ATOL)
 
 
@@ -307,11 +331,14 @@ def test_nearest_modes_match_reference(nearest_mode: str, coord: str) -> None:
 
 @pytest.mark.parametrize("mode", ["linear", "cubic"])
 @pytest.mark.parametrize("scales", [(1.0, 1.0, 0.5, 0.3), (1.0, 1.0, 0.7, 1.6), (1.0, 1.0, 2.0, 2.0)])
-@pytest.mark.parametrize("options", [
-    {"antialias": True},
-    {"exclude_outside": True, "cubic_coeff_a": -0.5},
-    {"antialias": True, "exclude_outside": True},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"antialias": True},
+        {"exclude_outside": True, "cubic_coeff_a": -0.5},
+        {"antialias": True, "exclude_outside": True},
+    ],
+)
 def test_antialias_and_exclude_outside_match_reference(mode: str, scales, options) -> None:
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 2, 11, 13)).astype(np.float32)
@@ -332,8 +359,13 @@ def test_nearest_matches_interpolate(factor: float, shape) -> None:
     # The second shape's x2 output (> 8 MiB) takes the streaming-store kernel.
     x = torch.rand(shape)
     expected = F.interpolate(x, scale_factor=factor, mode="nearest")
-    y = ops.resize(x, torch.tensor([1.0, 1.0, factor, factor]), mode="nearest",
-                   coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    y = ops.resize(
+        x,
+        torch.tensor([1.0, 1.0, factor, factor]),
+        mode="nearest",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
     torch.testing.assert_close(y, expected, rtol=0, atol=0)
 
 
@@ -397,8 +429,9 @@ def test_unit_scales_return_an_equal_copy() -> None:
 def test_non_contiguous_input() -> None:
     x = torch.rand(1, 3, 8, 10).transpose(2, 3)
     scales = torch.tensor([1.0, 1.0, 2.0, 1.5])
-    torch.testing.assert_close(ops.resize(x, scales, mode="cubic"),
-                               ops.resize(x.contiguous(), scales, mode="cubic"), rtol=0, atol=0)
+    torch.testing.assert_close(
+        ops.resize(x, scales, mode="cubic"), ops.resize(x.contiguous(), scales, mode="cubic"), rtol=0, atol=0
+    )
 
 
 def test_empty_output_when_factor_floors_to_zero() -> None:
@@ -485,19 +518,50 @@ X4 = torch.rand(1, 3, 4, 4)
         (torch.tensor([1.0, 1.0, float("inf"), 2.0]), {}, r"scales\[2\] must be a finite number > 0, got inf"),
         (torch.tensor([1.0, 1.0, 3e9, 2.0]), {}, r"scales\[2\] = .* over the limit of 2\^31; check the scales"),
         (torch.tensor([1.0, 1.0, 3e4, 3e4]), {}, r"output shape \[1, 3, 120000, 120000\] .* over the limit of 2\^31"),
-        (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"mode": "bilinear"}, r"mode must be one of 'nearest', 'linear', 'cubic', got 'bilinear'"),
-        (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"coordinate_transformation_mode": "tf_half_pixel_for_nn"},
-         r"coordinate_transformation_mode must be one of .*got 'tf_half_pixel_for_nn'"),
+        (
+            torch.tensor([1.0, 1.0, 2.0, 2.0]),
+            {"mode": "bilinear"},
+            r"mode must be one of 'nearest', 'linear', 'cubic', got 'bilinear'",
+        ),
+        (
+            torch.tensor([1.0, 1.0, 2.0, 2.0]),
+            {"coordinate_transformation_mode": "tf_half_pixel_for_nn"},
+            r"coordinate_transformation_mode must be one of .*got 'tf_half_pixel_for_nn'",
+        ),
         (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"nearest_mode": "round"}, r"nearest_mode must be one of .*got 'round'"),
-        (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"antialias": True},
-         r"antialias is only defined for mode 'linear' and 'cubic', got mode 'nearest'"),
-        (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"coordinate_transformation_mode": "tf_crop_and_resize"},
-         r"roi is required when coordinate_transformation_mode is 'tf_crop_and_resize'"),
-        (torch.tensor([1.0, 1.0, 2.0, 2.0]), {"coordinate_transformation_mode": "tf_crop_and_resize", "roi": torch.tensor([0.0, 1.0])},
-         r"roi must be a 1-D tensor with 2 \* rank \(8\) entries"),
+        (
+            torch.tensor([1.0, 1.0, 2.0, 2.0]),
+            {"antialias": True},
+            r"antialias is only defined for mode 'linear' and 'cubic', got mode 'nearest'",
+        ),
+        (
+            torch.tensor([1.0, 1.0, 2.0, 2.0]),
+            {"coordinate_transformation_mode": "tf_crop_and_resize"},
+            r"roi is required when coordinate_transformation_mode is 'tf_crop_and_resize'",
+        ),
+        (
+            torch.tensor([1.0, 1.0, 2.0, 2.0]),
+            {"coordinate_transformation_mode": "tf_crop_and_resize", "roi": torch.tensor([0.0, 1.0])},
+            r"roi must be a 1-D tensor with 2 \* rank \(8\) entries",
+        ),
     ],
-    ids=["short", "2d", "int", "nan", "zero", "negative", "inf", "huge-axis", "huge-total", "mode", "coord",
-         "nearest-mode", "antialias-nearest", "no-roi", "short-roi"],
+    ids=[
+        "short",
+        "2d",
+        "int",
+        "nan",
+        "zero",
+        "negative",
+        "inf",
+        "huge-axis",
+        "huge-total",
+        "mode",
+        "coord",
+        "nearest-mode",
+        "antialias-nearest",
+        "no-roi",
+        "short-roi",
+    ],
 )
 def test_bad_input_is_rejected_with_a_clear_message(scales, kwargs, message) -> None:
     with pytest.raises(RuntimeError, match=message):
@@ -505,7 +569,9 @@ def test_bad_input_is_rejected_with_a_clear_message(scales, kwargs, message) -> 
 
 
 def test_bad_x_dtype_is_rejected() -> None:
-    with pytest.raises(RuntimeError, match=r"X must be float32, float64, float16, bfloat16, uint8, int8 or int32, got Long"):
+    with pytest.raises(
+        RuntimeError, match=r"X must be float32, float64, float16, bfloat16, uint8, int8 or int32, got Long"
+    ):
         ops.resize(torch.ones(1, 1, 2, 2, dtype=torch.long), torch.ones(4))
 
 
@@ -519,9 +585,15 @@ def test_scalar_x_is_rejected() -> None:
 OPCHECK_SAMPLES = [
     ((torch.rand(1, 3, 5, 6), torch.tensor([1.0, 1.0, 2.0, 3.0])), {"mode": "cubic"}),
     ((torch.rand(2, 4, 7), torch.tensor([1.0, 0.5, 1.5])), {"mode": "linear", "antialias": True}),
-    ((torch.rand(1, 1, 4, 4, dtype=torch.float64), torch.tensor([1.0, 1.0, 2.0, 2.0])),
-     {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
-      "roi": torch.tensor([0, 0, 0.1, 0.2, 1, 1, 0.9, 1.1]), "extrapolation_value": 3.0}),
+    (
+        (torch.rand(1, 1, 4, 4, dtype=torch.float64), torch.tensor([1.0, 1.0, 2.0, 2.0])),
+        {
+            "mode": "linear",
+            "coordinate_transformation_mode": "tf_crop_and_resize",
+            "roi": torch.tensor([0, 0, 0.1, 0.2, 1, 1, 0.9, 1.1]),
+            "extrapolation_value": 3.0,
+        },
+    ),
     ((torch.rand(1, 2, 3, 3, requires_grad=True), torch.tensor([1.0, 1.0, 2.0, 2.0])), {"nearest_mode": "ceil"}),
 ]
 
@@ -569,20 +641,26 @@ def test_unscaled_axes_is_checked_at_run_time() -> None:
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env={**os.environ, **env}, timeout=300
+    )
 
 
 def test_importing_the_op_face_builds_and_writes_nothing(tmp_path: Path) -> None:
-    result = _python("import exporters.ops, torch; assert not hasattr(torch.ops.onnxtool, 'resize')",
-                     ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"))
+    result = _python(
+        "import exporters.ops, torch; assert not hasattr(torch.ops.onnxtool, 'resize')",
+        ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"),
+    )
     assert result.returncode == 0, result.stderr
     assert not (tmp_path / "empty").exists()
 
 
 def test_missing_build_without_compiler_says_what_to_run(tmp_path: Path) -> None:
-    result = _python("import exporters.ops as ops; ops.load()", ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"),
-                     CXX=str(tmp_path / "no-such-compiler"))
+    result = _python(
+        "import exporters.ops as ops; ops.load()",
+        ONNXTOOL_BUILD_DIR=str(tmp_path / "empty"),
+        CXX=str(tmp_path / "no-such-compiler"),
+    )
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("exporters.build.OpsBuildError:"), last
@@ -595,8 +673,9 @@ def test_build_command_reuses_the_build() -> None:
     # nor run ninja: it checks the record and loads the .so (milliseconds; a
     # rebuild takes tens of seconds). The figure it prints covers the check
     # and the import of exporters.ops, not the interpreter or torch start-up.
-    result = subprocess.run([sys.executable, "-m", "exporters.ops", "build"], capture_output=True, text=True,
-                            cwd=REPO, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "exporters.ops", "build"], capture_output=True, text=True, cwd=REPO, timeout=600
+    )
     assert result.returncode == 0, result.stderr
     match = re.fullmatch(r"onnxtool ops up to date: (\S+) \(([0-9.]+) s\)", result.stdout.strip())
     assert match, result.stdout

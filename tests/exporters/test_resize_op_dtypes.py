@@ -33,8 +33,12 @@ def test_other_dtypes_are_refused_with_the_list(dtype: torch.dtype) -> None:
 
 def test_integer_antialias_is_refused() -> None:
     with pytest.raises(RuntimeError, match="antialias is not supported on integer"):
-        ops.resize(torch.zeros(1, 1, 4, 4, dtype=torch.uint8), torch.tensor([1.0, 1.0, 0.5, 0.5]), mode="linear",
-                   antialias=True)
+        ops.resize(
+            torch.zeros(1, 1, 4, 4, dtype=torch.uint8),
+            torch.tensor([1.0, 1.0, 0.5, 0.5]),
+            mode="linear",
+            antialias=True,
+        )
 
 
 def test_uint8_linear_truncates_like_onnxruntime() -> None:

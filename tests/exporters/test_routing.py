@@ -61,7 +61,10 @@ def test_nearest_stays_bit_exact_over_many_sizes_and_factors() -> None:
     for size in range(4, 40, 3):
         x = torch.randn(1, 1, size, size + 2, generator=gen)
         for factor in (1.1, 1.3, 1.7, 2.2, 2.9, 3.3, 0.7, 0.45, 1.25, 3.5):
-            if any(abs(n * factor - round(n * factor)) < 1e-6 for n in (size, size + 2)) and not (factor * 4).is_integer():
+            if (
+                any(abs(n * factor - round(n * factor)) < 1e-6 for n in (size, size + 2))
+                and not (factor * 4).is_integer()
+            ):
                 continue
             for mode in ("nearest", "nearest-exact"):
                 with route_resize():
@@ -81,8 +84,14 @@ class _Entrypoints(nn.Module):
     def forward(self, x: "torch.Tensor") -> list:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # F.upsample* are deprecated
-            return [self.up(x), self.up_nearest(x), self.up_bilinear(x), F.upsample(x, scale_factor=2),
-                    F.upsample_nearest(x, scale_factor=2), F.upsample_bilinear(x, scale_factor=2)]
+            return [
+                self.up(x),
+                self.up_nearest(x),
+                self.up_bilinear(x),
+                F.upsample(x, scale_factor=2),
+                F.upsample_nearest(x, scale_factor=2),
+                F.upsample_bilinear(x, scale_factor=2),
+            ]
 
 
 def test_modules_and_deprecated_functions_are_routed_with_their_scopes() -> None:
@@ -94,7 +103,13 @@ def test_modules_and_deprecated_functions_are_routed_with_their_scopes() -> None
     assert [c.routed for c in router.calls] == [True] * 6
     assert [c.scope for c in router.calls] == ["up", "up_nearest", "up_bilinear", "", "", ""]
     assert [c.coordinate_transformation_mode for c in router.calls] == [
-        "asymmetric", "asymmetric", "align_corners", "asymmetric", "asymmetric", "align_corners"]
+        "asymmetric",
+        "asymmetric",
+        "align_corners",
+        "asymmetric",
+        "asymmetric",
+        "align_corners",
+    ]
     for a, b, call in zip(routed, plain, router.calls):
         _assert_same(a, b, call.torch_mode)
 
@@ -177,7 +192,11 @@ def test_recorded_tensors_are_copies_taken_at_the_call() -> None:
 
 def test_the_attribute_table_matches_what_the_exporters_write() -> None:
     assert onnx_attributes("nearest") == {
-        "mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor", "antialias": False}
+        "mode": "nearest",
+        "coordinate_transformation_mode": "asymmetric",
+        "nearest_mode": "floor",
+        "antialias": False,
+    }
     assert onnx_attributes("bicubic", True, True)["cubic_coeff_a"] == -0.5
     assert onnx_attributes("area") is None
 
@@ -213,5 +232,7 @@ def test_a_site_can_be_given_its_output_size() -> None:
         a = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
         b = F.interpolate(x, scale_factor=2, mode="area")  # not routed: torch at that size
     assert a.shape[-2:] == (15, 11) and b.shape[-2:] == (3, 4)
-    torch.testing.assert_close(a, F.interpolate(x, size=(15, 11), mode="bilinear", align_corners=True), rtol=0, atol=2e-5)
+    torch.testing.assert_close(
+        a, F.interpolate(x, size=(15, 11), mode="bilinear", align_corners=True), rtol=0, atol=2e-5
+    )
     assert router.calls[0].target_size == (15, 11) and router.calls[0].routed

@@ -105,7 +105,9 @@ def test_a_changed_mode_is_one_error_naming_the_site_and_what_differs(net: tuple
 
 def test_a_missing_site_is_one_error_listing_both_sides(net: tuple) -> None:
     module, x, calls = net
-    with pytest.raises(SiteMappingError, match=r"makes 3 scale-driven resize call\(s\) but the candidate has 4 .*/right/Resize"):
+    with pytest.raises(
+        SiteMappingError, match=r"makes 3 scale-driven resize call\(s\) but the candidate has 4 .*/right/Resize"
+    ):
         map_sites(calls[:-2] + calls[-1:], _export(module, x))
 
 
@@ -113,15 +115,25 @@ def test_plugin_nodes_and_scale_inputs_are_sites(net: tuple) -> None:
     module, x, calls = net
     model = _export(module, x)
     target = next(n for n in model.graph.node if n.name == "/left/up/Resize")
-    plugin = helper.make_node("DynamicTRTResize", [target.input[0], "s"], list(target.output), name="plugin_up",
-                              domain="trt.plugins", mode="linear", align_corners=1)
+    plugin = helper.make_node(
+        "DynamicTRTResize",
+        [target.input[0], "s"],
+        list(target.output),
+        name="plugin_up",
+        domain="trt.plugins",
+        mode="linear",
+        align_corners=1,
+    )
     nodes = [plugin if n is target else n for n in model.graph.node]
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     model.graph.input.append(helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT, [4]))
     sites = candidate_sites(model)
     assert (sites[0].op_type, sites[0].coordinate_transformation_mode, sites[0].scales_input) == (
-        "DynamicTRTResize", "align_corners", "s")
+        "DynamicTRTResize",
+        "align_corners",
+        "s",
+    )
     assert map_sites(calls, model).pairs[0].site.node_name == "plugin_up"
 
 
@@ -145,7 +157,11 @@ def test_a_wrapper_prefix_and_method_calls_do_not_break_scopes() -> None:
 # --- real models, built by their projects' code (tests/realmodels) ---------------------------
 
 REAL = {  # model -> (scale-driven sites, size-driven calls)
-    "swin2sr": (2, 0), "vae_decoder": (1, 0), "dpt": (5, 1), "segformer": (0, 4), "upernet": (0, 9),
+    "swin2sr": (2, 0),
+    "vae_decoder": (1, 0),
+    "dpt": (5, 1),
+    "segformer": (0, 4),
+    "upernet": (0, 9),
 }
 
 

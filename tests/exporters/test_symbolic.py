@@ -59,8 +59,9 @@ def asinh_symbolic():
 def test_asinh_exports_at_opset_9_and_matches_torch(asinh_symbolic, tmp_path: Path) -> None:
     path = tmp_path / "asinh.onnx"
     x = torch.linspace(-5, 5, 21)
-    result = export(Asinh(), (x,), path, opset=9, dynamic_axes={"input": {0: "n"}, "output": {0: "n"}},
-                    rtol=1e-5, atol=1e-6)
+    result = export(
+        Asinh(), (x,), path, opset=9, dynamic_axes={"input": {0: "n"}, "output": {0: "n"}}, rtol=1e-5, atol=1e-6
+    )
     model = onnx.load(path)
     assert result.opset == 9 and [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")] == [9]
     types = _op_types(path)
@@ -130,10 +131,18 @@ def test_resize_op_exports_to_resize_with_its_attributes(exporter: str, case: st
     attributes = RESIZE_CASES[case]
     path = tmp_path / "resize.onnx"
     x = torch.rand(1, 2, 4, 5)
-    export(RuntimeResize(**attributes), (x, torch.tensor([1.0, 1.0, 2.0, 3.0])), path,
-           exporter=exporter, input_names=["x", "scales"])
-    (node,) = onnx.load(path).graph.node if exporter == "dynamo" else [
-        n for n in onnx.load(path).graph.node if n.op_type == "Resize"]
+    export(
+        RuntimeResize(**attributes),
+        (x, torch.tensor([1.0, 1.0, 2.0, 3.0])),
+        path,
+        exporter=exporter,
+        input_names=["x", "scales"],
+    )
+    (node,) = (
+        onnx.load(path).graph.node
+        if exporter == "dynamo"
+        else [n for n in onnx.load(path).graph.node if n.op_type == "Resize"]
+    )
     assert node.op_type == "Resize" and node.input[2] == "scales"
     written = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     for name, value in attributes.items():
@@ -154,8 +163,10 @@ def test_registration_is_idempotent_and_covers_every_loaded_op() -> None:
     first = register_torchscript_symbolics()
     assert register_torchscript_symbolics() == first
     assert set(first) == {
-        "onnxtool::resize", "onnxtool::my_add",
-        "onnxtool_plugin::dynamic_trt_resize", "onnxtool_plugin::dynamic_trt_resize_size",
+        "onnxtool::resize",
+        "onnxtool::my_add",
+        "onnxtool_plugin::dynamic_trt_resize",
+        "onnxtool_plugin::dynamic_trt_resize_size",
     }
     table = dynamo_translation_table()
     assert torch.ops.onnxtool.resize.default in table and torch.ops.onnxtool.my_add.default in table
@@ -168,7 +179,11 @@ def test_plugin_node_agrees_with_the_builtin_swap_plugin_spec() -> None:
 
     spec = plugins.builtin_spec("DynamicTRTResize")
     assert (spec.op_type, spec.domain, spec.plugin_version, spec.plugin_namespace) == (
-        PLUGIN_OP_TYPE, PLUGIN_DOMAIN, PLUGIN_VERSION, "")
+        PLUGIN_OP_TYPE,
+        PLUGIN_DOMAIN,
+        PLUGIN_VERSION,
+        "",
+    )
 
 
 def test_plugin_domain_is_configurable(tmp_path: Path) -> None:

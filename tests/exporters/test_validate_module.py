@@ -25,8 +25,10 @@ def test_a_python_file_reference_runs_unmodified_at_every_factor(user_model: dic
     assert report.passed, report.to_dict()
     assert [r.status for r in report.factors] == ["passed"] * 3
     sites = report.reference["sites"]
-    assert [(s["mode"], s["factors"], s["free"]) for s in sites] == [("linear", [2.0, 2.0], True),
-                                                                     ("nearest", [2.0, 2.0], True)]
+    assert [(s["mode"], s["factors"], s["free"]) for s in sites] == [
+        ("linear", [2.0, 2.0], True),
+        ("nearest", [2.0, 2.0], True),
+    ]
 
 
 def test_a_module_object_is_routed_and_sites_take_their_own_factors(user_model: dict) -> None:
@@ -56,8 +58,10 @@ def test_a_changed_site_mode_is_caught_and_named(user_model: dict) -> None:
     next(a for a in node.attribute if a.name == "mode").s = b"linear"
     report = validate(wrong, user_model["net"], factors=[2, 3])
     assert not report.passed
-    assert f"site 1 in 'root': interpolate(mode='nearest') 2x2 vs node '{node.name}'" in report.factors[0].reason or \
-        f"vs node '{node.name}'" in report.factors[0].reason
+    assert (
+        f"site 1 in 'root': interpolate(mode='nearest') 2x2 vs node '{node.name}'" in report.factors[0].reason
+        or f"vs node '{node.name}'" in report.factors[0].reason
+    )
     assert "mode linear (the reference: nearest)" in report.factors[0].reason
 
 
@@ -78,8 +82,14 @@ def test_the_old_scales_convention_is_chosen_explicitly(tmp_path: Path) -> None:
 
     model = srcnn("cxx-op")
     path = tmp_path / "srcnn.onnx"
-    export(model, model.example_inputs(3), path, exporter="torchscript", input_names=["input", "scales"],
-           output_names=["output"])
+    export(
+        model,
+        model.example_inputs(3),
+        path,
+        exporter="torchscript",
+        input_names=["input", "scales"],
+        output_names=["output"],
+    )
     (tmp_path / "srcnn_ref.py").write_text("from exporters import srcnn\n\ndef build():\n    return srcnn('cxx-op')\n")
     report = validate(path, f"python-scales:{tmp_path / 'srcnn_ref.py'}:build", factors=[2, 3])
     assert report.passed, report.to_dict()
@@ -128,8 +138,7 @@ REAL_POINTS = {  # free sites to sweep alone (by site number) and factors; Swin2
 @pytest.mark.parametrize("form", ["dynamic", "plugin"])
 @pytest.mark.parametrize("variant", ["torchscript-17", "dynamo-18"])
 @pytest.mark.parametrize("name", list(REAL_POINTS))
-def test_real_models_validate_against_their_unmodified_modules(real_export, name: str, variant: str,
-                                                               form: str) -> None:
+def test_real_models_validate_against_their_unmodified_modules(real_export, name: str, variant: str, form: str) -> None:
     from graphsurgeon_tools import swap_plugin
     from graphsurgeon_tools.resize.freedom import site_freedom
 
@@ -162,5 +171,3 @@ def test_site_outputs_are_compared_against_the_routed_calls(user_model: dict) ->
     kinds = [(o.kind, o.passed) for o in report.factors[0].outputs]
     # Two graph outputs (z and the first site's output, "features"), and the second site's output.
     assert kinds == [("output", True), ("output", True), ("site", True)]
-
-

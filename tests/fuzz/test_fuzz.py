@@ -89,7 +89,8 @@ def site_specs(draw: Any, op: str, opset: int, rank: int) -> dict[str, Any]:
         spec["attrs"]["coordinate_transformation_mode"] = ctm
         if mode == "nearest":
             spec["attrs"]["nearest_mode"] = draw(
-                st.sampled_from(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]))
+                st.sampled_from(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+            )
         if mode == "cubic":
             spec["attrs"]["cubic_coeff_a"] = draw(st.sampled_from([-0.75, -0.5]))
             spec["attrs"]["exclude_outside"] = draw(st.integers(0, 1))
@@ -136,8 +137,12 @@ def resize_models(draw: Any) -> onnx.ModelProto:
         if op == "Upsample" and opset < 9:
             attrs["scales"] = spec["scales"]
         nodes.append(helper.make_node(op, args, [out], name=f"up{index}", mode=spec["mode"], **attrs))
-        built[f"up{index}"] = {"source": spec["source"], "scales": spec["scales"], "mode": spec["mode"],
-                               "sizes": new_dims if spec["source"] == "sizes" else None}
+        built[f"up{index}"] = {
+            "source": spec["source"],
+            "scales": spec["scales"],
+            "mode": spec["mode"],
+            "sizes": new_dims if spec["source"] == "sizes" else None,
+        }
         current, dims = out, new_dims
         if index + 1 < n_sites:
             nodes.append(helper.make_node("Relu", [current], [f"relu{index}"], name=f"relu{index}"))
@@ -164,20 +169,35 @@ def _scales_producer(spec: dict, index: int, nodes: list, inits: list, inputs: l
     if source == "initializer":
         inits.append(numpy_helper.from_array(values, name))
     elif source == "constant":
-        nodes.append(helper.make_node("Constant", [], [name], name=f"const_{index}",
-                                      value=numpy_helper.from_array(values, name)))
+        nodes.append(
+            helper.make_node("Constant", [], [name], name=f"const_{index}", value=numpy_helper.from_array(values, name))
+        )
     elif source == "identity":
         inits.append(numpy_helper.from_array(values, f"{name}_src"))
         nodes.append(helper.make_node("Identity", [f"{name}_src"], [name], name=f"ident_{index}"))
     elif source == "mul_fold":  # scales = half * 2, folded by the pass
         inits.append(numpy_helper.from_array(values / 2, f"{name}_half"))
-        nodes.append(helper.make_node("Constant", [], [f"{name}_two"], name=f"two_{index}",
-                                      value=numpy_helper.from_array(np.asarray(2.0, dtype=np.float32), "two")))
+        nodes.append(
+            helper.make_node(
+                "Constant",
+                [],
+                [f"{name}_two"],
+                name=f"two_{index}",
+                value=numpy_helper.from_array(np.asarray(2.0, dtype=np.float32), "two"),
+            )
+        )
         nodes.append(helper.make_node("Mul", [f"{name}_half", f"{name}_two"], [name], name=f"mul_{index}"))
     elif source == "concat_fold":  # scales = Concat([1, 1], spatial), as exporters write them
         inits.append(numpy_helper.from_array(values[:2], f"{name}_head"))
-        nodes.append(helper.make_node("Constant", [], [f"{name}_tail"], name=f"tail_{index}",
-                                      value=numpy_helper.from_array(values[2:], "tail")))
+        nodes.append(
+            helper.make_node(
+                "Constant",
+                [],
+                [f"{name}_tail"],
+                name=f"tail_{index}",
+                value=numpy_helper.from_array(values[2:], "tail"),
+            )
+        )
         nodes.append(helper.make_node("Concat", [f"{name}_head", f"{name}_tail"], [name], name=f"cat_{index}", axis=0))
     elif source == "graph_input":
         inputs.append(helper.make_tensor_value_info(name, FLOAT, [len(values)]))
@@ -363,8 +383,14 @@ def test_swap_plugin_matches_original_or_refuses(request: pytest.FixtureRequest)
 
 
 _SOURCE_REPORTED = {
-    "initializer": "initializer", "constant": "constant", "identity": "identity", "mul_fold": "folded",
-    "concat_fold": "folded", "graph_input": "graph_input", "attribute": "attribute", "sizes": "absent",
+    "initializer": "initializer",
+    "constant": "constant",
+    "identity": "identity",
+    "mul_fold": "folded",
+    "concat_fold": "folded",
+    "graph_input": "graph_input",
+    "attribute": "attribute",
+    "sizes": "absent",
 }
 
 
@@ -426,10 +452,10 @@ def mutated_models(draw: Any) -> bytes:
         elif kind == "insert":
             data[pos:pos] = draw(st.binary(min_size=1, max_size=8))
         elif kind == "delete":
-            del data[pos:pos + draw(st.integers(1, 16))]
+            del data[pos : pos + draw(st.integers(1, 16))]
         elif kind == "overwrite":
             chunk = draw(st.binary(min_size=1, max_size=8))
-            data[pos:pos + len(chunk)] = chunk
+            data[pos : pos + len(chunk)] = chunk
         else:
             del data[pos:]
     return bytes(data)
@@ -473,8 +499,16 @@ def test_mutated_models_never_crash(command: str, request: pytest.FixtureRequest
 # discovery and the passes instead of stopping at the protobuf decoder.
 _OP_TYPES = ["Resize", "Upsample", "Relu", "Identity", "Constant", "FooBar", ""]
 _MODES = ["nearest", "linear", "cubic", "bilinear", "bogus", ""]
-_CTMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
-         "half_pixel_symmetric", "tf_half_pixel_for_nn", "bogus"]
+_CTMS = [
+    "half_pixel",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
+    "half_pixel_symmetric",
+    "tf_half_pixel_for_nn",
+    "bogus",
+]
 _ODD_FLOATS = [float("nan"), float("inf"), -float("inf"), 0.0, -1.0, 1e-30, 1e30, 1.0, 2.0, 0.5, 3.0]
 _ODD_DIMS = [0, 1, 2, 7, 2**20, 2**31, 2**40]
 
@@ -505,8 +539,21 @@ def field_mutated_models(draw: Any) -> bytes:
                 node.input.append(draw(st.sampled_from(names)))
         elif kind == "attr" and graph.node:
             node = draw(st.sampled_from(list(graph.node)))
-            name = draw(st.sampled_from(["mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
-                                         "exclude_outside", "antialias", "axes", "scales", "extrapolation_value"]))
+            name = draw(
+                st.sampled_from(
+                    [
+                        "mode",
+                        "coordinate_transformation_mode",
+                        "nearest_mode",
+                        "cubic_coeff_a",
+                        "exclude_outside",
+                        "antialias",
+                        "axes",
+                        "scales",
+                        "extrapolation_value",
+                    ]
+                )
+            )
             value: Any = {
                 "mode": lambda: draw(st.sampled_from(_MODES)),
                 "coordinate_transformation_mode": lambda: draw(st.sampled_from(_CTMS)),
@@ -544,8 +591,12 @@ def field_mutated_models(draw: Any) -> bytes:
                     tensor.raw_data = np.asarray(values, dtype=np.float32).tobytes()
         elif kind == "drop":
             target = draw(st.sampled_from(["node", "input", "output", "initializer"]))
-            field = {"node": graph.node, "input": graph.input, "output": graph.output,
-                     "initializer": graph.initializer}[target]
+            field = {
+                "node": graph.node,
+                "input": graph.input,
+                "output": graph.output,
+                "initializer": graph.initializer,
+            }[target]
             if len(field):
                 del field[draw(st.integers(0, len(field) - 1))]
     return model.SerializeToString()
@@ -566,10 +617,12 @@ def test_field_mutated_models_never_crash(command: str, request: pytest.FixtureR
         @given(data=field_mutated_models())
         def law(data: bytes) -> None:
             path.write_bytes(data)
-            argv = {"inspect": ["inspect", str(path)],
-                    "make-dynamic-scale": ["make-dynamic-scale", str(path), "-o", str(out)],
-                    "swap-plugin": ["swap-plugin", str(path), "-o", str(out)],
-                    "validate": ["validate", str(path), "--reference", str(path)]}[command]
+            argv = {
+                "inspect": ["inspect", str(path)],
+                "make-dynamic-scale": ["make-dynamic-scale", str(path), "-o", str(out)],
+                "swap-plugin": ["swap-plugin", str(path), "-o", str(out)],
+                "validate": ["validate", str(path), "--reference", str(path)],
+            }[command]
             note(_as_text(data))
             capsys.readouterr()
             code = main(argv)
@@ -583,6 +636,7 @@ def test_field_mutated_models_never_crash(command: str, request: pytest.FixtureR
             assert path.read_bytes() == data, "the input file was modified"
 
         law()
-    _count(request, f"field_mutations_{command}", tally["examples"],
-           **{k: v for k, v in tally.items() if k != "examples"})
+    _count(
+        request, f"field_mutations_{command}", tally["examples"], **{k: v for k, v in tally.items() if k != "examples"}
+    )
     assert tally["examples"] >= 100, tally

@@ -51,31 +51,41 @@ def _wrap(model: onnx.ModelProto, container: str) -> onnx.ModelProto:
     opset = next(o.version for o in model.opset_import if o.domain == "")
     untyped = helper.make_tensor_value_info
     if container == "if":
-        then_body = helper.make_graph(_renamed(graph, "_t", set()), "then", [],
-                                      [untyped(out.name + "_t", TensorProto.FLOAT, None)])
-        else_body = helper.make_graph(_renamed(graph, "_e", set()), "else", [],
-                                      [untyped(out.name + "_e", TensorProto.FLOAT, None)])
+        then_body = helper.make_graph(
+            _renamed(graph, "_t", set()), "then", [], [untyped(out.name + "_t", TensorProto.FLOAT, None)]
+        )
+        else_body = helper.make_graph(
+            _renamed(graph, "_e", set()), "else", [], [untyped(out.name + "_e", TensorProto.FLOAT, None)]
+        )
         nodes = [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_body, else_branch=else_body)]
         inputs = list(graph.input) + [untyped("cond", TensorProto.BOOL, [])]
         inits, functions = list(graph.initializer), []
     elif container == "loop":
         body = helper.make_graph(
             [*_renamed(graph, "_l", set()), helper.make_node("Identity", ["c_in"], ["c_out"], name="keep")],
-            "body", [untyped("i", TensorProto.INT64, []), untyped("c_in", TensorProto.BOOL, [])],
-            [untyped("c_out", TensorProto.BOOL, []), untyped(out.name + "_l", TensorProto.FLOAT, None)])
+            "body",
+            [untyped("i", TensorProto.INT64, []), untyped("c_in", TensorProto.BOOL, [])],
+            [untyped("c_out", TensorProto.BOOL, []), untyped(out.name + "_l", TensorProto.FLOAT, None)],
+        )
         nodes = [
-            helper.make_node("Constant", [], ["trips"], name="trips",
-                             value=numpy_helper.from_array(np.asarray(1, np.int64), "trips")),
-            helper.make_node("Constant", [], ["go"], name="go",
-                             value=numpy_helper.from_array(np.asarray(True), "go")),
+            helper.make_node(
+                "Constant", [], ["trips"], name="trips", value=numpy_helper.from_array(np.asarray(1, np.int64), "trips")
+            ),
+            helper.make_node("Constant", [], ["go"], name="go", value=numpy_helper.from_array(np.asarray(True), "go")),
             helper.make_node("Loop", ["trips", "go"], ["y"], name="steps", body=body),
         ]
         inputs, inits, functions = list(graph.input), list(graph.initializer), []
     else:  # a model-local function: initializers become Constant nodes inside it
         consts = [helper.make_node("Constant", [], [t.name], name=f"c_{t.name}", value=t) for t in graph.initializer]
         fn_inputs = [i.name for i in graph.input]
-        fn = helper.make_function("local", "Body", fn_inputs, [out.name], consts + list(graph.node),
-                                  opset_imports=[helper.make_opsetid("", opset)])
+        fn = helper.make_function(
+            "local",
+            "Body",
+            fn_inputs,
+            [out.name],
+            consts + list(graph.node),
+            opset_imports=[helper.make_opsetid("", opset)],
+        )
         nodes = [helper.make_node("Body", fn_inputs, ["y"], name="call", domain="local")]
         inputs, inits, functions = list(graph.input), [], [fn]
     rank = len(out.type.tensor_type.shape.dim) + (1 if container == "loop" else 0)
@@ -158,8 +168,9 @@ def test_make_dynamic_scale_on_bodies_and_functions(request: pytest.FixtureReque
         assert not again.changed, "make_dynamic_scale is not idempotent"
 
     law()
-    _count(request, "make_dynamic_scale_nested", tally["examples"],
-           **{k: v for k, v in tally.items() if k != "examples"})
+    _count(
+        request, "make_dynamic_scale_nested", tally["examples"], **{k: v for k, v in tally.items() if k != "examples"}
+    )
     assert tally["examples"] >= 30 and tally["rewritten"] >= 15, tally
     assert all(tally[c] for c in CONTAINERS), tally
     json.dumps(dict(tally))

@@ -35,8 +35,7 @@ from hypothesis import strategies as st
 from graphsurgeon_tools.errors import OnnxToolError, PostconditionError
 from graphsurgeon_tools.plugins import InvalidSpecError, parse_spec
 
-_SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 COUNTS: dict[str, int] = {}
 
 VALID_SPEC: dict[str, Any] = {
@@ -45,13 +44,19 @@ VALID_SPEC: dict[str, Any] = {
     "inputs": {
         "order": [0, 2],
         "to_attributes": {},
-        "extra": [{"name": "k", "kind": "constant", "dtype": "int32", "value": [1, 2], "shape": [2]},
-                  {"name": "aux", "kind": "graph_input", "dtype": "float32", "shape": ["n", 3]}],
+        "extra": [
+            {"name": "k", "kind": "constant", "dtype": "int32", "value": [1, 2], "shape": [2]},
+            {"name": "aux", "kind": "graph_input", "dtype": "float32", "shape": ["n", 3]},
+        ],
     },
     "attributes": {
-        "copy": True, "drop": ["exclude_outside"], "values": {"mode": {"nearest": 0, "linear": 1}},
+        "copy": True,
+        "drop": ["exclude_outside"],
+        "values": {"mode": {"nearest": 0, "linear": 1}},
         "derive": {"is_half_pixel": {"from": "coordinate_transformation_mode", "equals": "half_pixel"}},
-        "rename": {"cubic_coeff_a": "a"}, "defaults": {"antialias": 0}, "set": {"scale_hint": [2.0, 2.0]},
+        "rename": {"cubic_coeff_a": "a"},
+        "defaults": {"antialias": 0},
+        "set": {"scale_hint": [2.0, 2.0]},
     },
     "outputs": [{"type": "same_as_input:0"}],
 }
@@ -86,7 +91,11 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
     raise TypeError(type(value))
 
 
@@ -172,12 +181,16 @@ _PENDING_SCALAR_INPUT = "Field 'shape' of 'type' is required but missing"
 
 
 ARRAYS = st.one_of(
-    st.builds(lambda shape, fill: np.full(shape, fill, dtype=np.float64),
-              st.sampled_from([(1, 3, 8, 8), (4,), (2, 2), ()]),
-              st.sampled_from([0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 1e300, 3e38, 1e-320])),
-    st.builds(lambda shape, dtype: np.ones(shape, dtype=dtype),
-              st.sampled_from([(1, 3, 8, 8), (4,), (1, 3, 8)]),
-              st.sampled_from(["float16", "float32", "int8", "int64", "uint64", "bool", "complex64"])),
+    st.builds(
+        lambda shape, fill: np.full(shape, fill, dtype=np.float64),
+        st.sampled_from([(1, 3, 8, 8), (4,), (2, 2), ()]),
+        st.sampled_from([0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 1e300, 3e38, 1e-320]),
+    ),
+    st.builds(
+        lambda shape, dtype: np.ones(shape, dtype=dtype),
+        st.sampled_from([(1, 3, 8, 8), (4,), (1, 3, 8)]),
+        st.sampled_from(["float16", "float32", "int8", "int64", "uint64", "bool", "complex64"]),
+    ),
     st.builds(lambda shape: np.full(shape, "1.5"), st.sampled_from([(4,), (1, 3, 8, 8)])),
     st.builds(lambda n: np.array([2**63 - 1] * n, dtype=np.uint64), st.integers(1, 4)),
 )
@@ -223,8 +236,10 @@ def npy_models(tmp_path_factory) -> dict[str, Path]:
     from hostile.corpus_round2 import _scales_input_model
 
     folder = tmp_path_factory.mktemp("npy")
-    return {"static": models.write(models.resize_model(), folder / "static.onnx"),
-            "dynamic": _scales_input_model(folder)}
+    return {
+        "static": models.write(models.resize_model(), folder / "static.onnx"),
+        "dynamic": _scales_input_model(folder),
+    }
 
 
 def test_hostile_npy_data_inputs(npy_models, tmp_path, request) -> None:

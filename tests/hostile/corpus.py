@@ -87,6 +87,7 @@ class Case:
 
 def registrar(cases: list[Case]) -> Callable:
     """The ``@case(name, group, code, problem, **kwargs)`` decorator of a corpus: it appends to ``cases``."""
+
     def case(name: str, group: str, code: int, problem: str, **kwargs) -> Callable:
         def register(build: Callable[[Path], Built]) -> Callable[[Path], Built]:
             cases.append(Case(name, group, build, code, problem, **kwargs))
@@ -159,8 +160,14 @@ def _truncation(fraction: float, minus: int = 0) -> Callable[[Path], Built]:
 
 
 for _label, _fraction, _minus in [
-    ("1_byte", 0.0, 0), ("2_percent", 0.02, 0), ("10_percent", 0.10, 0), ("25_percent", 0.25, 0),
-    ("50_percent", 0.50, 0), ("75_percent", 0.75, 0), ("minus_16", 1.0, 16), ("minus_1", 1.0, 1),
+    ("1_byte", 0.0, 0),
+    ("2_percent", 0.02, 0),
+    ("10_percent", 0.10, 0),
+    ("25_percent", 0.25, 0),
+    ("50_percent", 0.50, 0),
+    ("75_percent", 0.75, 0),
+    ("minus_16", 1.0, 16),
+    ("minus_1", 1.0, 1),
 ]:
     case(f"truncated_{_label}", "file", INVALID, NOT_ONNX)(_truncation(_fraction, _minus))
 
@@ -187,8 +194,12 @@ def _(tmp: Path) -> Built:
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
     return _model_file(tmp, png)
 
 
@@ -332,8 +343,15 @@ def _(tmp: Path) -> Built:
 # --------------------------------------------------------------------------- external data
 
 
-def _external(tmp: Path, location: str, *, data: Optional[bytes] = None, offset: int = 0,
-              length: Optional[int] = None, data_at: Optional[str] = None) -> tuple[Built, bytes]:
+def _external(
+    tmp: Path,
+    location: str,
+    *,
+    data: Optional[bytes] = None,
+    offset: int = 0,
+    length: Optional[int] = None,
+    data_at: Optional[str] = None,
+) -> tuple[Built, bytes]:
     """model.onnx in tmp/in with ``w`` external at ``location``; optionally write ``data`` at ``data_at``."""
     model = models.weighted_model()
     raw = models.externalize(model, "w", location, offset=offset, length=length)
@@ -480,26 +498,47 @@ _scales_case("scales_nan_constant_node", r"nan", lambda: models.resize_model((1.
 _scales_case("scales_infinite", r"inf|finite", lambda: models.resize_model((1.0, 1.0, float("inf"), 2.0)))
 _scales_case("scales_zero", r"zero|positive|> ?0|<= ?0", lambda: models.resize_model((1.0, 1.0, 0.0, 2.0)))
 _scales_case("scales_negative", r"negative|positive|<= ?0", lambda: models.resize_model((1.0, 1.0, -2.0, 2.0)))
-_scales_case("scales_wrong_length", r"length|entries|rank|elements|dimension",
-             lambda: models.resize_model((2.0, 2.0, 2.0)))
-_scales_case("scales_empty_tensor", r"length|entries|rank|elements|dimension|empty|neither|sizes",
-             lambda: models.resize_model(()))
-_scales_case("scales_absurdly_large", r"large|limit|exceed|absurd|[GTPE]iB|bytes",
-             lambda: models.resize_model((1.0, 1.0, 1e9, 1e9)))
-_scales_case("scales_int64", r"type|float|int64",
-             lambda: models.resize_model((1, 1, 2, 2), scales_dtype=TensorProto.INT64))
-_scales_case("scales_2d", r"rank|1-?d|one.dim|shape|dimension|length",
-             lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), scales_dims=(2, 2)))
-_scales_case("scales_and_sizes_both_set", r"both|only one|exclusive|scales.*sizes|sizes.*scales",
-             lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), sizes=(1, 3, 16, 16), opset=11))
-_scales_case("roi_scales_sizes_all_set", r"both|only one|exclusive|scales.*sizes|sizes.*scales",
-             lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), sizes=(1, 3, 16, 16),
-                                         roi=(0, 0, 0, 0, 1, 1, 1, 1), opset=13))
+_scales_case(
+    "scales_wrong_length", r"length|entries|rank|elements|dimension", lambda: models.resize_model((2.0, 2.0, 2.0))
+)
+_scales_case(
+    "scales_empty_tensor",
+    r"length|entries|rank|elements|dimension|empty|neither|sizes",
+    lambda: models.resize_model(()),
+)
+_scales_case(
+    "scales_absurdly_large",
+    r"large|limit|exceed|absurd|[GTPE]iB|bytes",
+    lambda: models.resize_model((1.0, 1.0, 1e9, 1e9)),
+)
+_scales_case(
+    "scales_int64", r"type|float|int64", lambda: models.resize_model((1, 1, 2, 2), scales_dtype=TensorProto.INT64)
+)
+_scales_case(
+    "scales_2d",
+    r"rank|1-?d|one.dim|shape|dimension|length",
+    lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), scales_dims=(2, 2)),
+)
+_scales_case(
+    "scales_and_sizes_both_set",
+    r"both|only one|exclusive|scales.*sizes|sizes.*scales",
+    lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), sizes=(1, 3, 16, 16), opset=11),
+)
+_scales_case(
+    "roi_scales_sizes_all_set",
+    r"both|only one|exclusive|scales.*sizes|sizes.*scales",
+    lambda: models.resize_model((1.0, 1.0, 2.0, 2.0), sizes=(1, 3, 16, 16), roi=(0, 0, 0, 0, 1, 1, 1, 1), opset=13),
+)
 _scales_case("neither_scales_nor_sizes", r"neither|one of|scales|sizes", lambda: models.resize_model(None))
-_scales_case("sizes_negative", r"sizes|negative|positive|zero", lambda: models.resize_model(None, sizes=(1, 3, -16, 16)))
+_scales_case(
+    "sizes_negative", r"sizes|negative|positive|zero", lambda: models.resize_model(None, sizes=(1, 3, -16, 16))
+)
 _scales_case("upsample7_scales_nan", r"nan", lambda: models.upsample7_model((1.0, 1.0, NAN, 2.0)))
-_scales_case("upsample7_rank_mismatch", r"length|entries|rank|elements|dimension",
-             lambda: models.upsample7_model((1.0, 2.0, 2.0)))
+_scales_case(
+    "upsample7_rank_mismatch",
+    r"length|entries|rank|elements|dimension",
+    lambda: models.upsample7_model((1.0, 2.0, 2.0)),
+)
 
 
 @case("axes_scales_mismatch", "scales", INVALID, r"axes|length|entries|rank|elements|dimension")
@@ -592,16 +631,26 @@ def _(tmp: Path) -> Built:
     return Built(model, ("model.onnx", "link.onnx"), output=link)
 
 
-@case("output_is_input_external_data", "output", USAGE, SAME_FILE + r"|data",
-      commands=frozenset({"make-dynamic-scale", "swap-plugin"}))
+@case(
+    "output_is_input_external_data",
+    "output",
+    USAGE,
+    SAME_FILE + r"|data",
+    commands=frozenset({"make-dynamic-scale", "swap-plugin"}),
+)
 def _(tmp: Path) -> Built:
     # Writing the new model over the input's own weights file would destroy the input.
     built, raw = _external(tmp, "weights.bin", data_at="weights.bin")
     return Built(built.model, ("weights.bin", "model.onnx"), output=tmp / "in" / "weights.bin")
 
 
-@case("output_folder_missing", "output", USAGE, r"folder|director|does not exist|not exist|missing|no such",
-      commands=WRITERS)
+@case(
+    "output_folder_missing",
+    "output",
+    USAGE,
+    r"folder|director|does not exist|not exist|missing|no such",
+    commands=WRITERS,
+)
 def _(tmp: Path) -> Built:
     model = _valid_input(tmp)
     return Built(model, ("nowhere", "result.onnx"), output=tmp / "nowhere" / "result.onnx")
@@ -655,12 +704,18 @@ def _(tmp: Path) -> Built:
     return Built(model, ("result.onnx", folder.name), output=folder / "result.onnx")
 
 
-@case("in_place_and_output", "output", USAGE, r"in-place|--output|-o\b|both|together|conflict|exclusive|not both",
-      commands=frozenset({"make-dynamic-scale", "swap-plugin"}))
+@case(
+    "in_place_and_output",
+    "output",
+    USAGE,
+    r"in-place|--output|-o\b|both|together|conflict|exclusive|not both",
+    commands=frozenset({"make-dynamic-scale", "swap-plugin"}),
+)
 def _(tmp: Path) -> Built:
     model = _valid_input(tmp)
-    return Built(model, ("model.onnx", "--in-place", "--output", "-o"), output=tmp / "in" / "other.onnx",
-                 extra=("--in-place",))
+    return Built(
+        model, ("model.onnx", "--in-place", "--output", "-o"), output=tmp / "in" / "other.onnx", extra=("--in-place",)
+    )
 
 
 # --------------------------------------------------------------------------- hostile option values
@@ -673,12 +728,15 @@ def _with_args(tmp: Path, names: tuple[str, ...], *extra: str) -> Built:
 
 
 for _label, _value, _problem in [
-    ("nan", "nan", r"nan|finite"), ("zero", "0", r"zero|positive|> ?0|<= ?0"),
-    ("negative", "-2", r"negative|positive|<= ?0"), ("text", "three", r"number|three"),
+    ("nan", "nan", r"nan|finite"),
+    ("zero", "0", r"zero|positive|> ?0|<= ?0"),
+    ("negative", "-2", r"negative|positive|<= ?0"),
+    ("text", "three", r"number|three"),
     ("absurd_exponent", "1e400", r"inf|finite|large|limit"),
 ]:
     case(f"validate_factors_{_label}", "options", INVALID, _problem, commands=VALIDATE)(
-        lambda tmp, value=_value: _with_args(tmp, ("--factors", "factor", value), "--factors", value))
+        lambda tmp, value=_value: _with_args(tmp, ("--factors", "factor", value), "--factors", value)
+    )
 
 
 def _npy_case(name: str, problem: str, write_npy: Callable[[Path], None]) -> None:
@@ -710,8 +768,11 @@ def _write_pickle_bomb(npy: Path) -> None:
 _npy_case("input_npy_missing", NOT_FOUND, lambda npy: None)
 _npy_case("input_npy_not_npy", r"npy|not a|cannot read|format|pars", lambda npy: npy.write_bytes(b"not numpy\n"))
 _npy_case("input_npy_pickle_bomb", r"pickle|object|dtype|not allowed", _write_pickle_bomb)
-_npy_case("input_npy_wrong_shape", r"shape|rank|dimension|expects|does not fit",
-          lambda npy: np.save(npy, np.zeros((2, 2), dtype=np.float32)))
+_npy_case(
+    "input_npy_wrong_shape",
+    r"shape|rank|dimension|expects|does not fit",
+    lambda npy: np.save(npy, np.zeros((2, 2), dtype=np.float32)),
+)
 
 SWAP = frozenset({"swap-plugin"})
 
@@ -749,8 +810,13 @@ def _(tmp: Path) -> Built:
     return Built(Path("/dev/zero"), ("/dev/zero",))  # read() never ends
 
 
-@case("sparse_over_2gib", "special", INVALID, r"2 ?G|too large|too big|larger than|limit|" + NOT_ONNX,
-      subprocess_only=True)
+@case(
+    "sparse_over_2gib",
+    "special",
+    INVALID,
+    r"2 ?G|too large|too big|larger than|limit|" + NOT_ONNX,
+    subprocess_only=True,
+)
 def _(tmp: Path) -> Built:
     path = tmp / "in" / "huge.onnx"
     path.parent.mkdir(parents=True)

@@ -146,8 +146,9 @@ def _(tmp: Path) -> Built:
     model = write(models.weighted_model(), tmp / "in" / "model.onnx")
     reference = _external_model(tmp / "theirs", name="reference.onnx", data_name="ref_weights.bin")
     # validate-junit passes the harness's reference; a second --reference (the last one wins) replaces it.
-    return Built(model, ("ref_weights.bin",), output=tmp / "theirs" / "ref_weights.bin",
-                 extra=("--reference", str(reference)))
+    return Built(
+        model, ("ref_weights.bin",), output=tmp / "theirs" / "ref_weights.bin", extra=("--reference", str(reference))
+    )
 
 
 @case("guard_junit_is_input_npy", "guard", USAGE, COLLISION, commands=JUNIT)
@@ -165,8 +166,12 @@ def _(tmp: Path) -> Built:
     reference = write(models.resize_model(), tmp / "theirs" / "reference.onnx")
     (tmp / "out").mkdir()
     os.symlink(reference, tmp / "out" / "report.xml")
-    return Built(model, ("report.xml", "reference.onnx"), output=tmp / "out" / "report.xml",
-                 extra=("--reference", str(reference)))
+    return Built(
+        model,
+        ("report.xml", "reference.onnx"),
+        output=tmp / "out" / "report.xml",
+        extra=("--reference", str(reference)),
+    )
 
 
 # --------------------------------------------------------------------------- class 5: the spec schema
@@ -188,39 +193,54 @@ def _spec_case(name: str, problem: str, body: str, *, head: str = _SPEC_HEAD) ->
 
 _spec_case("spec_deep_nesting", r"nest|deep", "[attributes.set]\nx = " + "[" * 3000 + "]" * 3000 + "\n")
 _spec_case("spec_deep_inline_tables", r"nest|deep", "[attributes.set]\nx = " + "{a = " * 400 + "1" + "}" * 400 + "\n")
-_spec_case("spec_match_attributes_not_table", r"match\.attributes|table",
-           "", head='[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\nattributes = 3\n')
-_spec_case("spec_extra_constant_overflows_dtype", r"int8|fit",
-           '[[inputs.extra]]\nname = "k"\ndtype = "int8"\nvalue = 1000\n')
-_spec_case("spec_extra_constant_negative_unsigned", r"uint8|fit",
-           '[[inputs.extra]]\nname = "k"\ndtype = "uint8"\nvalue = -1\n')
-_spec_case("spec_extra_constant_shape_mismatch", r"shape|needs",
-           '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = [1, 2, 3]\nshape = [2, 2]\n')
-_spec_case("spec_extra_constant_empty", r"empty",
-           '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = []\n')
-_spec_case("spec_extra_constant_nan", r"finite|nan",
-           '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = nan\n')
-_spec_case("spec_extra_constant_not_integer", r"integer|int32",
-           '[[inputs.extra]]\nname = "k"\ndtype = "int32"\nvalue = 1.5\n')
-_spec_case("spec_extra_input_dim_too_big", r"shape|2\*\*63|dim",
-           '[[inputs.extra]]\nname = "k"\nkind = "graph_input"\ndtype = "float32"\nshape = [99999999999999999999]\n')
-_spec_case("spec_extra_input_duplicate_name", r"already|duplicate|name",
-           '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = 1\n'
-           '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = 2\n')
-_spec_case("spec_attribute_set_empty_list", r"empty",
-           '[attributes.set]\nx = []\n')
+_spec_case(
+    "spec_match_attributes_not_table",
+    r"match\.attributes|table",
+    "",
+    head='[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\nattributes = 3\n',
+)
+_spec_case(
+    "spec_extra_constant_overflows_dtype", r"int8|fit", '[[inputs.extra]]\nname = "k"\ndtype = "int8"\nvalue = 1000\n'
+)
+_spec_case(
+    "spec_extra_constant_negative_unsigned", r"uint8|fit", '[[inputs.extra]]\nname = "k"\ndtype = "uint8"\nvalue = -1\n'
+)
+_spec_case(
+    "spec_extra_constant_shape_mismatch",
+    r"shape|needs",
+    '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = [1, 2, 3]\nshape = [2, 2]\n',
+)
+_spec_case("spec_extra_constant_empty", r"empty", '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = []\n')
+_spec_case("spec_extra_constant_nan", r"finite|nan", '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = nan\n')
+_spec_case(
+    "spec_extra_constant_not_integer", r"integer|int32", '[[inputs.extra]]\nname = "k"\ndtype = "int32"\nvalue = 1.5\n'
+)
+_spec_case(
+    "spec_extra_input_dim_too_big",
+    r"shape|2\*\*63|dim",
+    '[[inputs.extra]]\nname = "k"\nkind = "graph_input"\ndtype = "float32"\nshape = [99999999999999999999]\n',
+)
+_spec_case(
+    "spec_extra_input_duplicate_name",
+    r"already|duplicate|name",
+    '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = 1\n'
+    '[[inputs.extra]]\nname = "k"\ndtype = "float32"\nvalue = 2\n',
+)
+_spec_case("spec_attribute_set_empty_list", r"empty", "[attributes.set]\nx = []\n")
 _spec_case("spec_attribute_name_empty", r"empty|name", '[attributes.set]\n"" = 1\n')
 _spec_case("spec_attribute_name_not_a_name", r"not a valid name|name", '[attributes.set]\n"two words" = 1\n')
 _spec_case("spec_attribute_float_overflow", r"finite|float32", "[attributes.set]\nx = 1e300\n")
 _spec_case("spec_attributes_keep_empty", r"empty", "[attributes]\nkeep = []\n")
-_spec_case("spec_rename_collision", r"renamed|several",
-           '[attributes.rename]\nmode = "m"\nnearest_mode = "m"\n')
+_spec_case("spec_rename_collision", r"renamed|several", '[attributes.rename]\nmode = "m"\nnearest_mode = "m"\n')
 _spec_case("spec_output_rank_absurd", r"rank", '[[outputs]]\ndtype = "float32"\nrank = 100000000\n')
-_spec_case("spec_output_same_as_input_absurd", r"index|input",
-           '[[outputs]]\ntype = "same_as_input:999999"\n')
+_spec_case("spec_output_same_as_input_absurd", r"index|input", '[[outputs]]\ntype = "same_as_input:999999"\n')
 _spec_case("spec_input_order_index_absurd", r"index", "[inputs]\norder = [99999999999999999]\n")
-_spec_case("spec_op_type_huge", r"characters|at most", "", head=(
-    '[plugin]\nop_type = "' + "P" * 100_000 + '"\n[match]\nop_type = "Resize"\n'))
+_spec_case(
+    "spec_op_type_huge",
+    r"characters|at most",
+    "",
+    head=('[plugin]\nop_type = "' + "P" * 100_000 + '"\n[match]\nop_type = "Resize"\n'),
+)
 
 
 # --------------------------------------------------------------------------- classes 4, 5: .npy scales
@@ -232,8 +252,7 @@ def _npy_scales_case(name: str, problem: str, array: np.ndarray, env: Optional[d
         npy = tmp / "data" / "scales.npy"
         npy.parent.mkdir(parents=True, exist_ok=True)
         np.save(npy, array)
-        return Built(model, ("scales.npy",), reference=model, extra=("--input", f"scales={npy}"),
-                     env=env or {})
+        return Built(model, ("scales.npy",), reference=model, extra=("--input", f"scales={npy}"), env=env or {})
 
     case(name, "npy", INVALID, problem, commands=VALIDATE)(build)
 
@@ -242,8 +261,12 @@ _npy_scales_case("input_npy_scales_strings", r"numeric|number|dtype", np.array([
 _npy_scales_case("input_npy_scales_nan", r"nan|finite", np.array([1.0, 1.0, np.nan, 2.0], dtype=np.float32))
 _npy_scales_case("input_npy_scales_zero", r"positive|zero", np.array([1.0, 1.0, 0.0, 2.0], dtype=np.float32))
 _npy_scales_case("input_npy_scales_absurd", r"limit", np.array([1.0, 1.0, 1e5, 1e5], dtype=np.float32))
-_npy_scales_case("input_npy_scales_over_env_limit", r"limit", np.array([1.0, 1.0, 64.0, 64.0], dtype=np.float32),
-                 env={"ONNXTOOL_MAX_OUTPUT_BYTES": "1M"})
+_npy_scales_case(
+    "input_npy_scales_over_env_limit",
+    r"limit",
+    np.array([1.0, 1.0, 64.0, 64.0], dtype=np.float32),
+    env={"ONNXTOOL_MAX_OUTPUT_BYTES": "1M"},
+)
 _npy_scales_case("input_npy_scales_objectless_bool", r"numeric|number|dtype", np.array([True, True, True, True]))
 
 
@@ -319,8 +342,7 @@ def _(tmp: Path) -> Built:
     return Built(model, ("loop.onnx",), output=tmp / "out" / "loop.onnx")
 
 
-@case("output_folder_symlink_loop", "names", USAGE, r"symlink|symbolic|loop|levels|folder",
-      commands=WRITING | JUNIT)
+@case("output_folder_symlink_loop", "names", USAGE, r"symlink|symbolic|loop|levels|folder", commands=WRITING | JUNIT)
 def _(tmp: Path) -> Built:
     model = write(models.resize_model(), tmp / "in" / "model.onnx")
     (tmp / "out").mkdir()
@@ -368,14 +390,21 @@ def _plugin_case(name: str, attr: str, value, commands: frozenset) -> None:
         node.attribute.extend(kept + [helper.make_attribute(attr, value)])
         path = write(model, tmp / "in" / "plugin.onnx")
         # --reverse for swap-plugin; validate checks against onnx's reference evaluator of the candidate.
-        return Built(path, ("plugin.onnx",), extra=("--reverse",) if commands == SWAP else
-                     ("--reference", "onnx-reference"))
+        return Built(
+            path, ("plugin.onnx",), extra=("--reverse",) if commands == SWAP else ("--reference", "onnx-reference")
+        )
 
     case(name, "plugin", INVALID, r"attribute|must be|mode|align", commands=commands)(build)
 
 
-for _attr, _value in [("mode", 3), ("cubic_coeff_a", "abc"), ("exclude_outside", "yes"), ("mode", [1, 2]),
-                      ("align_corners", 0.5), ("coordinate_transformation_mode", "bogus")]:
+for _attr, _value in [
+    ("mode", 3),
+    ("cubic_coeff_a", "abc"),
+    ("exclude_outside", "yes"),
+    ("mode", [1, 2]),
+    ("align_corners", 0.5),
+    ("coordinate_transformation_mode", "bogus"),
+]:
     _label = f"{_attr}_{type(_value).__name__}"
     _plugin_case(f"plugin_attr_{_label}_reverse", _attr, _value, SWAP)
 _plugin_case("plugin_attr_mode_int_validate", "mode", 3, VALIDATE)

@@ -67,8 +67,9 @@ def _forward_case(name: str, problem: str, **attrs) -> None:
 _forward_case("resize_mode_bogus", r"mode.*bogus", mode="bogus")
 _forward_case("resize_nearest_mode_bogus", r"nearest_mode.*bogus", nearest_mode="bogus")
 _forward_case("resize_exclude_outside_2", r"exclude_outside.*not one of", exclude_outside=2)
-_forward_case("resize_coordinate_mode_bogus", r"coordinate_transformation_mode.*bogus",
-              coordinate_transformation_mode="bogus")
+_forward_case(
+    "resize_coordinate_mode_bogus", r"coordinate_transformation_mode.*bogus", coordinate_transformation_mode="bogus"
+)
 _forward_case("resize_cubic_coeff_nan", r"cubic_coeff_a.*finite", mode="cubic", cubic_coeff_a=float("nan"))
 
 
@@ -79,9 +80,20 @@ def _plugin_model(**attrs) -> onnx.ModelProto:
     """A DynamicTRTResize node as swap-plugin writes it (scales input), then ``attrs`` set;
     an attribute given as None is left without a value."""
     scales = helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])
-    node = helper.make_node("DynamicTRTResize", ["x", "scales"], ["y"], name="plugin", domain="trt.plugins",
-                            mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
-                            cubic_coeff_a=-0.75, exclude_outside=0, plugin_version="1", plugin_namespace="")
+    node = helper.make_node(
+        "DynamicTRTResize",
+        ["x", "scales"],
+        ["y"],
+        name="plugin",
+        domain="trt.plugins",
+        mode="nearest",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+        cubic_coeff_a=-0.75,
+        exclude_outside=0,
+        plugin_version="1",
+        plugin_namespace="",
+    )
     kept = [a for a in node.attribute if a.name not in attrs]
     del node.attribute[:]
     node.attribute.extend(kept)
@@ -91,9 +103,11 @@ def _plugin_model(**attrs) -> onnx.ModelProto:
         else:
             node.attribute.append(helper.make_attribute(key, value))
     graph = helper.make_graph(
-        [node], "plugin_model",
+        [node],
+        "plugin_model",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(models.X_SHAPE)), scales],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "h", "w"])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "h", "w"])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("trt.plugins", 1)])
     model.ir_version = 8
     return model
@@ -101,7 +115,8 @@ def _plugin_model(**attrs) -> onnx.ModelProto:
 
 def _reverse_case(name: str, problem: str, **attrs) -> None:
     case(name, "attributes", INVALID, problem, commands=SWAP)(
-        lambda tmp: _built(tmp, _plugin_model(**attrs), extra=("--reverse",)))
+        lambda tmp: _built(tmp, _plugin_model(**attrs), extra=("--reverse",))
+    )
 
 
 _reverse_case("plugin_mode_bogus", r"mode.*bogus", mode="bogus")
@@ -111,8 +126,11 @@ _reverse_case("plugin_exclude_outside_7", r"exclude_outside.*not one of", exclud
 _reverse_case("plugin_cubic_coeff_inf", r"cubic_coeff_a.*finite", cubic_coeff_a=float("inf"))
 # (the structural checker already refuses an attribute without a type: it names the field)
 _reverse_case("plugin_nearest_mode_no_value", r"nearest_mode.*no value|'type' of 'attr' is required", nearest_mode=None)
-_reverse_case("plugin_coordinate_mode_floats", r"coordinate_transformation_mode.*must be STRING",
-              coordinate_transformation_mode=[1.0, 2.0])
+_reverse_case(
+    "plugin_coordinate_mode_floats",
+    r"coordinate_transformation_mode.*must be STRING",
+    coordinate_transformation_mode=[1.0, 2.0],
+)
 
 
 # --------------------------------------------------------------------------- opsets from the future
@@ -127,9 +145,11 @@ def _with_opset(domain: str, version: int) -> onnx.ModelProto:
 OPSET = r"opset.*newer|newer.*opset"
 
 case("opset_ai_onnx_ml_99", "opsets", INVALID, OPSET, commands=READERS)(
-    lambda tmp: _built(tmp, _with_opset("ai.onnx.ml", 99)))
+    lambda tmp: _built(tmp, _with_opset("ai.onnx.ml", 99))
+)
 case("opset_preview_training_99", "opsets", INVALID, OPSET, commands=READERS)(
-    lambda tmp: _built(tmp, _with_opset("ai.onnx.preview.training", 99)))
+    lambda tmp: _built(tmp, _with_opset("ai.onnx.preview.training", 99))
+)
 
 
 @case("opset_future_in_a_function", "opsets", INVALID, OPSET, commands=READERS)
@@ -143,11 +163,14 @@ def _(tmp: Path) -> Built:
 
 
 case("body_if_scales_zero", "bodies", INVALID, r"then_resize.*(zero|positive|> ?0)", commands=READERS)(
-    lambda tmp: _built(tmp, nested.if_model(then_scales=(1, 1, 0, 2))))
+    lambda tmp: _built(tmp, nested.if_model(then_scales=(1, 1, 0, 2)))
+)
 case("body_loop_scales_nan", "bodies", INVALID, r"loop_resize.*nan", commands=READERS)(
-    lambda tmp: _built(tmp, nested.loop_model(scales=(1, 1, float("nan"), 2))))
+    lambda tmp: _built(tmp, nested.loop_model(scales=(1, 1, float("nan"), 2)))
+)
 case("body_deep_scales_negative", "bodies", INVALID, r"deep_resize.*(negative|positive)", commands=READERS)(
-    lambda tmp: _built(tmp, nested.nested_if_in_loop_model(scales=(1, 1, -2, 2))))
+    lambda tmp: _built(tmp, nested.nested_if_in_loop_model(scales=(1, 1, -2, 2)))
+)
 
 
 # --------------------------------------------------------------------------- validate on nothing
@@ -191,23 +214,58 @@ class Claim:
 
 CLAIMS = [
     Claim("if_bodies_rewritten", nested.if_model, "make-dynamic-scale", rewritten=("else_resize", "then_resize")),
-    Claim("loop_body_rewritten_factor", nested.loop_model, "make-dynamic-scale", ("--factor",),
-          rewritten=("loop_resize",)),
+    Claim(
+        "loop_body_rewritten_factor", nested.loop_model, "make-dynamic-scale", ("--factor",), rewritten=("loop_resize",)
+    ),
     Claim("scan_body_rewritten", nested.scan_model, "make-dynamic-scale", rewritten=("scan_resize",)),
-    Claim("if_in_loop_rewritten_shared", nested.nested_if_in_loop_model, "make-dynamic-scale", ("--shared",),
-          rewritten=("deep_resize_else", "deep_resize")),
-    Claim("function_skipped", nested.function_model, "make-dynamic-scale", skipped=("fn_resize",),
-          reason=r"function 'local\.Up'.*inline"),
-    Claim("function_inlined", lambda: nested.function_model(calls=2), "make-dynamic-scale", ("--inline-functions",),
-          rewritten=("fn_resize__1", "fn_resize__2")),
-    Claim("swap_skips_if_bodies", nested.if_model, "swap-plugin", skipped=("else_resize", "then_resize"),
-          reason=r"inside If 'branch'.*main-graph sites only"),
-    Claim("swap_skips_function", nested.function_model, "swap-plugin", skipped=("fn_resize",),
-          reason=r"function 'local\.Up'"),
-    Claim("swap_inlines_function", lambda: nested.function_model(calls=2), "swap-plugin", ("--inline-functions",),
-          rewritten=("fn_resize__1", "fn_resize__2")),
-    Claim("inspect_lists_scopes", nested.nested_if_in_loop_model, "inspect",
-          scopes=("Loop 'steps' body / If 'inner' else_branch", "Loop 'steps' body / If 'inner' then_branch")),
+    Claim(
+        "if_in_loop_rewritten_shared",
+        nested.nested_if_in_loop_model,
+        "make-dynamic-scale",
+        ("--shared",),
+        rewritten=("deep_resize_else", "deep_resize"),
+    ),
+    Claim(
+        "function_skipped",
+        nested.function_model,
+        "make-dynamic-scale",
+        skipped=("fn_resize",),
+        reason=r"function 'local\.Up'.*inline",
+    ),
+    Claim(
+        "function_inlined",
+        lambda: nested.function_model(calls=2),
+        "make-dynamic-scale",
+        ("--inline-functions",),
+        rewritten=("fn_resize__1", "fn_resize__2"),
+    ),
+    Claim(
+        "swap_skips_if_bodies",
+        nested.if_model,
+        "swap-plugin",
+        skipped=("else_resize", "then_resize"),
+        reason=r"inside If 'branch'.*main-graph sites only",
+    ),
+    Claim(
+        "swap_skips_function",
+        nested.function_model,
+        "swap-plugin",
+        skipped=("fn_resize",),
+        reason=r"function 'local\.Up'",
+    ),
+    Claim(
+        "swap_inlines_function",
+        lambda: nested.function_model(calls=2),
+        "swap-plugin",
+        ("--inline-functions",),
+        rewritten=("fn_resize__1", "fn_resize__2"),
+    ),
+    Claim(
+        "inspect_lists_scopes",
+        nested.nested_if_in_loop_model,
+        "inspect",
+        scopes=("Loop 'steps' body / If 'inner' else_branch", "Loop 'steps' body / If 'inner' then_branch"),
+    ),
 ]
 
 CASE_NAMES = [c.name for c in CASES] + [c.name for c in CLAIMS]

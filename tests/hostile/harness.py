@@ -58,8 +58,11 @@ COMMANDS = [
     Command("swap-plugin", "swap-plugin", lambda b, good, out: [str(b.model), *_out(b, out)]),
     Command("validate", "validate", lambda b, good, out: [str(b.model), "--reference", str(b.reference or good)]),
     Command("validate-reference", "validate", lambda b, good, out: [str(good), "--reference", str(b.model)]),
-    Command("validate-junit", "validate",
-            lambda b, good, out: [str(b.model), "--reference", str(good), "--junit", str(b.output or out)]),
+    Command(
+        "validate-junit",
+        "validate",
+        lambda b, good, out: [str(b.model), "--reference", str(good), "--junit", str(b.output or out)],
+    ),
     Command("export", "export", lambda b, good, out: ["srcnn", *_out(b, out)]),
 ]
 COMMAND_IDS = [c.id for c in COMMANDS]
@@ -134,8 +137,9 @@ class Outcome:
 def run_subprocess(argv: list[str], env: dict[str, str], timeout: float = 30) -> Outcome:
     """Run the installed console script, as a user would; cap its memory so a bug cannot take the box."""
     script = Path(sys.executable).with_name("onnxtool")
-    command = [str(script)] if script.exists() else [
-        sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()"]
+    command = (
+        [str(script)] if script.exists() else [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()"]
+    )
 
     def limit_memory() -> None:
         cap = 3 * 1024**3  # two workers x this must fit beside everyone else on the box
@@ -144,15 +148,23 @@ def run_subprocess(argv: list[str], env: dict[str, str], timeout: float = 30) ->
     full_env = {**os.environ, **env}
     full_env.pop("ONNXTOOL_DEBUG", None)
     try:
-        proc = subprocess.run(command + argv, capture_output=True, text=True, timeout=timeout,
-                              env=full_env, preexec_fn=limit_memory, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            command + argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=full_env,
+            preexec_fn=limit_memory,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"onnxtool {' '.join(argv)} hung for {timeout} s (killed)") from exc
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 
-def check_failure(case: Case, command: Command, setup: Setup, outcome: Outcome, expected: int,
-                  before: dict, after: dict) -> None:
+def check_failure(
+    case: Case, command: Command, setup: Setup, outcome: Outcome, expected: int, before: dict, after: dict
+) -> None:
     """Every promise for a refused input, with a message that says which one broke."""
     argv = " ".join(command.args(setup.built, setup.good, setup.output))
     context = f"[{case.name} / {command.id}] onnxtool {argv}\nstderr: {outcome.stderr!r}"
@@ -163,10 +175,10 @@ def check_failure(case: Case, command: Command, setup: Setup, outcome: Outcome, 
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, f"expected exactly one line on stderr, got {len(lines)}\n{context}"
     line = lines[0]
-    assert any(name in line for name in setup.built.names), (
-        f"the message names none of {setup.built.names}\n{context}")
+    assert any(name in line for name in setup.built.names), f"the message names none of {setup.built.names}\n{context}"
     assert re.search(case.problem, line, re.IGNORECASE), (
-        f"the message does not state the problem (/{case.problem}/)\n{context}")
+        f"the message does not state the problem (/{case.problem}/)\n{context}"
+    )
     assert before == after, f"files changed on failure: {describe_changes(before, after)}\n{context}"
     if setup.previous_output is not None:
         assert setup.output.read_bytes() == setup.previous_output, f"previous output modified\n{context}"
@@ -175,14 +187,18 @@ def check_failure(case: Case, command: Command, setup: Setup, outcome: Outcome, 
 def command_pairs(cases: Iterable[Case]) -> list:
     """``pytest.param(case, command)`` for every command each case applies to (its expected code is
     known), leaving out the cases that are only safe in a subprocess."""
-    return [pytest.param(case, command, id=f"{case.name}-{command.id}")
-            for case in cases for command in COMMANDS
-            if case.expected_code(command.id) is not None and not case.subprocess_only]
+    return [
+        pytest.param(case, command, id=f"{case.name}-{command.id}")
+        for case in cases
+        for command in COMMANDS
+        if case.expected_code(command.id) is not None and not case.subprocess_only
+    ]
 
 
 def in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
     """A runner ``(argv, env) -> Outcome`` through ``graphsurgeon_tools.cli.main`` in this process, with
     only the case's own environment set (fast; :func:`run_subprocess` is what proves no traceback leaks)."""
+
     def run(argv: list[str], env: dict[str, str]) -> Outcome:
         for name in ENV_VARS:
             monkeypatch.delenv(name, raising=False)
@@ -196,8 +212,7 @@ def in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     return run
 
 
-def run_and_check(case: Case, command: Command, tmp: Path, available: set[str],
-                  runner: Callable[..., Outcome]) -> None:
+def run_and_check(case: Case, command: Command, tmp: Path, available: set[str], runner: Callable[..., Outcome]) -> None:
     """Prepare ``case`` under ``tmp``, run ``command`` on it with ``runner`` and check every promise
     (:func:`check_failure`). A command that is not registered, or that is a ``raise NotImplementedError``
     stub (exit 4), fails: neither is a reason to skip."""
@@ -207,5 +222,6 @@ def run_and_check(case: Case, command: Command, tmp: Path, available: set[str],
     before = snapshot(tmp)
     outcome = runner(argv, dict(setup.built.env))
     assert not (outcome.code == 4 and "NotImplementedError" in outcome.stderr), (
-        f"`onnxtool {command.cli}` is a placeholder (NotImplementedError): {outcome.stderr[-500:]}")
+        f"`onnxtool {command.cli}` is a placeholder (NotImplementedError): {outcome.stderr[-500:]}"
+    )
     check_failure(case, command, setup, outcome, case.expected_code(command.id), before, snapshot(tmp))

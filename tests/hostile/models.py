@@ -120,15 +120,20 @@ def weighted_model(opset: int = 13) -> onnx.ModelProto:
 def all_nan_model() -> onnx.ModelProto:
     """``y = x * NaN`` on float[1,3,4,4], opset 13: every output element is NaN whatever the input."""
     graph = helper.make_graph(
-        [helper.make_node("Mul", ["x", "n"], ["y"])], "g", [helper.make_tensor_value_info("x", FLOAT, [1, 3, 4, 4])],
-        [helper.make_tensor_value_info("y", FLOAT, [1, 3, 4, 4])], [helper.make_tensor("n", FLOAT, [], [float("nan")])])
+        [helper.make_node("Mul", ["x", "n"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor("n", FLOAT, [], [float("nan")])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     return model
 
 
-def externalize(model: onnx.ModelProto, tensor_name: str, location: str, *, offset: int = 0,
-                length: Optional[int] = None) -> bytes:
+def externalize(
+    model: onnx.ModelProto, tensor_name: str, location: str, *, offset: int = 0, length: Optional[int] = None
+) -> bytes:
     """Mark one initializer as external at ``location`` (written verbatim) and return its raw bytes.
 
     The caller decides where (and whether) the bytes go: that is the point of the bad cases.
@@ -139,8 +144,11 @@ def externalize(model: onnx.ModelProto, tensor_name: str, location: str, *, offs
             tensor.ClearField("raw_data")
             tensor.ClearField("float_data")
             tensor.data_location = TensorProto.EXTERNAL
-            entries = [("location", location), ("offset", str(offset)),
-                       ("length", str(len(raw) if length is None else length))]
+            entries = [
+                ("location", location),
+                ("offset", str(offset)),
+                ("length", str(len(raw) if length is None else length)),
+            ]
             for key, value in entries:
                 entry = tensor.external_data.add()
                 entry.key, entry.value = key, value

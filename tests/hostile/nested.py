@@ -29,8 +29,13 @@ def _out(name: str, dims: Sequence[int]) -> onnx.ValueInfoProto:
 
 
 def _scales_const(name: str, scales: Sequence[float]) -> onnx.NodeProto:
-    return helper.make_node("Constant", [], [name], name=name,
-                            value=helper.make_tensor(name, TensorProto.FLOAT, [len(scales)], list(scales)))
+    return helper.make_node(
+        "Constant",
+        [],
+        [name],
+        name=name,
+        value=helper.make_tensor(name, TensorProto.FLOAT, [len(scales)], list(scales)),
+    )
 
 
 def _resize(name: str, x: str, scales: str, out: str, **attrs) -> onnx.NodeProto:
@@ -38,15 +43,20 @@ def _resize(name: str, x: str, scales: str, out: str, **attrs) -> onnx.NodeProto
 
 
 def _model(graph: onnx.GraphProto, opset: int = OPSET, functions=(), extra_opsets=()) -> onnx.ModelProto:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), *extra_opsets],
-                              functions=list(functions))
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset), *extra_opsets], functions=list(functions)
+    )
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
     return model
 
 
-def if_model(then_scales: Sequence[float] = (1, 1, 2, 2), else_scales: Sequence[float] = (1, 1, 2, 2),
-             outer_constant: bool = True, mode: str = "nearest") -> onnx.ModelProto:
+def if_model(
+    then_scales: Sequence[float] = (1, 1, 2, 2),
+    else_scales: Sequence[float] = (1, 1, 2, 2),
+    outer_constant: bool = True,
+    mode: str = "nearest",
+) -> onnx.ModelProto:
     """``y = If(cond, then: Resize(x, Constant), else: Resize(x, outer initializer))``.
 
     The then branch holds its scales in a Constant node of its own; the else branch reads a
@@ -54,32 +64,50 @@ def if_model(then_scales: Sequence[float] = (1, 1, 2, 2), else_scales: Sequence[
     """
     then_body = helper.make_graph(
         [_scales_const("then_scales", then_scales), _resize("then_resize", "x", "then_scales", "then_y", mode=mode)],
-        "then", [], [_out("then_y", _up(then_scales))])
+        "then",
+        [],
+        [_out("then_y", _up(then_scales))],
+    )
     else_nodes = [] if outer_constant else [_scales_const("else_scales", else_scales)]
     else_body = helper.make_graph(
         else_nodes + [_resize("else_resize", "x", "else_scales", "else_y", mode=mode)],
-        "else", [], [_out("else_y", _up(else_scales))])
+        "else",
+        [],
+        [_out("else_y", _up(else_scales))],
+    )
     inits = [numpy_helper.from_array(np.asarray(else_scales, np.float32), "else_scales")] if outer_constant else []
     graph = helper.make_graph(
         [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_body, else_branch=else_body)],
-        "if_model", [X, COND], [_out("y", _up(then_scales))], initializer=inits)
+        "if_model",
+        [X, COND],
+        [_out("y", _up(then_scales))],
+        initializer=inits,
+    )
     return _model(graph)
 
 
 def loop_model(scales: Sequence[float] = (1, 1, 2, 2), trips: int = 1) -> onnx.ModelProto:
     """``y = Loop(trips){ Resize(x, body Constant) }`` scan-output concatenated over iterations."""
     body = helper.make_graph(
-        [_scales_const("loop_scales", scales),
-         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
-         _resize("loop_resize", "x", "loop_scales", "loop_y")],
+        [
+            _scales_const("loop_scales", scales),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+            _resize("loop_resize", "x", "loop_scales", "loop_y"),
+        ],
         "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, [])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         _out("loop_y", _up(scales))])
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), _out("loop_y", _up(scales))],
+    )
     nodes = [
-        helper.make_node("Constant", [], ["trips"], name="trips", value=helper.make_tensor("trips", TensorProto.INT64, [], [trips])),
-        helper.make_node("Constant", [], ["go"], name="go", value=helper.make_tensor("go", TensorProto.BOOL, [], [True])),
+        helper.make_node(
+            "Constant", [], ["trips"], name="trips", value=helper.make_tensor("trips", TensorProto.INT64, [], [trips])
+        ),
+        helper.make_node(
+            "Constant", [], ["go"], name="go", value=helper.make_tensor("go", TensorProto.BOOL, [], [True])
+        ),
         helper.make_node("Loop", ["trips", "go"], ["y"], name="steps", body=body),
     ]
     graph = helper.make_graph(nodes, "loop_model", [X], [_out("y", [trips, *_up(scales)])])
@@ -93,35 +121,55 @@ def scan_model(scales: Sequence[float] = (1, 2, 2)) -> onnx.ModelProto:
         "scan_body",
         [helper.make_tensor_value_info("slice", TensorProto.FLOAT, [3, 8, 8])],
         [_out("slice_up", _up(scales, (3, 8, 8)))],
-        initializer=[numpy_helper.from_array(np.asarray(scales, np.float32), "scan_scales")])
+        initializer=[numpy_helper.from_array(np.asarray(scales, np.float32), "scan_scales")],
+    )
     graph = helper.make_graph(
         [helper.make_node("Scan", ["x"], ["y"], name="scan", body=body, num_scan_inputs=1)],
-        "scan_model", [X], [_out("y", [1, *_up(scales, (3, 8, 8))])])
+        "scan_model",
+        [X],
+        [_out("y", [1, *_up(scales, (3, 8, 8))])],
+    )
     return _model(graph)
 
 
 def nested_if_in_loop_model(scales: Sequence[float] = (1, 1, 2, 2)) -> onnx.ModelProto:
     """A Loop body holding an If whose branch resizes with a main-graph initializer (two levels)."""
-    inner_then = helper.make_graph([_resize("deep_resize", "x", "deep_scales", "deep_y")], "inner_then", [],
-                                   [_out("deep_y", _up(scales))])
-    inner_else = helper.make_graph([_resize("deep_resize_else", "x", "deep_scales", "deep_y2")], "inner_else", [],
-                                   [_out("deep_y2", _up(scales))])
+    inner_then = helper.make_graph(
+        [_resize("deep_resize", "x", "deep_scales", "deep_y")], "inner_then", [], [_out("deep_y", _up(scales))]
+    )
+    inner_else = helper.make_graph(
+        [_resize("deep_resize_else", "x", "deep_scales", "deep_y2")], "inner_else", [], [_out("deep_y2", _up(scales))]
+    )
     body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
-         helper.make_node("If", ["cond_in"], ["body_y"], name="inner", then_branch=inner_then,
-                          else_branch=inner_else)],
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+            helper.make_node(
+                "If", ["cond_in"], ["body_y"], name="inner", then_branch=inner_then, else_branch=inner_else
+            ),
+        ],
         "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, [])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         _out("body_y", _up(scales))])
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), _out("body_y", _up(scales))],
+    )
     nodes = [
-        helper.make_node("Constant", [], ["trips"], name="trips", value=helper.make_tensor("trips", TensorProto.INT64, [], [1])),
-        helper.make_node("Constant", [], ["go"], name="go", value=helper.make_tensor("go", TensorProto.BOOL, [], [True])),
+        helper.make_node(
+            "Constant", [], ["trips"], name="trips", value=helper.make_tensor("trips", TensorProto.INT64, [], [1])
+        ),
+        helper.make_node(
+            "Constant", [], ["go"], name="go", value=helper.make_tensor("go", TensorProto.BOOL, [], [True])
+        ),
         helper.make_node("Loop", ["trips", "go"], ["y"], name="steps", body=body),
     ]
-    graph = helper.make_graph(nodes, "deep_model", [X], [_out("y", [1, *_up(scales)])],
-                              initializer=[numpy_helper.from_array(np.asarray(scales, np.float32), "deep_scales")])
+    graph = helper.make_graph(
+        nodes,
+        "deep_model",
+        [X],
+        [_out("y", [1, *_up(scales)])],
+        initializer=[numpy_helper.from_array(np.asarray(scales, np.float32), "deep_scales")],
+    )
     return _model(graph)
 
 
@@ -129,16 +177,22 @@ def function_model(scales: Sequence[float] = (1, 1, 2, 2), calls: int = 1) -> on
     """``y = local.Up(x)`` (``calls`` times in a chain), ``Up`` a model-local function
     holding ``Resize(x, Constant)``."""
     fn = helper.make_function(
-        "local", "Up", ["fx"], ["fy"],
+        "local",
+        "Up",
+        ["fx"],
+        ["fy"],
         [_scales_const("fn_scales", scales), _resize("fn_resize", "fx", "fn_scales", "fy")],
-        opset_imports=[helper.make_opsetid("", OPSET)])
+        opset_imports=[helper.make_opsetid("", OPSET)],
+    )
     nodes = []
     current = "x"
     for call in range(calls):
         out = "y" if call == calls - 1 else f"up{call}"
         nodes.append(helper.make_node("Up", [current], [out], name=f"up_call{call}", domain="local"))
         current = out
-    graph = helper.make_graph(nodes, "fn_model", [X], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
+    graph = helper.make_graph(
+        nodes, "fn_model", [X], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)]
+    )
     return _model(graph, functions=[fn], extra_opsets=[helper.make_opsetid("local", 1)])
 
 
@@ -146,14 +200,23 @@ def upsample7_in_if_model() -> onnx.ModelProto:
     """Opset 7: ``main_up`` (Upsample-7, x2 in an attribute) in the main graph and ``body_up`` (the same)
     in both branches of If ``branch``: the opset bump Upsample-7 needs would strand the body's attribute."""
     body = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["b"], name="body_up", scales=[1.0, 1.0, 2.0, 2.0])], "b", [],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 16, 16])])
+        [helper.make_node("Upsample", ["x"], ["b"], name="body_up", scales=[1.0, 1.0, 2.0, 2.0])],
+        "b",
+        [],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 16, 16])],
+    )
     graph = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["m"], name="main_up", scales=[1.0, 1.0, 2.0, 2.0]),
-         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
-        "g", [X, COND],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16]),
-         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 16, 16])])
+        [
+            helper.make_node("Upsample", ["x"], ["m"], name="main_up", scales=[1.0, 1.0, 2.0, 2.0]),
+            helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body),
+        ],
+        "g",
+        [X, COND],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 16, 16]),
+            helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 16, 16]),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
     model.ir_version = 8
     return model

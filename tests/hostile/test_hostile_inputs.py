@@ -29,8 +29,10 @@ PAIRS = command_pairs(CASES)
 # The subprocess runs: the cases that are only safe there, plus one of each group.
 SUBPROCESS = [
     (case.name, command.id)
-    for case in CASES if case.subprocess_only
-    for command in COMMANDS if case.expected_code(command.id) is not None and command.id not in ("validate-reference", "inspect-json")
+    for case in CASES
+    if case.subprocess_only
+    for command in COMMANDS
+    if case.expected_code(command.id) is not None and command.id not in ("validate-reference", "inspect-json")
 ] + [
     ("truncated_50_percent", "make-dynamic-scale"),
     ("pytorch_checkpoint", "inspect"),
@@ -56,7 +58,16 @@ def test_subprocess(case_name: str, command_id: str, tmp_path, available) -> Non
 
 def test_corpus_is_large_and_every_case_applies_somewhere() -> None:
     assert len(CASES) >= 50, len(CASES)
-    assert {case.group for case in CASES} >= {"file", "format", "graph", "external", "scales", "limits", "output", "options"}
+    assert {case.group for case in CASES} >= {
+        "file",
+        "format",
+        "graph",
+        "external",
+        "scales",
+        "limits",
+        "output",
+        "options",
+    }
     for case in CASES:
         assert any(case.expected_code(c.id) is not None for c in COMMANDS), case.name
     for name, command_id in SUBPROCESS:
@@ -132,8 +143,10 @@ def test_onnxruntime_log_lines_never_reach_stderr(command: str, tmp_path, availa
     assert BY_ID[command].cli in available, f"`onnxtool {command}` is not a registered command"
     model = models.resize_model((1.0, 1.0, 2.0, 2.0, 2.0), x_shape=(1, 1, 2, 4, 4), mode="cubic")
     path = models.write(model, tmp_path / "cubic5d.onnx")
-    argv = {"make-dynamic-scale": [command, str(path), "-o", str(tmp_path / "out.onnx")],
-            "validate": [command, str(path), "--reference", str(path)]}[command]
+    argv = {
+        "make-dynamic-scale": [command, str(path), "-o", str(tmp_path / "out.onnx")],
+        "validate": [command, str(path), "--reference", str(path)],
+    }[command]
     outcome = run_subprocess(argv, {})
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     assert "[E:onnxruntime" not in outcome.stderr and "\x1b[" not in outcome.stderr, outcome.stderr  # ORT's own log

@@ -67,16 +67,21 @@ def test_an_error_about_a_non_utf8_name_is_one_escaped_line(tmp_path):
     assert result.stderr.count("\n") == 1 and f"{SHOWN}.onnx" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize(("name", "what"), [
-    ("y", "the output of node"),  # the graph output (and the Resize's output)
-    ("scales", "an initializer"),
-    ("x", "a graph input of another type"),
-])
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("y", "the output of node"),  # the graph output (and the Resize's output)
+        ("scales", "an initializer"),
+        ("x", "a graph input of another type"),
+    ],
+)
 def test_a_generic_spec_extra_input_named_like_a_model_tensor_exits_3_before_writing(tmp_path, name, what):
     model = models.write(models.resize_model(), tmp_path / "in" / "model.onnx")
     spec = tmp_path / "spec.toml"
-    spec.write_text('[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\n'
-                    f'[[inputs.extra]]\nname = "{name}"\nkind = "graph_input"\ndtype = "float32"\nshape = [1]\n')
+    spec.write_text(
+        '[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\n'
+        f'[[inputs.extra]]\nname = "{name}"\nkind = "graph_input"\ndtype = "float32"\nshape = [1]\n'
+    )
     before = snapshot(tmp_path)
     result = run_subprocess(["swap-plugin", str(model), "--spec", str(spec), "-o", str(tmp_path / "o.onnx")], {})
     assert result.code == 3, result.stderr
@@ -89,10 +94,13 @@ def test_a_generic_spec_extra_input_named_like_a_model_tensor_exits_3_before_wri
 def test_a_generic_spec_extra_input_with_a_fresh_name_still_swaps(tmp_path):
     model = models.write(models.resize_model(), tmp_path / "model.onnx")
     spec = tmp_path / "spec.toml"
-    spec.write_text('[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\n'
-                    '[[inputs.extra]]\nname = "k"\nkind = "graph_input"\ndtype = "float32"\nshape = [1]\n')
-    result = run_subprocess(["swap-plugin", str(model), "--spec", str(spec), "-o", str(tmp_path / "o.onnx"),
-                             "--no-check", "--json"], {})
+    spec.write_text(
+        '[plugin]\nop_type = "MyResize"\n[match]\nop_type = "Resize"\n'
+        '[[inputs.extra]]\nname = "k"\nkind = "graph_input"\ndtype = "float32"\nshape = [1]\n'
+    )
+    result = run_subprocess(
+        ["swap-plugin", str(model), "--spec", str(spec), "-o", str(tmp_path / "o.onnx"), "--no-check", "--json"], {}
+    )
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["new_inputs"] == [{"name": "k", "dtype": "float32", "shape": [1]}]
 
@@ -105,17 +113,25 @@ def _upsample9(dtype: int) -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.parametrize(("label", "build", "expected"), [
-    ("upsample9-float64", lambda: _upsample9(TensorProto.DOUBLE), "Upsample-9 takes scales as float32"),
-    ("upsample9-int64", lambda: _upsample9(TensorProto.INT64), "Upsample-9 takes scales as float32"),
-    ("resize13-float64", lambda: models.resize_model(scales_dtype=TensorProto.DOUBLE),
-     "Resize-13 takes scales as float32"),
-])
+@pytest.mark.parametrize(
+    ("label", "build", "expected"),
+    [
+        ("upsample9-float64", lambda: _upsample9(TensorProto.DOUBLE), "Upsample-9 takes scales as float32"),
+        ("upsample9-int64", lambda: _upsample9(TensorProto.INT64), "Upsample-9 takes scales as float32"),
+        (
+            "resize13-float64",
+            lambda: models.resize_model(scales_dtype=TensorProto.DOUBLE),
+            "Resize-13 takes scales as float32",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["make-dynamic-scale", "swap-plugin", "inspect"])
 def test_scales_of_a_type_the_op_version_refuses_exit_3(tmp_path, label, build, expected, command):
     model = build()
-    assert model.graph.input[0].name == "x" and np.dtype(
-        onnx.helper.tensor_dtype_to_np_dtype(model.graph.initializer[0].data_type)) != np.float32
+    assert (
+        model.graph.input[0].name == "x"
+        and np.dtype(onnx.helper.tensor_dtype_to_np_dtype(model.graph.initializer[0].data_type)) != np.float32
+    )
     path = models.write(model, tmp_path / f"{label}.onnx")
     before = snapshot(tmp_path)
     writes = ["-o", str(tmp_path / "o.onnx")] if command != "inspect" else []

@@ -37,12 +37,18 @@ from hostile.harness import (
 PAIRS = command_pairs(CASES)
 SUBPROCESS = [
     pytest.param(case, command, id=f"{case.name}-{command.id}")
-    for case in CASES if case.subprocess_only
-    for command in COMMANDS if case.expected_code(command.id) is not None
+    for case in CASES
+    if case.subprocess_only
+    for command in COMMANDS
+    if case.expected_code(command.id) is not None
 ] + [
     pytest.param(next(c for c in CASES if c.name == name), BY_ID[command], id=f"{name}-{command}-subprocess")
-    for name, command in [("guard_data_files_shift", "make-dynamic-scale"), ("input_npy_scales_strings", "validate"),
-                          ("spec_deep_nesting", "swap-plugin"), ("output_symlink_loop", "swap-plugin")]
+    for name, command in [
+        ("guard_data_files_shift", "make-dynamic-scale"),
+        ("input_npy_scales_strings", "validate"),
+        ("spec_deep_nesting", "swap-plugin"),
+        ("output_symlink_loop", "swap-plugin"),
+    ]
 ]
 
 
@@ -90,16 +96,16 @@ def test_odd_names_simply_work(case: SuccessCase, command: str, tmp_path, capsys
     assert model.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", [
-    "make-dynamic-scale", "validate", "inspect-json"])
+@pytest.mark.parametrize("command", ["make-dynamic-scale", "validate", "inspect-json"])
 def test_odd_names_in_a_subprocess(command: str, tmp_path) -> None:
     """The installed script prints the odd name: no UnicodeEncodeError on the way out."""
     case = next(c for c in SUCCESS_CASES if c.name == "non_utf8_folder_external_data")
     model = case.build(tmp_path)
     good = models.write(models.resize_model(), tmp_path / "ref" / "reference.onnx")
     script = Path(sys.executable).with_name("onnxtool")
-    proc = subprocess.run([str(script), *_success_argv(command, model, good)], capture_output=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(script), *_success_argv(command, model, good)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     # The name's own bytes may come back as they are (like ls): decode them the way Python names them.
     out, err = (os.fsdecode(proc.stdout), os.fsdecode(proc.stderr))
     assert (proc.returncode, err) == (0, ""), (proc.returncode, out, err)
@@ -159,8 +165,13 @@ _WARNING_COMMAND = textwrap.dedent("""
 def test_library_warnings_stay_off_stderr_unless_debugging(debug: str, tmp_path) -> None:
     model = models.write(models.resize_model(), tmp_path / "in" / "model.onnx")
     env = {**os.environ, "ONNXTOOL_DEBUG": debug}
-    proc = subprocess.run([sys.executable, "-c", _WARNING_COMMAND, "inspect", str(model)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WARNING_COMMAND, "inspect", str(model)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc
     assert ("Warning" in proc.stderr) == bool(debug), proc.stderr
 
@@ -187,8 +198,12 @@ def test_signal_mid_save_removes_the_temp_file(signum: int, tmp_path) -> None:
     model = models.write(models.resize_model(), tmp_path / "in" / "model.onnx")
     out = tmp_path / "out" / "result.onnx"
     out.parent.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_SAVE, "make-dynamic-scale", str(model), "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_SAVE, "make-dynamic-scale", str(model), "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("TEMP "), (line, proc.stderr.read() if proc.poll() is not None else "")

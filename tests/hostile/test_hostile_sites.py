@@ -35,9 +35,13 @@ def test_in_process(case, command: Command, tmp_path, available, capsys, monkeyp
     run_and_check(case, command, tmp_path, available, in_process(monkeypatch, capsys))
 
 
-SUBPROCESS = [("resize_mode_bogus", "make-dynamic-scale"), ("plugin_mode_mistyped_int", "swap-plugin"),
-              ("opset_ai_onnx_ml_99", "validate"), ("body_loop_scales_nan", "inspect"),
-              ("input_all_nan", "validate")]
+SUBPROCESS = [
+    ("resize_mode_bogus", "make-dynamic-scale"),
+    ("plugin_mode_mistyped_int", "swap-plugin"),
+    ("opset_ai_onnx_ml_99", "validate"),
+    ("body_loop_scales_nan", "inspect"),
+    ("input_all_nan", "validate"),
+]
 
 
 @pytest.mark.parametrize(("name", "command_id"), SUBPROCESS, ids=[f"{n}-{c}" for n, c in SUBPROCESS])

@@ -55,17 +55,24 @@ _CHILD = textwrap.dedent(
 def _small_model(value: float) -> onnx.ModelProto:
     weight = numpy_helper.from_array(np.full((4,), value, dtype=np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("Add", ["x", "w"], ["y"])], "small",
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        "small",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [weight])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [weight],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def _kill_mid_write(folder: Path, out: Path, sig: int = signal.SIGKILL) -> tuple[list[Path], int]:
     """Start the writer, send ``sig`` while a temp file is being filled; return (strays, its pid)."""
     before = {p.name for p in folder.iterdir()}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(out), str(BIG_BYTES)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(out), str(BIG_BYTES)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "ready", child.stderr.read()
         deadline = time.monotonic() + 120

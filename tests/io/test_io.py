@@ -110,7 +110,9 @@ def test_load_external_data_true_inlines_the_weights(tmp_path: Path) -> None:
     model = load_model(path, load_external_data=True)
     weights = model.graph.initializer[0]
     assert weights.data_location == TensorProto.DEFAULT
-    np.testing.assert_array_equal(numpy_helper.to_array(weights), numpy_helper.to_array(_matmul_model().graph.initializer[0]))
+    np.testing.assert_array_equal(
+        numpy_helper.to_array(weights), numpy_helper.to_array(_matmul_model().graph.initializer[0])
+    )
     assert external_data_dir(model) is None
 
 
@@ -292,7 +294,9 @@ def test_external_data_copy_falls_back_when_the_kernel_cannot_copy(
 
     monkeypatch.setattr(gio.atomic.os, "copy_file_range", refuse)
     if failing == "both":
-        monkeypatch.setattr(gio.atomic.os, "sendfile", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EINVAL, "no")))
+        monkeypatch.setattr(
+            gio.atomic.os, "sendfile", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EINVAL, "no"))
+        )
     dest = tmp_path / "dest.bin"
     dest.write_bytes(b"")
     gio.atomic.copy_file(source, dest)

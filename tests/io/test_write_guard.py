@@ -37,9 +37,13 @@ def _model_with_data(folder: Path, name: str = "model.onnx", location: str = "we
     for key, value in (("location", location), ("offset", "0"), ("length", str(len(raw)))):
         entry = weight.external_data.add()
         entry.key, entry.value = key, value
-    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], [weight])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])],
+        [weight],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     folder.mkdir(parents=True, exist_ok=True)
     (folder / location).write_bytes(raw)
@@ -49,8 +53,11 @@ def _model_with_data(folder: Path, name: str = "model.onnx", location: str = "we
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() and not p.is_symlink() else b"<link>")
-            for p in sorted(root.rglob("*")) if not p.is_dir() or p.is_symlink()}
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() and not p.is_symlink() else b"<link>")
+        for p in sorted(root.rglob("*"))
+        if not p.is_dir() or p.is_symlink()
+    }
 
 
 def test_reads_inside_a_scope_are_protected_by_any_spelling(tmp_path: Path) -> None:
@@ -60,8 +67,12 @@ def test_reads_inside_a_scope_are_protected_by_any_spelling(tmp_path: Path) -> N
     with tracking_reads() as reads:
         load_model(path)
         assert {r.path.name for r in reads} == {"model.onnx", "weights.bin"}
-        for target in (path, tmp_path / "in" / ".." / "in" / "model.onnx", tmp_path / "alias.onnx",
-                       tmp_path / "link.bin"):
+        for target in (
+            path,
+            tmp_path / "in" / ".." / "in" / "model.onnx",
+            tmp_path / "alias.onnx",
+            tmp_path / "link.bin",
+        ):
             with pytest.raises(UsageError, match="which this command reads"):
                 check_writes([(target, "output")])
         check_writes([(tmp_path / "new.onnx", "output")])  # nothing there yet: fine
@@ -160,8 +171,13 @@ def test_only_regular_files_are_read(kind: str, tmp_path: Path) -> None:
         path = Path("/dev/zero")
     elif kind == "loop":
         os.symlink("thing", path)
-    problem = {"fifo": "not a regular file", "dir": "directory", "device": "not a regular file",
-               "missing": "not found", "loop": "symlink loop"}[kind]
+    problem = {
+        "fifo": "not a regular file",
+        "dir": "directory",
+        "device": "not a regular file",
+        "missing": "not found",
+        "loop": "symlink loop",
+    }[kind]
     with pytest.raises(InvalidModelError, match=problem):
         stat_regular(path, "model")
     with pytest.raises(InvalidModelError, match=problem):

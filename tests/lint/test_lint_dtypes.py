@@ -15,13 +15,20 @@ def _findings(model: onnx.ModelProto, rule: str) -> list:
     return [f for f in lint_model(model, "tensorrt").findings if f.rule == rule]
 
 
-@pytest.mark.parametrize(("dtype", "mode", "trt", "kernel"), [
-    ("uint8", "nearest", "kUINT8", "kernel here takes it"), ("int8", "linear", "kINT8", "kernel here takes it"),
-    ("int32", "nearest", "kINT32", "kernel here takes it"), ("float16", "nearest", "kHALF", "kernel here takes it"),
-    ("uint8", "cubic", "kUINT8", DTYPE_CODE), ("int32", "cubic", "kINT32", DTYPE_CODE),
-])
-def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(dtype: str, mode: str, trt: str,
-                                                                      kernel: str) -> None:
+@pytest.mark.parametrize(
+    ("dtype", "mode", "trt", "kernel"),
+    [
+        ("uint8", "nearest", "kUINT8", "kernel here takes it"),
+        ("int8", "linear", "kINT8", "kernel here takes it"),
+        ("int32", "nearest", "kINT32", "kernel here takes it"),
+        ("float16", "nearest", "kHALF", "kernel here takes it"),
+        ("uint8", "cubic", "kUINT8", DTYPE_CODE),
+        ("int32", "cubic", "kINT32", DTYPE_CODE),
+    ],
+)
+def test_a_site_that_is_not_float32_says_what_the_plugin_must_declare(
+    dtype: str, mode: str, trt: str, kernel: str
+) -> None:
     (finding,) = _findings(golden.typed_resize_model(dtype, mode), "trt-resize-dtype")
     assert finding.severity == "info" and f"X is {dtype}" in finding.reason
     assert trt in finding.reason and kernel in finding.reason

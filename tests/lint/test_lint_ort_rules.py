@@ -60,15 +60,18 @@ def test_a_model_that_keeps_the_rule_passes_it(rule):
 def test_run_time_factors_make_the_departures_warnings_not_failures():
     model = m.resize(CUBIC_TO_ONE, inputs="float[4] s")
     report = lint_model(model, "onnxruntime")
-    assert {f.rule for f in report.findings} >= {"ort-cubic-pytorch-half-pixel-length-one",
-                                                 "torch-pytorch-half-pixel-length-one"}
+    assert {f.rule for f in report.findings} >= {
+        "ort-cubic-pytorch-half-pixel-length-one",
+        "torch-pytorch-half-pixel-length-one",
+    }
     assert not report.failed
     assert {f.severity for f in report.findings} == {"warning"}
 
 
 def test_the_tensorrt_target_does_not_run_the_onnxruntime_rules():
-    assert not [f for f in lint_model(CASES["torch-cubic-coefficient"][0], "tensorrt").findings
-                if f.target != "tensorrt"]
+    assert not [
+        f for f in lint_model(CASES["torch-cubic-coefficient"][0], "tensorrt").findings if f.target != "tensorrt"
+    ]
 
 
 def _ort_and_reference(model: onnx.ModelProto, shape):
@@ -114,9 +117,12 @@ def test_pytorch_interpolate_is_half_pixel_where_the_output_length_is_one():
 def test_whole_factor_layout_sites_need_no_run_time_warning():
     from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 
-    original = m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs=CUBIC_TO_ONE.replace("cubic", "nearest"),
-                                 x="float[1,1,4,4]")
-    by_layout = {layout: lint_model(make_dynamic_scale(original, layout=layout, check=False).model, "onnxruntime")
-                 for layout in ("factor", "sizes")}
+    original = m.constant_scales(
+        "1.0, 1.0, 2.0, 2.0", attrs=CUBIC_TO_ONE.replace("cubic", "nearest"), x="float[1,1,4,4]"
+    )
+    by_layout = {
+        layout: lint_model(make_dynamic_scale(original, layout=layout, check=False).model, "onnxruntime")
+        for layout in ("factor", "sizes")
+    }
     assert by_layout["factor"].findings == []  # out = in * f with f whole: no fractional ratio, no length 1
     assert {f.rule for f in by_layout["sizes"].findings} == {"ort-nearest-fractional-ratio"}  # any size can be fed

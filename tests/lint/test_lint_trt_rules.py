@@ -8,8 +8,8 @@ import pytest
 from graphsurgeon_tools.lint import lint_model
 
 INT_SIZES_FROM_FACTOR = (
-    'shp = Shape <start=2> (X)\n  hw = Mul(shp, f)\n  nc = Constant <value = int64[2] {1, 3}> ()\n'
-    '  sz = Concat <axis=0> (nc, hw)'
+    "shp = Shape <start=2> (X)\n  hw = Mul(shp, f)\n  nc = Constant <value = int64[2] {1, 3}> ()\n"
+    "  sz = Concat <axis=0> (nc, hw)"
 )
 
 CASES = {
@@ -34,16 +34,26 @@ CASES = {
         m.constant_scales("1.0, 1.0, 0.5, 0.5", attrs='mode="linear", antialias=0', opset=18),
     ),
     "trt-keep-aspect-ratio": (
-        m.resize('mode="nearest", keep_aspect_ratio_policy="not_larger"', opset=18,
-                 init="int64[4] sz = {1, 3, 16, 12}", body_inputs="X, , , sz"),
-        m.resize('mode="nearest", keep_aspect_ratio_policy="stretch"', opset=18,
-                 init="int64[4] sz = {1, 3, 16, 12}", body_inputs="X, , , sz"),
+        m.resize(
+            'mode="nearest", keep_aspect_ratio_policy="not_larger"',
+            opset=18,
+            init="int64[4] sz = {1, 3, 16, 12}",
+            body_inputs="X, , , sz",
+        ),
+        m.resize(
+            'mode="nearest", keep_aspect_ratio_policy="stretch"',
+            opset=18,
+            init="int64[4] sz = {1, 3, 16, 12}",
+            body_inputs="X, , , sz",
+        ),
     ),
     "trt-coordinate-mode": (
-        m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear", coordinate_transformation_mode='
-                          '"half_pixel_symmetric"', opset=19),
-        m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear", coordinate_transformation_mode="half_pixel"',
-                          opset=19),
+        m.constant_scales(
+            "1.0, 1.0, 2.0, 2.0", attrs='mode="linear", coordinate_transformation_mode="half_pixel_symmetric"', opset=19
+        ),
+        m.constant_scales(
+            "1.0, 1.0, 2.0, 2.0", attrs='mode="linear", coordinate_transformation_mode="half_pixel"', opset=19
+        ),
     ),
     "trt-opset10-asymmetric": (
         # Resize-10 has no cubic; an exporter that wrote it anyway gets asymmetric linear from TensorRT
@@ -51,9 +61,12 @@ CASES = {
         m.constant_scales("1.0, 1.0, 2.0, 2.0", attrs='mode="linear"', opset=10, body_inputs="X, s"),
     ),
     "trt-upsample-scales-float": (
-        m.parse("""
+        m.parse(
+            """
 <ir_version: 8, opset_import: ["" : 9]>
-g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <double[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Upsample (X, s) }""", check=False),
+g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <double[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Upsample (X, s) }""",
+            check=False,
+        ),
         m.parse("""
 <ir_version: 8, opset_import: ["" : 9]>
 g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Upsample (X, s) }"""),
@@ -63,8 +76,9 @@ g (float[1,3,4,4] X) => (float[?,?,?,?] Y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
         m.plugin('plugin_version="1", plugin_namespace=""', second="float[4] s", body_inputs="X, s"),
     ),
     "trt-plugin-shape-inputs": (
-        m.plugin('plugin_version="1", plugin_namespace="", tensorrt_plugin_shape_input_indices=[1]',
-                 second="float[4] sizes"),
+        m.plugin(
+            'plugin_version="1", plugin_namespace="", tensorrt_plugin_shape_input_indices=[1]', second="float[4] sizes"
+        ),
         m.plugin('plugin_version="1", plugin_namespace="", tensorrt_plugin_shape_input_indices=[1]'),
     ),
 }
@@ -107,8 +121,13 @@ def test_constant_scales_behind_an_identity_where_in_times_scale_is_not_whole_wa
     report = lint_model(model, "tensorrt")
     warned = [f for f in report.findings if f.rule == "trt-scale-arithmetic"]
     assert warned and warned[0].severity == "warning"
-    assert lint_model(m.resize('mode="linear"', init="float[4] c = {1.0, 1.0, 2.0, 2.0}",
-                               extra_nodes="s = Identity(c)"), "tensorrt").findings == []
+    assert (
+        lint_model(
+            m.resize('mode="linear"', init="float[4] c = {1.0, 1.0, 2.0, 2.0}", extra_nodes="s = Identity(c)"),
+            "tensorrt",
+        ).findings
+        == []
+    )
 
 
 def test_a_plugin_without_lookup_attributes_is_a_warning_not_a_failure():
@@ -153,7 +172,8 @@ def test_an_unknown_target_is_a_usage_error():
 
 
 def test_sites_inside_control_flow_bodies_are_linted_and_say_where():
-    model = m.parse("""
+    model = m.parse(
+        """
 <ir_version: 8, opset_import: ["" : 18]>
 g (float[1,3,8,8] X, bool c) => (float[?,?,?,?] Y) {
   Y = If (c) <
@@ -163,7 +183,9 @@ g (float[1,3,8,8] X, bool c) => (float[?,?,?,?] Y) {
     },
     else_branch = e () => (float[?,?,?,?] B) { B = Identity(X) }
   >
-}""", check=False)
+}""",
+        check=False,
+    )
     report = lint_model(model, "tensorrt")
     (finding,) = [f for f in report.findings if f.rule == "trt-antialias"]
     assert finding.reason.startswith("in If ") and finding.node == "A"

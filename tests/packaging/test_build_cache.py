@@ -92,10 +92,20 @@ def test_a_build_folder_that_cannot_be_made_is_said_before_any_build(monkeypatch
 
 def test_the_lock_names_its_owner_and_a_bounded_wait_says_who_holds_it(tmp_path) -> None:
     lock = tmp_path / "sub" / "x.lock"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; sys.path.insert(0, sys.argv[1]); from graphsurgeon_tools.io.files import exclusive_lock\n"
-        "with exclusive_lock(sys.argv[2]):\n    print('held', flush=True); time.sleep(60)"), str(REPO), str(lock)],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; sys.path.insert(0, sys.argv[1]); from graphsurgeon_tools.io.files import exclusive_lock\n"
+                "with exclusive_lock(sys.argv[2]):\n    print('held', flush=True); time.sleep(60)"
+            ),
+            str(REPO),
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         assert lock.read_text().strip() == str(holder.pid)
@@ -116,11 +126,14 @@ def test_the_lock_names_its_owner_and_a_bounded_wait_says_who_holds_it(tmp_path)
 def test_the_wheel_build_hook_loads_in_a_bare_interpreter(tmp_path) -> None:
     # setup.py imports ort_library without numpy/onnx (an isolated build environment has neither).
     bare = tmp_path / "bare"
-    shutil.copytree(REPO / "graphsurgeon_tools", bare / "graphsurgeon_tools",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    code = ("import sys, types; sys.path[:0] = [sys.argv[1]]; sys.modules['numpy'] = None; sys.modules['onnx'] = None\n"
-            "runtime = types.ModuleType('graphsurgeon_tools.runtime'); runtime.__path__ = [sys.argv[1] + "
-            "'/graphsurgeon_tools/runtime']; sys.modules['graphsurgeon_tools.runtime'] = runtime\n"
-            "from graphsurgeon_tools.runtime import ort_library; print(ort_library.compile_library.__name__)")
+    shutil.copytree(
+        REPO / "graphsurgeon_tools", bare / "graphsurgeon_tools", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    code = (
+        "import sys, types; sys.path[:0] = [sys.argv[1]]; sys.modules['numpy'] = None; sys.modules['onnx'] = None\n"
+        "runtime = types.ModuleType('graphsurgeon_tools.runtime'); runtime.__path__ = [sys.argv[1] + "
+        "'/graphsurgeon_tools/runtime']; sys.modules['graphsurgeon_tools.runtime'] = runtime\n"
+        "from graphsurgeon_tools.runtime import ort_library; print(ort_library.compile_library.__name__)"
+    )
     done = subprocess.run([sys.executable, "-S", "-c", code, str(bare)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "compile_library", done.stderr

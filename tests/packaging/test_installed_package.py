@@ -82,14 +82,24 @@ class Setup:
 
 
 def _user_env(venv: Venv, home: Path, **extra: str) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items()
-            if not k.startswith(("ONNXTOOL_", "PYTHON", "VIRTUAL_ENV", "XDG_")) and k != "ONNXRUNTIME_INCLUDE_DIR"}
-    return {**keep, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "COLUMNS": "200",
-            "PATH": f"{venv.root / 'bin'}:/usr/local/bin:/usr/bin:/bin", **extra}
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ONNXTOOL_", "PYTHON", "VIRTUAL_ENV", "XDG_")) and k != "ONNXRUNTIME_INCLUDE_DIR"
+    }
+    return {
+        **keep,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "COLUMNS": "200",
+        "PATH": f"{venv.root / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        **extra,
+    }
 
 
-def _run(args: list, *, cwd: Path, env: dict[str, str], timeout: float = COMMAND_TIMEOUT,
-         check: bool = True) -> subprocess.CompletedProcess:
+def _run(
+    args: list, *, cwd: Path, env: dict[str, str], timeout: float = COMMAND_TIMEOUT, check: bool = True
+) -> subprocess.CompletedProcess:
     done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check:
         assert done.returncode == 0, f"{args} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -106,8 +116,14 @@ def _copy_checkout(target: Path) -> None:
                 (target / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target / name)
         return
-    shutil.copytree(REPO, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-        ".git", ".build", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "_csrc", "_lib"))
+    shutil.copytree(
+        REPO,
+        target,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns(
+            ".git", ".build", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "_csrc", "_lib"
+        ),
+    )
 
 
 def _deps_folder(target: Path, *, without_torch: bool) -> Path:
@@ -131,13 +147,31 @@ def _make_venv(root: Path, deps: Path) -> Venv:
 
 
 def _pip_install(venv: Venv, artefact: Path, cwd: Path, **env: str) -> None:
-    _run([sys.executable, "-m", "pip", "--python", venv.python, "install", "--no-deps", "--no-build-isolation",
-          "--no-index", "--quiet", artefact], cwd=cwd, env={**os.environ, **env})
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            venv.python,
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            artefact,
+        ],
+        cwd=cwd,
+        env={**os.environ, **env},
+    )
 
 
 def _listing(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in folder.rglob("*")
+        if p.is_file() or p.is_symlink()
+    }
 
 
 def _one_line_error(done: subprocess.CompletedProcess, code: int) -> str:
@@ -203,11 +237,29 @@ def _installed() -> Iterator[Setup]:
         _copy_checkout(source)
         headers = ort_library.header_dir()  # else the wheel build fetches them from Debian
         build_env = {"ONNXRUNTIME_INCLUDE_DIR": str(headers)} if headers else {}
-        _run([sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(dist)!r})"],
-             cwd=source, env={**os.environ, **build_env})
+        _run(
+            [sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(dist)!r})"],
+            cwd=source,
+            env={**os.environ, **build_env},
+        )
         (sdist,) = dist.glob("onnxtool-*.tar.gz")
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--quiet",
-              "-w", dist, sdist], cwd=base, env={**os.environ, **build_env})
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--quiet",
+                "-w",
+                dist,
+                sdist,
+            ],
+            cwd=base,
+            env={**os.environ, **build_env},
+        )
         (wheel,) = dist.glob("onnxtool-*.whl")
         venv = _make_venv(base / "venv", _deps_folder(base / "deps", without_torch=False))
         _pip_install(venv, wheel, base)
@@ -223,16 +275,25 @@ def _installed() -> Iterator[Setup]:
 def _the_sdist_and_the_wheel_carry_the_kernel_sources_and_the_compiled_library(setup: Setup) -> None:
     with tarfile.open(setup.sdist) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    assert {"csrc/resize_kernel.h", "csrc/resize_cpu.cpp", "csrc/ort/dynamic_trt_resize.cpp", "setup.py",
-            "LICENSE", "MANIFEST.in"} <= names
+    assert {
+        "csrc/resize_kernel.h",
+        "csrc/resize_cpu.cpp",
+        "csrc/ort/dynamic_trt_resize.cpp",
+        "setup.py",
+        "LICENSE",
+        "MANIFEST.in",
+    } <= names
     assert not any(name.startswith((".build/", "graphsurgeon_tools/_lib")) or name.endswith(".so") for name in names)
     assert re.fullmatch(r"onnxtool-[\w.]+-py3-none-linux_\w+\.whl", setup.wheel.name), setup.wheel.name
     with zipfile.ZipFile(setup.wheel) as wheel:
         files = set(wheel.namelist())
         record = json.loads(wheel.read("graphsurgeon_tools/_lib/libonnxtool_ort_ops.so.record.json"))
         metadata = wheel.read(next(n for n in files if n.endswith(".dist-info/METADATA"))).decode()
-    repo_sources = {f"graphsurgeon_tools/_csrc/{p.relative_to(REPO / 'csrc')}"
-                    for p in (REPO / "csrc").rglob("*") if p.suffix in (".cpp", ".h", ".map")}
+    repo_sources = {
+        f"graphsurgeon_tools/_csrc/{p.relative_to(REPO / 'csrc')}"
+        for p in (REPO / "csrc").rglob("*")
+        if p.suffix in (".cpp", ".h", ".map")
+    }
     assert repo_sources <= files
     assert "graphsurgeon_tools/_lib/libonnxtool_ort_ops.so" in files and record["size"] > 10_000
     assert not any(name.startswith(("csrc/", ".build/")) for name in files)
@@ -241,8 +302,18 @@ def _the_sdist_and_the_wheel_carry_the_kernel_sources_and_the_compiled_library(s
 
 def _the_readme_tour_runs_from_the_installed_wheel(setup: Setup) -> None:
     venv, work, env = setup.venv, setup.work, setup.env()
-    where = _run([venv.python, "-c", ("import json, sys, graphsurgeon_tools, exporters; print(json.dumps("
-                  "[graphsurgeon_tools.__file__, exporters.__file__, sys.path]))")], cwd=work, env=env)
+    where = _run(
+        [
+            venv.python,
+            "-c",
+            (
+                "import json, sys, graphsurgeon_tools, exporters; print(json.dumps("
+                "[graphsurgeon_tools.__file__, exporters.__file__, sys.path]))"
+            ),
+        ],
+        cwd=work,
+        env=env,
+    )
     gst, exp, path = json.loads(where.stdout)
     assert Path(gst).is_relative_to(venv.site) and Path(exp).is_relative_to(venv.site)
     assert not any(entry and Path(entry).resolve().is_relative_to(REPO) for entry in path), path
@@ -257,9 +328,14 @@ def _the_readme_tour_runs_from_the_installed_wheel(setup: Setup) -> None:
 
     # Two first uses of the torch op at once (the tour's validate and a script): one builds, both succeed.
     start = time.perf_counter()
-    first = subprocess.Popen([venv.onnxtool, "validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn",
-                              "--factors", "2,3,4"], cwd=work, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [venv.onnxtool, "validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn", "--factors", "2,3,4"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     second = _run([venv.python, "-c", "import exporters.ops as ops; print(ops.load())"], cwd=work, env=env)
     out, err = first.communicate(timeout=COMMAND_TIMEOUT)
     first_use_s = time.perf_counter() - start
@@ -270,12 +346,29 @@ def _the_readme_tour_runs_from_the_installed_wheel(setup: Setup) -> None:
     print(f"first use (validate --reference torch:srcnn + a concurrent load, fresh cache): {first_use_s:.1f} s")
 
     _run([venv.onnxtool, "swap-plugin", "srcnn_static.onnx"], cwd=work, env=env)
-    report = json.loads(_run([venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference",
-                              "srcnn_static.onnx", "--json"], cwd=work, env=env).stdout)
+    report = json.loads(
+        _run(
+            [venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx", "--json"],
+            cwd=work,
+            env=env,
+        ).stdout
+    )
     assert report["passed"]
-    status = json.loads(_run([venv.python, "-c", ("import json; from dataclasses import asdict; "
-                              "from graphsurgeon_tools.runtime import ort_library; "
-                              "print(json.dumps(asdict(ort_library.status()), default=str))")], cwd=work, env=env).stdout)
+    status = json.loads(
+        _run(
+            [
+                venv.python,
+                "-c",
+                (
+                    "import json; from dataclasses import asdict; "
+                    "from graphsurgeon_tools.runtime import ort_library; "
+                    "print(json.dumps(asdict(ort_library.status()), default=str))"
+                ),
+            ],
+            cwd=work,
+            env=env,
+        ).stdout
+    )
     assert status["available"] and status["source"] == "wheel"
     assert Path(status["path"]).is_relative_to(venv.site / "graphsurgeon_tools" / "_lib")
     # The report's evidence names the compiled library that ran: the one shipped in the wheel.
@@ -286,8 +379,11 @@ def _the_readme_tour_runs_from_the_installed_wheel(setup: Setup) -> None:
     (work / "my_model.py").write_text(USER_MODEL)
     _run([venv.python, "my_model.py"], cwd=work, env=env)
     _run([venv.onnxtool, "make-dynamic-scale", "my.onnx"], cwd=work, env=env)
-    _run([venv.onnxtool, "validate", "my.dynamic.onnx", "--reference", "python:my_model.py:build",
-          "--factors", "2,3"], cwd=work, env=env)
+    _run(
+        [venv.onnxtool, "validate", "my.dynamic.onnx", "--reference", "python:my_model.py:build", "--factors", "2,3"],
+        cwd=work,
+        env=env,
+    )
     _run([venv.onnxtool, "demo"], cwd=work, env=env)
     assert (work / "demo_out").is_dir()
     assert _listing(venv.site) == before, "something was written into site-packages"
@@ -298,8 +394,10 @@ def _a_read_only_site_packages_works(setup: Setup) -> None:
     env = setup.env()
     before = _listing(venv.site)
     try:
-        for args in (["validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn", "--factors", "2"],
-                     ["validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"]):
+        for args in (
+            ["validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn", "--factors", "2"],
+            ["validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"],
+        ):
             _run(_read_only([venv.onnxtool, *args], [venv.site]), cwd=work, env=env, timeout=300)
     finally:
         _writable_again([venv.site])
@@ -315,9 +413,13 @@ def _warm_build(setup: Setup, name: str) -> tuple[Path, Path]:
 
 
 def _validate_torch(setup: Setup, build_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    return _run([setup.venv.onnxtool, "validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn",
-                 "--factors", "2"], cwd=setup.work, env=setup.env(ONNXTOOL_BUILD_DIR=str(build_dir)),
-                timeout=timeout, check=False)
+    return _run(
+        [setup.venv.onnxtool, "validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn", "--factors", "2"],
+        cwd=setup.work,
+        env=setup.env(ONNXTOOL_BUILD_DIR=str(build_dir)),
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _a_truncated_library_is_rebuilt_never_loaded(setup: Setup) -> None:
@@ -334,9 +436,14 @@ def _a_truncated_library_is_rebuilt_never_loaded(setup: Setup) -> None:
 def _a_build_killed_with_kill_9_leaves_no_lock_that_blocks_the_next(setup: Setup) -> None:
     folder, library = _warm_build(setup, "fault-killed")
     library.unlink()  # ninja relinks it: the build is killed while torch's lock file exists
-    builder = subprocess.Popen([setup.venv.python, "-c", "import exporters.ops as ops; ops.load()"],
-                               cwd=setup.work, env=setup.env(ONNXTOOL_BUILD_DIR=str(folder)),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    builder = subprocess.Popen(
+        [setup.venv.python, "-c", "import exporters.ops as ops; ops.load()"],
+        cwd=setup.work,
+        env=setup.env(ONNXTOOL_BUILD_DIR=str(folder)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     baton = library.parent / "lock"  # torch.utils.cpp_extension's own lock file
     deadline = time.monotonic() + 120
     while not baton.exists() and builder.poll() is None and time.monotonic() < deadline:
@@ -355,11 +462,34 @@ def _a_read_only_empty_build_folder_is_one_line_with_exit_5(setup: Setup) -> Non
     folder.mkdir()
     env = setup.env(ONNXTOOL_BUILD_DIR=str(folder))
     try:
-        torch_side = _run(_read_only([setup.venv.onnxtool, "validate", "srcnn_static.dynamic.onnx", "--reference",
-                                      "torch:srcnn", "--factors", "2"], [folder]),
-                          cwd=setup.work, env=env, timeout=120, check=False)
-        plugin = _run(_read_only([setup.venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference",
-                                  "srcnn_static.onnx"], [folder]), cwd=setup.work, env=env, timeout=120, check=False)
+        torch_side = _run(
+            _read_only(
+                [
+                    setup.venv.onnxtool,
+                    "validate",
+                    "srcnn_static.dynamic.onnx",
+                    "--reference",
+                    "torch:srcnn",
+                    "--factors",
+                    "2",
+                ],
+                [folder],
+            ),
+            cwd=setup.work,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        plugin = _run(
+            _read_only(
+                [setup.venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"],
+                [folder],
+            ),
+            cwd=setup.work,
+            env=env,
+            timeout=120,
+            check=False,
+        )
     finally:
         _writable_again([folder])
     line = _one_line_error(torch_side, 5)
@@ -373,14 +503,16 @@ def _the_sdist_installs_and_runs_a_plugin_model_with_its_compiled_library(setup:
     _pip_install(venv, setup.sdist, setup.base, **setup.build_env)
     assert (venv.site / "graphsurgeon_tools" / "_lib" / "libonnxtool_ort_ops.so").is_file()
     env = _user_env(venv, setup.home)  # the same user: the torch op comes from their cache (same sources, same key)
-    _run([venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"],
-         cwd=setup.work, env=env)
+    _run(
+        [venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"],
+        cwd=setup.work,
+        env=env,
+    )
     loaded = _run([venv.python, "-c", "import exporters.ops as ops; print(ops.load())"], cwd=setup.work, env=env)
     assert "building" not in loaded.stderr and Path(loaded.stdout.strip()).is_relative_to(setup.home / ".cache")
 
 
-def _without_torch_every_torch_command_is_one_line_with_exit_5_and_uninstall_leaves_nothing(
-        setup: Setup) -> None:
+def _without_torch_every_torch_command_is_one_line_with_exit_5_and_uninstall_leaves_nothing(setup: Setup) -> None:
     venv = _make_venv(setup.base / "venv-no-torch", _deps_folder(setup.base / "deps-no-torch", without_torch=True))
     empty = _listing(venv.site)
     _pip_install(venv, setup.wheel, setup.base)
@@ -392,17 +524,28 @@ def _without_torch_every_torch_command_is_one_line_with_exit_5_and_uninstall_lea
     # Graph surgery needs no torch.
     _run([venv.onnxtool, "swap-plugin", "srcnn_static.onnx"], cwd=work, env=env)
     _run([venv.onnxtool, "validate", "srcnn_static.plugin.onnx", "--reference", "srcnn_static.onnx"], cwd=work, env=env)
-    answers = {" ".join(args): _run([venv.onnxtool, *args], cwd=work, env=env, timeout=120, check=False)
-               for args in (["export", "srcnn"], ["demo"],
-                            ["validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn"],
-                            ["validate", "my.dynamic.onnx", "--reference", "python:my_model.py:build", "--factors", "2"])}
-    _run([sys.executable, "-m", "pip", "--python", venv.python, "uninstall", "--yes", "--quiet", "onnxtool"],
-         cwd=setup.base, env=dict(os.environ))
+    answers = {
+        " ".join(args): _run([venv.onnxtool, *args], cwd=work, env=env, timeout=120, check=False)
+        for args in (
+            ["export", "srcnn"],
+            ["demo"],
+            ["validate", "srcnn_static.dynamic.onnx", "--reference", "torch:srcnn"],
+            ["validate", "my.dynamic.onnx", "--reference", "python:my_model.py:build", "--factors", "2"],
+        )
+    }
+    _run(
+        [sys.executable, "-m", "pip", "--python", venv.python, "uninstall", "--yes", "--quiet", "onnxtool"],
+        cwd=setup.base,
+        env=dict(os.environ),
+    )
     assert _listing(venv.site) == empty, set(_listing(venv.site)) ^ set(empty)
     assert not (venv.root / "bin" / "onnxtool").exists()
     assert not (work / "demo_out").exists()
-    wrong = {command: f"exit {done.returncode}: {done.stderr.strip()[-300:]}" for command, done in answers.items()
-             if done.returncode != 5 or len(done.stderr.strip().splitlines()) != 1 or "torch" not in done.stderr}
+    wrong = {
+        command: f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+        for command, done in answers.items()
+        if done.returncode != 5 or len(done.stderr.strip().splitlines()) != 1 or "torch" not in done.stderr
+    }
     assert not wrong, f"without torch, expected one line naming torch and exit 5: {wrong}"
 
 
@@ -410,28 +553,35 @@ def _without_torch_every_torch_command_is_one_line_with_exit_5_and_uninstall_lea
 
 # Snippets that are not meant to run as written: (file, its first line) -> the reason. Everything else runs.
 NOT_RUNNABLE: dict[tuple[str, str], str] = {
-    ("docs/certify.md", "from graphsurgeon_tools import certify, verify_certificate, validate"):
-        "it verifies cert.json, a file it never writes (`onnxtool certify --out` does); and certifying the "
-        "16..512 profile at 4 factors is a run of its own, not a snippet check",
-    ("docs/adding-a-pass.md", "@dataclass(frozen=True)"):
-        "an excerpt of passes/set_factor/__init__.py with elisions (...), shown to name the pieces of a pass",
-    ("docs/adding-a-pass.md", "def set_factor(model: ModelArgument, output: OutputOption = None, in_place: "
-                              "InPlaceOption = False, ...):"):
-        "an excerpt of cli/commands/set_factor.py with elisions (...), shown to name the pieces of a command",
-    ("docs/adding-a-pass.md", "result.declared_inputs.append(DeclaredInput("):
-        "a statement from inside a pass's call (result, node, value and self are the pass's own), shown to "
-        "name the fields of a declaration; tests/validation/declared_passes.py runs passes that do it",
+    (
+        "docs/certify.md",
+        "from graphsurgeon_tools import certify, verify_certificate, validate",
+    ): "it verifies cert.json, a file it never writes (`onnxtool certify --out` does); and certifying the "
+    "16..512 profile at 4 factors is a run of its own, not a snippet check",
+    (
+        "docs/adding-a-pass.md",
+        "@dataclass(frozen=True)",
+    ): "an excerpt of passes/set_factor/__init__.py with elisions (...), shown to name the pieces of a pass",
+    (
+        "docs/adding-a-pass.md",
+        "def set_factor(model: ModelArgument, output: OutputOption = None, in_place: InPlaceOption = False, ...):",
+    ): "an excerpt of cli/commands/set_factor.py with elisions (...), shown to name the pieces of a command",
+    (
+        "docs/adding-a-pass.md",
+        "result.declared_inputs.append(DeclaredInput(",
+    ): "a statement from inside a pass's call (result, node, value and self are the pass's own), shown to "
+    "name the fields of a declaration; tests/validation/declared_passes.py runs passes that do it",
 }
 
 # Names the snippets take as given (a model, an input), defined the way their prose describes them.
-PRELUDE = '''\
+PRELUDE = """\
 import shutil, torch
 from exporters import srcnn
 for name, copy in (("srcnn_static.onnx", "model.onnx"), ("srcnn_static.dynamic.onnx", "model.dynamic.onnx")):
     shutil.copyfile(name, copy)
 x = torch.rand(1, 3, 16, 16)
 model = srcnn("static")
-'''
+"""
 
 
 def _snippets() -> list[tuple[str, str]]:
@@ -439,14 +589,15 @@ def _snippets() -> list[tuple[str, str]]:
     for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         text = path.read_text()
         for match in re.finditer(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL):
-            line = text[:match.start()].count("\n") + 1
+            line = text[: match.start()].count("\n") + 1
             found.append((f"{path.relative_to(REPO)}:{line}", match.group(1)))
     return found
 
 
 def _every_readme_and_docs_python_snippet_runs_from_the_installed_package(setup: Setup) -> None:
-    snippets = [(where, code) for where, code in _snippets()
-                if (where.split(":")[0], code.splitlines()[0]) not in NOT_RUNNABLE]
+    snippets = [
+        (where, code) for where, code in _snippets() if (where.split(":")[0], code.splitlines()[0]) not in NOT_RUNNABLE
+    ]
     assert len(snippets) >= 8
     folder = setup.base / "snippets"
     folder.mkdir()
@@ -488,8 +639,10 @@ def test_onnxtool_works_where_users_install_it() -> None:
     start = time.perf_counter()
     failed: list[str] = []
     with _installed() as setup:
-        print(f"built and installed: {time.perf_counter() - start:.1f} s; wheel {setup.wheel.stat().st_size} bytes, "
-              f"sdist {setup.sdist.stat().st_size} bytes")
+        print(
+            f"built and installed: {time.perf_counter() - start:.1f} s; wheel {setup.wheel.stat().st_size} bytes, "
+            f"sdist {setup.sdist.stat().st_size} bytes"
+        )
         for index, step in enumerate(steps):
             began = time.perf_counter()
             try:

@@ -15,8 +15,9 @@ from graphsurgeon_tools.resize import find_resize_sites
 
 BUILDERS = {
     "if_outer_initializer": nested.if_model,
-    "if_own_constants": lambda: nested.if_model(outer_constant=False, then_scales=(1, 1, 3, 3),
-                                                else_scales=(1, 1, 3, 3)),
+    "if_own_constants": lambda: nested.if_model(
+        outer_constant=False, then_scales=(1, 1, 3, 3), else_scales=(1, 1, 3, 3)
+    ),
     "loop": nested.loop_model,
     "scan": nested.scan_model,
     "if_in_loop": nested.nested_if_in_loop_model,
@@ -65,8 +66,9 @@ def test_function_sites_are_skipped_with_the_reason_unless_inlined() -> None:
     inlined = make_dynamic_scale(model, inline_functions=True)
     assert len(inlined.rewritten) == 2 and inlined.skipped == [] and inlined.check.passed
     assert not inlined.model.functions
-    np.testing.assert_array_equal(_run(inlined.model, {**nested.feeds(model), **inlined.feeds()})[0],
-                                  _run(model, nested.feeds(model))[0])
+    np.testing.assert_array_equal(
+        _run(inlined.model, {**nested.feeds(model), **inlined.feeds()})[0], _run(model, nested.feeds(model))[0]
+    )
 
 
 def test_nodes_selects_a_body_site_by_name() -> None:
@@ -134,20 +136,31 @@ def test_a_generic_spec_reports_matching_nodes_inside_bodies() -> None:
     from graphsurgeon_tools.plugins import parse_spec
 
     spec = parse_spec('[plugin]\nop_type = "P"\n[match]\nop_type = "Relu"\n', source="relu.toml")
-    body = helper.make_graph([helper.make_node("Relu", ["x"], ["b"], name="body_relu")], "b", [],
-                             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 8, 8])])
+    body = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["b"], name="body_relu")],
+        "b",
+        [],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 3, 8, 8])],
+    )
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["m"], name="main_relu"),
-         helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body)],
-        "g", [nested.X, nested.COND],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8]),
-         helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 8, 8])])
+        [
+            helper.make_node("Relu", ["x"], ["m"], name="main_relu"),
+            helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=body, else_branch=body),
+        ],
+        "g",
+        [nested.X, nested.COND],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8]),
+            helper.make_tensor_value_info("m", TensorProto.FLOAT, [1, 3, 8, 8]),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     result = swap_plugin(model, spec=spec)
     assert [r.node for r in result.rewritten] == ["main_relu"]
     assert [(s.node, s.reason) for s in result.skipped] == [
         ("body_relu", "inside If 'branch' else_branch: swap-plugin swaps main-graph nodes only"),
-        ("body_relu", "inside If 'branch' then_branch: swap-plugin swaps main-graph nodes only")]
+        ("body_relu", "inside If 'branch' then_branch: swap-plugin swaps main-graph nodes only"),
+    ]
 
 
 def test_main_graph_sites_outside_a_specs_names_are_not_reported_as_nested() -> None:

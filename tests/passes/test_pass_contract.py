@@ -15,7 +15,18 @@ from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
 from graphsurgeon_tools.passes.swap_plugin import swap_plugin
 from graphsurgeon_tools.resize import sites as resize_sites
 
-COMMON_KEYS = {"pass", "changed", "rewritten", "skipped", "new_inputs", "declared_inputs", "removed_nodes", "notes", "timings", "check"}
+COMMON_KEYS = {
+    "pass",
+    "changed",
+    "rewritten",
+    "skipped",
+    "new_inputs",
+    "declared_inputs",
+    "removed_nodes",
+    "notes",
+    "timings",
+    "check",
+}
 
 
 @pytest.fixture
@@ -100,7 +111,13 @@ def test_skips_carry_the_reason_a_rule_refused() -> None:
     assert not result.changed
     (skip,) = result.skipped
     assert isinstance(skip, Skip) and "already come from graph input" in skip.reason
-    assert skip.to_dict() == {"node": skip.node, "op_type": "Resize", "reason": skip.reason, "code": skip.code, "fix": None}
+    assert skip.to_dict() == {
+        "node": skip.node,
+        "op_type": "Resize",
+        "reason": skip.reason,
+        "code": skip.code,
+        "fix": None,
+    }
 
 
 def test_an_onnx_graphsurgeon_graph_comes_back_as_a_graph() -> None:
@@ -136,10 +153,14 @@ def test_each_pass_has_one_options_object_equal_to_its_functions_keywords(packag
     from graphsurgeon_tools.passes.base import Pass
 
     module = importlib.import_module(f"graphsurgeon_tools.passes.{package}")
-    (options,) = [v.Options for v in vars(module).values()
-                  if isinstance(v, type) and issubclass(v, Pass) and v is not Pass]
-    keywords = {name: (p.annotation, p.default) for name, p in inspect.signature(getattr(module, package)).parameters.items()
-                if name != "model"}
+    (options,) = [
+        v.Options for v in vars(module).values() if isinstance(v, type) and issubclass(v, Pass) and v is not Pass
+    ]
+    keywords = {
+        name: (p.annotation, p.default)
+        for name, p in inspect.signature(getattr(module, package)).parameters.items()
+        if name != "model"
+    }
     fields = {f.name: (f.type, f.default) for f in dataclasses.fields(options)}
     assert keywords == fields
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -226,9 +247,12 @@ def test_a_model_only_strict_shape_inference_rejects_is_refused_by_every_pass(tm
     nodes = [onnx.helper.make_node("Add", ["x", "y"], ["t"]), onnx.helper.make_node("Resize", ["t", "", "s"], ["out"])]
     value = onnx.helper.make_tensor_value_info
     graph = onnx.helper.make_graph(
-        nodes, "g", [value("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8]), value("y", onnx.TensorProto.FLOAT, [1, 4, 8, 8])],
+        nodes,
+        "g",
+        [value("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8]), value("y", onnx.TensorProto.FLOAT, [1, 4, 8, 8])],
         [value("out", onnx.TensorProto.FLOAT, [1, 3, 16, 16])],
-        [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")])
+        [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")],
+    )
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)  # the structural checker lets it through ...
     with pytest.raises(onnx.shape_inference.InferenceError, match="Incompatible dimensions"):

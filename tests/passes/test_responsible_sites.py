@@ -25,7 +25,9 @@ def _broken(model: onnx.ModelProto, node_name: str) -> onnx.ModelProto:
 
 
 def test_independent_sites_are_each_blamed_and_downstream_ones_are_not() -> None:
-    chain = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    chain = onnx.parser.parse_model(
+        '< ir_version: 8, opset_import: ["" : 13] >'
+        + """
     chain (float[1,1,4,4] x) => (float[1,1,16,16] y, float[1,1,8,8] z)
     <float[4] scales = {1.0, 1.0, 2.0, 2.0}, float[0] roi = {}>
     {
@@ -34,7 +36,8 @@ def test_independent_sites_are_each_blamed_and_downstream_ones_are_not() -> None
         y = Resize <mode = "linear"> (r, roi, scales)
         z = Resize <mode = "linear"> (x, roi, scales)
     }
-    """)
+    """
+    )
     for node in chain.graph.node:
         node.name = f"resize_{node.output[0]}" if node.op_type == "Resize" else node.output[0]
     assert responsible_sites(chain, ["a", "y", "z"]) == [("resize_a", "a"), ("resize_z", "z")]
@@ -54,11 +57,21 @@ def test_the_failure_message_says_where_the_difference_starts() -> None:
 
 def test_a_difference_only_at_site_outputs_is_named_without_crashing() -> None:
     model = golden.resize_model(13)
-    site = OutputComparison(output="resized", reference_output="resized", candidate_shape=(1, 3, 16, 16),
-                            reference_shape=(1, 3, 16, 16), passed=False, max_abs_error=0.5, mismatched=3)
-    same = OutputComparison(output="y", reference_output="y", candidate_shape=(1, 3, 16, 16),
-                            reference_shape=(1, 3, 16, 16), passed=True)
+    site = OutputComparison(
+        output="resized",
+        reference_output="resized",
+        candidate_shape=(1, 3, 16, 16),
+        reference_shape=(1, 3, 16, 16),
+        passed=False,
+        max_abs_error=0.5,
+        mismatched=3,
+    )
+    same = OutputComparison(
+        output="y", reference_output="y", candidate_shape=(1, 3, 16, 16), reference_shape=(1, 3, 16, 16), passed=True
+    )
     check = CheckResult(passed=False, outputs=[same], sites=[site])
     message = PassResult(model=model, rewritten=[object()], check=check).failure_message()
-    assert message == ("the written model differs from your input model in ONNX Runtime at Resize site outputs; "
-                       "the difference starts at site 'resize' (its output 'resized': max |diff| 0.5)")
+    assert message == (
+        "the written model differs from your input model in ONNX Runtime at Resize site outputs; "
+        "the difference starts at site 'resize' (its output 'resized': max |diff| 0.5)"
+    )

@@ -19,6 +19,8 @@ else:  # pragma: no cover - Python 3.10
 
 PACKAGE = Path(graphsurgeon_tools.__file__).resolve().parent
 ROOT = PACKAGE.parent
+
+
 def test_every_builtin_spec_is_a_file_inside_the_package_that_parses():
     specs = builtin_specs()
     assert set(specs) == {"DynamicTRTResize", "gridsample", "nms"}
@@ -32,8 +34,9 @@ def test_the_package_data_glob_of_pyproject_carries_every_builtin_spec():
     globs = data["graphsurgeon_tools"]
     for path in builtin_specs().values():
         relative = path.relative_to(PACKAGE)
-        assert any(relative.match(pattern) and len(relative.parts) == len(Path(pattern).parts) for pattern in globs), \
+        assert any(relative.match(pattern) and len(relative.parts) == len(Path(pattern).parts) for pattern in globs), (
             f"{relative} is not package data ({globs})"
+        )
 
 
 @pytest.mark.parametrize("name", ["gridsample", "GridSample", "grid_sample", "grid-sample"])
@@ -51,5 +54,3 @@ def test_a_file_at_that_path_wins_over_the_builtin_name(tmp_path, monkeypatch):
         resolve_spec(Path("sub") / "gridsample")
     with pytest.raises(InvalidSpecError, match="not found"):
         resolve_spec("no-such-spec")
-
-

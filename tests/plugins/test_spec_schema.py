@@ -24,18 +24,35 @@ REFUSED = {
     "float16 overflow": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float16"\nvalue = 1e6\n', "float16"),
     "nan constant": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = nan\n', "finite"),
     "empty constant": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = []\n', "empty"),
-    "shape mismatch": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = [1, 2, 3]\nshape = [2, 2]\n',
-                       "needs 4"),
-    "huge shape": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = [1]\nshape = [1000000000, 1000000000]\n',
-                   "needs"),
-    "dim beyond int64": (HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\n'
-                                'shape = [99999999999999999999]\n', "2**63-1"),
-    "rank too high": (HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\nshape = ['
-                      + ", ".join(["1"] * 65) + "]\n", "rank 65"),
-    "graph input without shape": (HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\n',
-                                  "needs a shape"),
-    "duplicate extra": (HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 1\n'
-                               '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 2\n', "already"),
+    "shape mismatch": (
+        HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = [1, 2, 3]\nshape = [2, 2]\n',
+        "needs 4",
+    ),
+    "huge shape": (
+        HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = [1]\nshape = [1000000000, 1000000000]\n',
+        "needs",
+    ),
+    "dim beyond int64": (
+        HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\n'
+        "shape = [99999999999999999999]\n",
+        "2**63-1",
+    ),
+    "rank too high": (
+        HEAD
+        + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\nshape = ['
+        + ", ".join(["1"] * 65)
+        + "]\n",
+        "rank 65",
+    ),
+    "graph input without shape": (
+        HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\n',
+        "needs a shape",
+    ),
+    "duplicate extra": (
+        HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 1\n'
+        '[[inputs.extra]]\nname = "e"\ndtype = "float32"\nvalue = 2\n',
+        "already",
+    ),
     "empty attribute list": (HEAD + "[attributes.set]\nx = []\n", "empty list"),
     "attribute name empty": (HEAD + '[attributes.set]\n"" = 1\n', "must not be empty"),
     "attribute name with a space": (HEAD + '[attributes.set]\n"a b" = 1\n', "not a valid name"),
@@ -67,7 +84,8 @@ def test_schema_refuses_at_parse_time_in_one_line(text: str, problem: str) -> No
 
 ACCEPTED = {
     "scalar graph input": HEAD + '[[inputs.extra]]\nname = "e"\nkind = "graph_input"\ndtype = "float32"\nshape = []\n',
-    "int64 extremes": HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "int64"\nvalue = [-9223372036854775808, 9223372036854775807]\n',
+    "int64 extremes": HEAD
+    + '[[inputs.extra]]\nname = "e"\ndtype = "int64"\nvalue = [-9223372036854775808, 9223372036854775807]\n',
     "bool constant": HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "bool"\nvalue = [0, 1]\n',
     "a whole float into an int": HEAD + '[[inputs.extra]]\nname = "e"\ndtype = "int32"\nvalue = 2.0\n',
     "list attribute": HEAD + "[attributes.set]\nx = [1, 2.5]\n",

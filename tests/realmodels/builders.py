@@ -74,12 +74,22 @@ def dpt() -> TorchModel:
 
     torch.manual_seed(0)
     config = DPTConfig(
-        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=4, backbone_out_indices=[0, 1, 2, 3],
-        num_attention_heads=2, intermediate_size=37, neck_hidden_sizes=[8, 16, 32, 64], fusion_hidden_size=16,
-        head_hidden_size=8, reassemble_factors=[4, 2, 1, 0.5], initializer_range=0.15,
+        image_size=32,
+        patch_size=8,
+        hidden_size=32,
+        num_hidden_layers=4,
+        backbone_out_indices=[0, 1, 2, 3],
+        num_attention_heads=2,
+        intermediate_size=37,
+        neck_hidden_sizes=[8, 16, 32, 64],
+        fusion_hidden_size=16,
+        head_hidden_size=8,
+        reassemble_factors=[4, 2, 1, 0.5],
+        initializer_range=0.15,
     )
-    return TorchModel("dpt", _transformers(config, DPTForDepthEstimation), torch.randn(1, 3, 32, 32),
-                      _project("transformers"))
+    return TorchModel(
+        "dpt", _transformers(config, DPTForDepthEstimation), torch.randn(1, 3, 32, 32), _project("transformers")
+    )
 
 
 def segformer() -> TorchModel:
@@ -88,13 +98,25 @@ def segformer() -> TorchModel:
 
     torch.manual_seed(0)
     config = SegformerConfig(
-        num_channels=3, num_encoder_blocks=4, depths=[1, 1, 1, 1], sr_ratios=[8, 4, 2, 1],
-        hidden_sizes=[8, 16, 32, 64], patch_sizes=[7, 3, 3, 3], strides=[4, 2, 2, 2],
-        num_attention_heads=[1, 1, 2, 2], mlp_ratios=[2, 2, 2, 2], decoder_hidden_size=16, num_labels=3,
+        num_channels=3,
+        num_encoder_blocks=4,
+        depths=[1, 1, 1, 1],
+        sr_ratios=[8, 4, 2, 1],
+        hidden_sizes=[8, 16, 32, 64],
+        patch_sizes=[7, 3, 3, 3],
+        strides=[4, 2, 2, 2],
+        num_attention_heads=[1, 1, 2, 2],
+        mlp_ratios=[2, 2, 2, 2],
+        decoder_hidden_size=16,
+        num_labels=3,
         initializer_range=0.1,
     )
-    return TorchModel("segformer", _transformers(config, SegformerForSemanticSegmentation),
-                      torch.randn(1, 3, 64, 64), _project("transformers"))
+    return TorchModel(
+        "segformer",
+        _transformers(config, SegformerForSemanticSegmentation),
+        torch.randn(1, 3, 64, 64),
+        _project("transformers"),
+    )
 
 
 def swin2sr() -> TorchModel:
@@ -104,11 +126,23 @@ def swin2sr() -> TorchModel:
     torch.manual_seed(0)
     # "nearest+conv" only exists for upscale=4 in transformers: two nearest x2 sites.
     config = Swin2SRConfig(
-        image_size=16, patch_size=1, num_channels=3, embed_dim=16, depths=[1, 1], num_heads=[2, 2],
-        window_size=4, upscale=4, upsampler="nearest+conv", img_range=1.0,
+        image_size=16,
+        patch_size=1,
+        num_channels=3,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        upscale=4,
+        upsampler="nearest+conv",
+        img_range=1.0,
     )
-    return TorchModel("swin2sr", _transformers(config, Swin2SRForImageSuperResolution),
-                      torch.rand(1, 3, 16, 16), _project("transformers"))
+    return TorchModel(
+        "swin2sr",
+        _transformers(config, Swin2SRForImageSuperResolution),
+        torch.rand(1, 3, 16, 16),
+        _project("transformers"),
+    )
 
 
 def vae_decoder() -> TorchModel:
@@ -118,9 +152,15 @@ def vae_decoder() -> TorchModel:
 
     torch.manual_seed(0)
     vae = AutoencoderKL(
-        in_channels=3, out_channels=3, down_block_types=["DownEncoderBlock2D"] * 2,
-        up_block_types=["UpDecoderBlock2D"] * 2, block_out_channels=[8, 16], layers_per_block=1,
-        latent_channels=4, norm_num_groups=4, sample_size=32,
+        in_channels=3,
+        out_channels=3,
+        down_block_types=["DownEncoderBlock2D"] * 2,
+        up_block_types=["UpDecoderBlock2D"] * 2,
+        block_out_channels=[8, 16],
+        layers_per_block=1,
+        latent_channels=4,
+        norm_num_groups=4,
+        sample_size=32,
     ).eval()
     vae.set_attn_processor(AttnProcessor())  # plain matmul attention: exports at opset 13 too
 
@@ -140,14 +180,33 @@ def upernet() -> TorchModel:
     from transformers import ConvNextConfig, UperNetConfig, UperNetForSemanticSegmentation
 
     torch.manual_seed(0)
-    backbone = ConvNextConfig(num_channels=3, hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1],
-                              out_features=["stage1", "stage2", "stage3", "stage4"], initializer_range=0.1)
-    config = UperNetConfig(backbone_config=backbone, hidden_size=16, pool_scales=[1, 2],
-                           use_auxiliary_head=False, num_labels=3, initializer_range=0.1)
-    return TorchModel("upernet", _transformers(config, UperNetForSemanticSegmentation),
-                      torch.randn(1, 3, 64, 64), _project("transformers"))
+    backbone = ConvNextConfig(
+        num_channels=3,
+        hidden_sizes=[8, 16, 32, 64],
+        depths=[1, 1, 1, 1],
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+        initializer_range=0.1,
+    )
+    config = UperNetConfig(
+        backbone_config=backbone,
+        hidden_size=16,
+        pool_scales=[1, 2],
+        use_auxiliary_head=False,
+        num_labels=3,
+        initializer_range=0.1,
+    )
+    return TorchModel(
+        "upernet",
+        _transformers(config, UperNetForSemanticSegmentation),
+        torch.randn(1, 3, 64, 64),
+        _project("transformers"),
+    )
 
 
 BUILDERS: dict[str, Callable[[], TorchModel]] = {
-    "dpt": dpt, "segformer": segformer, "swin2sr": swin2sr, "vae_decoder": vae_decoder, "upernet": upernet,
+    "dpt": dpt,
+    "segformer": segformer,
+    "swin2sr": swin2sr,
+    "vae_decoder": vae_decoder,
+    "upernet": upernet,
 }

@@ -27,7 +27,10 @@ class Export(NamedTuple):
 
 
 EXPORTS: tuple[Export, ...] = (
-    Export("torchscript", 14), Export("torchscript", 17), Export("dynamo", 18), Export("dynamo", 20),
+    Export("torchscript", 14),
+    Export("torchscript", 17),
+    Export("dynamo", 18),
+    Export("dynamo", 20),
 )
 
 
@@ -39,7 +42,12 @@ def export(module: Any, example: Any, variant: Export, path: Path) -> float:
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            module, (example,), str(path), dynamo=variant.exporter == "dynamo", opset_version=variant.opset,
-            input_names=["input"], output_names=["output"],
+            module,
+            (example,),
+            str(path),
+            dynamo=variant.exporter == "dynamo",
+            opset_version=variant.opset,
+            input_names=["input"],
+            output_names=["output"],
         )
     return time.perf_counter() - started

@@ -129,7 +129,8 @@ def real_models(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.C
         with capture.global_and_fixture_disabled():  # teardown output is captured otherwise
             reporter.write_line(
                 f"\nreal models: {len(models.export_seconds)} exports in {sum(models.export_seconds.values()):.1f} s "
-                f"(+ {sum(models.build_seconds.values()):.1f} s building {len(models.build_seconds)} models)")
+                f"(+ {sum(models.build_seconds.values()):.1f} s building {len(models.build_seconds)} models)"
+            )
 
 
 @pytest.fixture(scope="session")

@@ -69,8 +69,11 @@ def _step(*args: object, output: Path | None = None) -> Step:
 
 def new_input_feeds(report: dict[str, Any]) -> dict[str, np.ndarray]:
     """The values a pass reports for the inputs it added: the original factors."""
-    return {i["name"]: np.array(i["value"], dtype=i["dtype"])
-            for i in report.get("new_inputs", []) if i.get("value") is not None}
+    return {
+        i["name"]: np.array(i["value"], dtype=i["dtype"])
+        for i in report.get("new_inputs", [])
+        if i.get("value") is not None
+    }
 
 
 @dataclass
@@ -97,23 +100,51 @@ class Flow:
         out = self.folder / f"{self.stem}.dynamic.onnx"
         # onnxsim refolds float constants: the check compares the written model with the user's file,
         # so these cases accept onnxsim's few-ulp difference explicitly (the report gives its share)
-        simplify = ("--simplify", "--atol", SIMPLIFY_ATOL) if any(fnmatch.fnmatch(self.case, p) for p in SIMPLIFY) \
-            else ()
-        return self._once(("dynamic",), "make-dynamic-scale", self.original, "--from-sizes", *simplify,
-                          "-o", out, "--json", output=out)
+        simplify = (
+            ("--simplify", "--atol", SIMPLIFY_ATOL) if any(fnmatch.fnmatch(self.case, p) for p in SIMPLIFY) else ()
+        )
+        return self._once(
+            ("dynamic",),
+            "make-dynamic-scale",
+            self.original,
+            "--from-sizes",
+            *simplify,
+            "-o",
+            out,
+            "--json",
+            output=out,
+        )
 
     def plugin(self, signature: str) -> Step:
         out = self.folder / f"{self.stem}.{signature}.plugin.onnx"
-        return self._once(("plugin", signature), "swap-plugin", self.original, "--signature", signature,
-                          "-o", out, "--json", output=out)
+        return self._once(
+            ("plugin", signature),
+            "swap-plugin",
+            self.original,
+            "--signature",
+            signature,
+            "-o",
+            out,
+            "--json",
+            output=out,
+        )
 
     def reversed(self, signature: str) -> Step:
         plugin = self.plugin(signature)
         out = self.folder / f"{self.stem}.{signature}.reversed.onnx"
-        return self._once(("reversed", signature), "swap-plugin", plugin.output, "--reverse", "-o", out, "--json",
-                          output=out)
+        return self._once(
+            ("reversed", signature), "swap-plugin", plugin.output, "--reverse", "-o", out, "--json", output=out
+        )
 
     def validate(self, candidate: Path, reference: Path | str, *extra: str) -> Step:
         inputs = [a for name, path in self.inputs.items() for a in ("-i", f"{name}={path}")]
-        return self._once(("validate", str(candidate), str(reference), extra), "validate", candidate,
-                          "-r", reference, *inputs, *extra, "--json")
+        return self._once(
+            ("validate", str(candidate), str(reference), extra),
+            "validate",
+            candidate,
+            "-r",
+            reference,
+            *inputs,
+            *extra,
+            "--json",
+        )

@@ -25,7 +25,7 @@ def text_page(height: int = 64, width: int = 64, line: int = 16, gap: int = 8, s
         while x < width - 8:
             glyph = int(rng.integers(2, 5))
             if rng.random() < 0.6:
-                page[top:top + line, x:x + glyph] = 0.0
+                page[top : top + line, x : x + glyph] = 0.0
             x += glyph + 1 + int(rng.integers(0, 3))
     normalized = (page / 255.0 - _MEAN) / _STD
     return normalized.transpose(2, 0, 1)[None].astype(np.float32)

@@ -11,8 +11,11 @@ import torch
 import torch.nn.functional as F
 
 #: name -> (example input shape, dynamic axes of the input for the exporters)
-EXAMPLES = {"segresnet3d": ((1, 1, 16, 16, 16), {}), "basicunet1d": ((1, 1, 32), {}),
-            "recompute": ((1, 3, 12, 10), {2: "h", 3: "w"})}
+EXAMPLES = {
+    "segresnet3d": ((1, 1, 16, 16, 16), {}),
+    "basicunet1d": ((1, 1, 32), {}),
+    "recompute": ((1, 3, 12, 10), {2: "h", 3: "w"}),
+}
 
 
 def segresnet3d() -> torch.nn.Module:
@@ -20,8 +23,16 @@ def segresnet3d() -> torch.nn.Module:
     from monai.networks.nets import SegResNet
 
     torch.manual_seed(0)
-    return SegResNet(spatial_dims=3, init_filters=4, in_channels=1, out_channels=2, blocks_down=(1, 1),
-                     blocks_up=(1,), upsample_mode="nontrainable", norm=("GROUP", {"num_groups": 2})).eval()
+    return SegResNet(
+        spatial_dims=3,
+        init_filters=4,
+        in_channels=1,
+        out_channels=2,
+        blocks_down=(1, 1),
+        blocks_up=(1,),
+        upsample_mode="nontrainable",
+        norm=("GROUP", {"num_groups": 2}),
+    ).eval()
 
 
 def basicunet1d() -> torch.nn.Module:
@@ -29,8 +40,9 @@ def basicunet1d() -> torch.nn.Module:
     from monai.networks.nets import BasicUNet
 
     torch.manual_seed(0)
-    return BasicUNet(spatial_dims=1, in_channels=1, out_channels=2, features=(4, 4, 4, 4, 4, 4),
-                     upsample="nontrainable").eval()
+    return BasicUNet(
+        spatial_dims=1, in_channels=1, out_channels=2, features=(4, 4, 4, 4, 4, 4), upsample="nontrainable"
+    ).eval()
 
 
 class Recompute(torch.nn.Module):
@@ -42,8 +54,9 @@ class Recompute(torch.nn.Module):
         self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.interpolate(self.conv(x), scale_factor=2.0, mode="bilinear", align_corners=False,
-                             recompute_scale_factor=True)
+        return F.interpolate(
+            self.conv(x), scale_factor=2.0, mode="bilinear", align_corners=False, recompute_scale_factor=True
+        )
 
 
 def recompute() -> torch.nn.Module:

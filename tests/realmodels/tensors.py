@@ -38,8 +38,9 @@ def _load(model: onnx.ModelProto | Path | str) -> onnx.ModelProto:
     return model if isinstance(model, onnx.ModelProto) else onnx.load(str(model))
 
 
-def random_feeds(model: onnx.ModelProto, dims: Mapping[str, int] | None = None, seed: int = 0,
-                 spatial: int = 64) -> dict[str, np.ndarray]:
+def random_feeds(
+    model: onnx.ModelProto, dims: Mapping[str, int] | None = None, seed: int = 0, spatial: int = 64
+) -> dict[str, np.ndarray]:
     """Seeded inputs for the graph's data inputs: symbolic or non-positive dims get 1 (first) or ``spatial``."""
     rng = np.random.default_rng(seed)
     initializers = {init.name for init in model.graph.initializer}
@@ -61,8 +62,10 @@ def random_feeds(model: onnx.ModelProto, dims: Mapping[str, int] | None = None, 
 def _float_tensors(model: onnx.ModelProto) -> dict[str, None]:
     """Names of float tensors produced by nodes or given as outputs, in graph order (dict as ordered set)."""
     inferred = onnx.shape_inference.infer_shapes(model)
-    types = {v.name: v.type.tensor_type.elem_type
-             for v in (*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input)}
+    types = {
+        v.name: v.type.tensor_type.elem_type
+        for v in (*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input)
+    }
     names: dict[str, None] = {}
     for node in model.graph.node:
         for name in node.output:
@@ -88,9 +91,15 @@ def _session(model: onnx.ModelProto, outputs: list[str], level: Any) -> Any:
     return ort.InferenceSession(exposed.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def compare_shared(original: onnx.ModelProto | Path | str, rewritten: onnx.ModelProto | Path | str,
-                   extra_feeds: Mapping[str, np.ndarray], *, dims: Mapping[str, int] | None = None,
-                   level: Any = None, seed: int = 0) -> SharedDiff:
+def compare_shared(
+    original: onnx.ModelProto | Path | str,
+    rewritten: onnx.ModelProto | Path | str,
+    extra_feeds: Mapping[str, np.ndarray],
+    *,
+    dims: Mapping[str, int] | None = None,
+    level: Any = None,
+    seed: int = 0,
+) -> SharedDiff:
     """Run both models on the same seeded inputs (``extra_feeds`` only to ``rewritten``) and diff shared tensors."""
     import onnxruntime as ort
 

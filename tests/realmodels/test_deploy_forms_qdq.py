@@ -39,10 +39,15 @@ class _Calibration(quantization.CalibrationDataReader):
 
 
 def _quantize(source: Path, target: Path, shape: tuple[int, ...], per_channel: bool) -> onnx.ModelProto:
-    quantization.quantize_static(str(source), str(target), _Calibration("input", shape),
-                                 quant_format=quantization.QuantFormat.QDQ, per_channel=per_channel,
-                                 activation_type=quantization.QuantType.QInt8,
-                                 weight_type=quantization.QuantType.QInt8)
+    quantization.quantize_static(
+        str(source),
+        str(target),
+        _Calibration("input", shape),
+        quant_format=quantization.QuantFormat.QDQ,
+        per_channel=per_channel,
+        activation_type=quantization.QuantType.QInt8,
+        weight_type=quantization.QuantType.QInt8,
+    )
     return onnx.load(target)
 
 
@@ -53,8 +58,10 @@ FORM_IDS = ["per-tensor", "per-channel"]
 @pytest.fixture(scope="module")
 def quantized(real_models, srcnn_exports, tmp_path_factory) -> dict[tuple[str, bool], Path]:  # noqa: F811
     folder = tmp_path_factory.mktemp("qdq")
-    sources = {"dpt": (real_models.path("dpt/torchscript-17"), (1, 3, 32, 32)),
-               "srcnn": (srcnn_exports["torchscript-17"], (1, 3, 16, 16))}
+    sources = {
+        "dpt": (real_models.path("dpt/torchscript-17"), (1, 3, 32, 32)),
+        "srcnn": (srcnn_exports["torchscript-17"], (1, 3, 16, 16)),
+    }
     out: dict[tuple[str, bool], Path] = {}
     for name, (source, shape) in sources.items():
         for per_channel in FORMS:
@@ -66,7 +73,8 @@ def quantized(real_models, srcnn_exports, tmp_path_factory) -> dict[tuple[str, b
 
 @pytest.mark.parametrize("per_channel", FORMS, ids=FORM_IDS)
 def test_dpt_quantized_by_ort_has_dq_resize_q_sites_and_swaps_with_the_check_passing(
-        quantized, per_channel: bool, record_property, tmp_path) -> None:
+    quantized, per_channel: bool, record_property, tmp_path
+) -> None:
     path = quantized[("dpt", per_channel)]
     sites = qdq_sites(onnx.load(path))
     full = [s for s in sites.values() if s.full]
@@ -95,8 +103,7 @@ def test_dpt_quantized_make_dynamic_scale_is_exact(quantized) -> None:
 
 
 @pytest.mark.parametrize("per_channel", FORMS, ids=FORM_IDS)
-def test_srcnn_quantized_swaps_its_cubic_site_before_the_quantizelinear(quantized, per_channel: bool,
-                                                                       tmp_path) -> None:
+def test_srcnn_quantized_swaps_its_cubic_site_before_the_quantizelinear(quantized, per_channel: bool, tmp_path) -> None:
     path = quantized[("srcnn", per_channel)]
     (site,) = qdq_sites(onnx.load(path)).values()
     assert not site.dq and site.q and not site.full  # Resize on the float input, then Q

@@ -32,8 +32,13 @@ torch = pytest.importorskip("torch", reason="needs the realmodels extra (pip ins
 monai = pytest.importorskip("monai", reason="needs the realmodels extra (pip install -e '.[realmodels]')")
 
 # (model, exporter-opset) -> the outcome each command must have: 0 done, 3 refused with this code.
-CASES = ("segresnet3d/torchscript-17", "segresnet3d/dynamo-18", "basicunet1d/torchscript-17",
-         "recompute/torchscript-17", "recompute/dynamo-18")
+CASES = (
+    "segresnet3d/torchscript-17",
+    "segresnet3d/dynamo-18",
+    "basicunet1d/torchscript-17",
+    "recompute/torchscript-17",
+    "recompute/dynamo-18",
+)
 REFUSED = {  # (case pattern prefix, command) -> the code of the up-front refusal
     ("segresnet3d", "swap-plugin:size-tensor"): "size-tensor-rank",  # MMDeploy's plugin is 4-D only
     ("basicunet1d", "swap-plugin:size-tensor"): "size-tensor-rank",
@@ -73,8 +78,16 @@ def exported(tmp_path_factory):
                 kwargs["dynamic_axes"] = {"input": dynamic}
             with warnings.catch_warnings(), torch.no_grad():
                 warnings.simplefilter("ignore")
-                torch.onnx.export(module, (example,), str(path), dynamo=exporter == "dynamo", opset_version=int(opset),
-                                  input_names=["input"], output_names=["output"], **kwargs)
+                torch.onnx.export(
+                    module,
+                    (example,),
+                    str(path),
+                    dynamo=exporter == "dynamo",
+                    opset_version=int(opset),
+                    input_names=["input"],
+                    output_names=["output"],
+                    **kwargs,
+                )
             paths[case] = path
         return paths[case]
 
@@ -110,8 +123,10 @@ def test_every_command_does_its_work_or_fails_with_the_reason(exported, case: st
         code, report, err = _run("make-dynamic-scale", original, "--layout", layout, "-o", out, "--json")
         assert code == 0, f"--layout {layout}: exit {code}: {err}"
         assert report["rewritten"] and report["check"]["passed"] is True, report
-        assert all(i["shape"] == ([spatial] if layout != "scales" or case.startswith("recompute") else [spatial + 2])
-                   for i in report["new_inputs"]), report["new_inputs"]
+        assert all(
+            i["shape"] == ([spatial] if layout != "scales" or case.startswith("recompute") else [spatial + 2])
+            for i in report["new_inputs"]
+        ), report["new_inputs"]
         written[f"layout {layout}"] = out
         outcomes[f"make-dynamic-scale --layout {layout}"] = f"0 ({len(report['rewritten'])} rewritten, check passed)"
 
@@ -148,8 +163,9 @@ def test_every_command_does_its_work_or_fails_with_the_reason(exported, case: st
         if float_input:  # lint's fix, applied to the very file lint named, then linted again
             fix = next(f["fix"] for f in report["findings"] if f["rule"] == "trt-shape-input-integer")
             fixed = tmp_path / "fixed.onnx"
-            code, done, err = _run("make-dynamic-scale", path, "--layout", fix["keywords"]["layout"], "-o", fixed,
-                                   "--json")
+            code, done, err = _run(
+                "make-dynamic-scale", path, "--layout", fix["keywords"]["layout"], "-o", fixed, "--json"
+            )
             assert code == 0 and done["check"]["passed"] is True, f"lint's fix: exit {code}: {err}"
             code, _, err = _run("lint", fixed, "--target", "tensorrt", "--json")
             assert code == 0, f"lint after its fix: exit {code}: {err}"

@@ -46,7 +46,9 @@ def _params(test: str, cases: tuple[str, ...] = CASES, extras: tuple[str, ...] =
     for case in cases:
         for extra in extras or (None,):
             ident = case if extra is None else f"{case}-{extra}"
-            reasons = [why for (name, pattern), why in KNOWN.items() if name == test and fnmatch.fnmatch(ident, pattern)]
+            reasons = [
+                why for (name, pattern), why in KNOWN.items() if name == test and fnmatch.fnmatch(ident, pattern)
+            ]
             marks = [pytest.mark.xfail(reason=reasons[0], strict=True)] if reasons else []
             values = (case,) if extra is None else (case, extra)
             params.append(pytest.param(*values, id=ident, marks=marks))
@@ -74,8 +76,9 @@ def test_inspect_lists_every_site_with_its_source(flows, case: str, record_prope
     assert step.code == 0, step.why()
     sites = step.report["sites"]
     assert sites, f"{case}: no Resize/Upsample site found"
-    sources = sorted({s["scales_source"] if s["scales_source"] != "absent" else f"sizes:{s['sizes_source']}"
-                      for s in sites})
+    sources = sorted(
+        {s["scales_source"] if s["scales_source"] != "absent" else f"sizes:{s['sizes_source']}" for s in sites}
+    )
     assert "absent" not in sources and "sizes:absent" not in sources
     record_property("sites", len(sites))
     record_property("sources", ",".join(sources))
@@ -200,8 +203,9 @@ def test_validate_dynamic_against_the_original(flows, case: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("case", "which"), _params("test_validate_against_onnx_reference", ONNX_REFERENCE_CASES,
-                                                    ("dynamic", "plugin")))
+@pytest.mark.parametrize(
+    ("case", "which"), _params("test_validate_against_onnx_reference", ONNX_REFERENCE_CASES, ("dynamic", "plugin"))
+)
 def test_validate_against_onnx_reference(flows, case: str, which: str) -> None:
     flow = flows(case)
     if which == "dynamic":

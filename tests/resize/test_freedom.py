@@ -29,11 +29,11 @@ def _parse(body: str) -> onnx.ModelProto:
 def _neck(join: str) -> onnx.ModelProto:
     """coarse (1x4x8x8) -> Resize x2 -> ``join`` with a lateral at 16x16 -> Relu."""
     return _parse(f"""
-    neck (float[1,4,8,8] coarse, float[1,4,16,16] lateral) => (float[1,{8 if join == 'Concat' else 4},16,16] y)
+    neck (float[1,4,8,8] coarse, float[1,4,16,16] lateral) => (float[1,{8 if join == "Concat" else 4},16,16] y)
     <float[4] scales = {{1.0, 1.0, 2.0, 2.0}}, float[0] roi = {{}}>
     {{
         up = Resize <mode = "nearest"> (coarse, roi, scales)
-        joined = {join} {'<axis = 1>' if join == 'Concat' else ''} (up, lateral)
+        joined = {join} {"<axis = 1>" if join == "Concat" else ""} (up, lateral)
         y = Relu (joined)
     }}
     """)
@@ -49,10 +49,13 @@ def test_a_resize_whose_output_meets_nothing_is_free() -> None:
     assert freedom.to_dict()["free"] is True and freedom.to_dict()["pinned_by"] is None
 
 
-@pytest.mark.parametrize("join, text", [
-    ("Concat", "Concat neck_Concat joins [1,4,24,24] with [1,4,16,16]"),
-    ("Add", "Add neck_Add cannot broadcast [1,4,24,24] with [1,4,16,16]"),
-])
+@pytest.mark.parametrize(
+    "join, text",
+    [
+        ("Concat", "Concat neck_Concat joins [1,4,24,24] with [1,4,16,16]"),
+        ("Add", "Add neck_Add cannot broadcast [1,4,24,24] with [1,4,16,16]"),
+    ],
+)
 def test_an_upsample_meeting_a_lateral_connection_is_pinned_by_that_node(join: str, text: str) -> None:
     model = _neck(join)
     model.graph.node[1].name = f"neck_{join}"
@@ -76,7 +79,8 @@ def test_a_reshape_to_a_shape_baked_in_the_graph_pins_the_site() -> None:
     (freedom,) = site_freedom(model).values()
     assert freedom.free is False and freedom.pinned_by.op_type == "Reshape"
     assert freedom.pinned_by.describe().endswith(
-        "reshapes [1,4,24,24] (2304 elements) to the shape [1,4,256] baked in the graph")
+        "reshapes [1,4,24,24] (2304 elements) to the shape [1,4,256] baked in the graph"
+    )
 
 
 def test_a_reshape_whose_shape_is_computed_from_shape_follows_the_factor() -> None:
@@ -171,8 +175,9 @@ def test_the_budget_bounds_the_work_and_says_so() -> None:
 
 def test_many_sites_cost_one_base_pass_and_one_cone_each() -> None:
     # 200 independent branches x -> Resize -> Add(lateral): each site's cone is one Add.
-    branches = "\n".join(f"up{i} = Resize <mode = \"nearest\"> (x, roi, scales)\n y{i} = Add (up{i}, lateral)"
-                         for i in range(200))
+    branches = "\n".join(
+        f'up{i} = Resize <mode = "nearest"> (x, roi, scales)\n y{i} = Add (up{i}, lateral)' for i in range(200)
+    )
     outputs = ", ".join(f"float[1,2,8,8] y{i}" for i in range(200))
     model = _parse(f"""
     wide (float[1,2,4,4] x, float[1,2,8,8] lateral) => ({outputs})
@@ -189,8 +194,9 @@ def test_factor_clash_names_the_sweep_point_a_pinned_model_cannot_run() -> None:
     model = _neck("Concat")
     assert factor_clash(model, 2.0) is None  # its own factor
     clash = factor_clash(model, 3.0)
-    assert not_free_message(3.0, clash) == "not free at x3: Concat neck_concat joins [1,4,24,24] with [1,4,16,16]" \
-        .replace("neck_concat", clash.node)
+    assert not_free_message(
+        3.0, clash
+    ) == "not free at x3: Concat neck_concat joins [1,4,24,24] with [1,4,16,16]".replace("neck_concat", clash.node)
     keep, refused = runnable_factors(model, [2.0, 3.0, 4.0])
     assert keep == [2.0] and sorted(refused) == [3.0, 4.0]
     assert refused[4.0].startswith("not free at x4: Concat ")
@@ -262,14 +268,17 @@ def test_shape_flow_follows_resize_scales_exactly_as_onnx_inference_does():
     decided = 0
     for index in range(300):
         shape = tuple(int(d) for d in rng.integers(1, 3000, 4))
-        scales = (rng.uniform(0.01, 9, 4) if index % 2 else rng.choice([0.5, 1, 2, 1 / 3, 2 / 3, 0.7, 1.5], 4))
+        scales = rng.uniform(0.01, 9, 4) if index % 2 else rng.choice([0.5, 1, 2, 1 / 3, 2 / 3, 0.7, 1.5], 4)
         scales = scales.astype(np.float32)
         quick = quick_resize(node, [Tensor(1, shape), Tensor(), Tensor(1, (4,), scales)])
         if quick is None:  # a product float32 may round up: ONNX decides those
             continue
         decided += 1
         inferred = onnx.shape_inference.infer_node_outputs(
-            schema, node, {"x": helper.make_tensor_type_proto(1, shape), "s": helper.make_tensor_type_proto(1, (4,))},
-            {"s": numpy_helper.from_array(scales, "s")})
+            schema,
+            node,
+            {"x": helper.make_tensor_type_proto(1, shape), "s": helper.make_tensor_type_proto(1, (4,))},
+            {"s": numpy_helper.from_array(scales, "s")},
+        )
         assert quick.shape == tuple(d.dim_value for d in inferred["y"].tensor_type.shape.dim), (shape, scales)
     assert decided > 250

@@ -49,9 +49,11 @@ def test_a_mistyped_scales_or_sizes_input_is_a_site_problem_that_both_passes_ref
 
 
 def test_the_allowed_types_are_no_problem_and_the_plugin_is_not_judged_here():
-    ok = [_model(9, "Upsample (X, s)", "float[4] s = {1.0, 1.0, 2.0, 2.0}"),
-          _model(13, "Resize (X, , s)", inputs="float[4] s"),
-          _model(13, "Resize (X, , , s)", "int64[4] s = {1, 3, 8, 8}")]
+    ok = [
+        _model(9, "Upsample (X, s)", "float[4] s = {1.0, 1.0, 2.0, 2.0}"),
+        _model(13, "Resize (X, , s)", inputs="float[4] s"),
+        _model(13, "Resize (X, , , s)", "int64[4] s = {1, 3, 8, 8}"),
+    ]
     for model in ok:
         (site,) = find_resize_sites(model)
         assert site.problems == ()

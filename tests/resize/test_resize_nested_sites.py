@@ -73,7 +73,9 @@ def test_nonsense_scales_in_a_body_are_refused_naming_the_scope() -> None:
 def test_inspect_lists_every_site_with_where_it_lives() -> None:
     report = inspect_model(nested.nested_if_in_loop_model())
     assert [s["scope"] for s in report.to_dict()["sites"]] == [
-        "Loop 'steps' body / If 'inner' else_branch", "Loop 'steps' body / If 'inner' then_branch"]
+        "Loop 'steps' body / If 'inner' else_branch",
+        "Loop 'steps' body / If 'inner' then_branch",
+    ]
 
 
 def test_scopes_walk_deep_nesting_without_recursion() -> None:
@@ -82,15 +84,21 @@ def test_scopes_walk_deep_nesting_without_recursion() -> None:
     from onnx import TensorProto, helper
 
     def leaf(level: int):
-        return helper.make_graph([helper.make_node("Identity", ["x"], [f"e{level}"])], f"e{level}", [],
-                                 [helper.make_tensor_value_info(f"e{level}", TensorProto.FLOAT, None)])
+        return helper.make_graph(
+            [helper.make_node("Identity", ["x"], [f"e{level}"])],
+            f"e{level}",
+            [],
+            [helper.make_tensor_value_info(f"e{level}", TensorProto.FLOAT, None)],
+        )
 
     graph = leaf(0)
     for level in range(1, 30):  # one deep branch per level, the other a leaf: 60 graphs
-        node = helper.make_node("If", ["c"], [f"o{level}"], name=f"if{level}", then_branch=graph,
-                                else_branch=leaf(level))
-        graph = helper.make_graph([node], f"g{level}", [],
-                                  [helper.make_tensor_value_info(f"o{level}", TensorProto.FLOAT, None)])
+        node = helper.make_node(
+            "If", ["c"], [f"o{level}"], name=f"if{level}", then_branch=graph, else_branch=leaf(level)
+        )
+        graph = helper.make_graph(
+            [node], f"g{level}", [], [helper.make_tensor_value_info(f"o{level}", TensorProto.FLOAT, None)]
+        )
     names = [s.name for s in scopes(helper.make_model(graph))]
     assert len(names) == 1 + 2 * 29 and names[0] == MAIN_GRAPH
     assert names[-1].count(" / ") == 28

@@ -20,14 +20,17 @@ def test_the_defaults_are_the_schemas() -> None:
         assert (default.decode() if isinstance(default, bytes) else default) == value
 
 
-@pytest.mark.parametrize(("op_type", "opset", "version", "slots"), [
-    ("Upsample", 7, 7, semantics.InputSlots(scales_attribute=True)),
-    ("Upsample", 9, 9, semantics.InputSlots(scales=1)),
-    ("Upsample", 13, 10, semantics.InputSlots(scales=1)),
-    ("Resize", 10, 10, semantics.InputSlots(scales=1)),
-    ("Resize", 11, 11, semantics.InputSlots(roi=1, scales=2, sizes=3)),
-    ("Resize", 19, 19, semantics.InputSlots(roi=1, scales=2, sizes=3)),
-])
+@pytest.mark.parametrize(
+    ("op_type", "opset", "version", "slots"),
+    [
+        ("Upsample", 7, 7, semantics.InputSlots(scales_attribute=True)),
+        ("Upsample", 9, 9, semantics.InputSlots(scales=1)),
+        ("Upsample", 13, 10, semantics.InputSlots(scales=1)),
+        ("Resize", 10, 10, semantics.InputSlots(scales=1)),
+        ("Resize", 11, 11, semantics.InputSlots(roi=1, scales=2, sizes=3)),
+        ("Resize", 19, 19, semantics.InputSlots(roi=1, scales=2, sizes=3)),
+    ],
+)
 def test_input_slots_per_op_version(op_type, opset, version, slots) -> None:
     assert semantics.op_version(op_type, opset) == version
     assert semantics.input_slots(op_type, version) == slots
@@ -44,15 +47,21 @@ def test_legacy_versions_are_asymmetric_floor() -> None:
 
 
 def test_plugin_node_decodes_with_defaults_and_renames() -> None:
-    node = helper.make_node("DynamicTRTResize", ["x", "s"], ["y"], domain="trt", interp="linear",
-                            plugin_version="1")
+    node = helper.make_node("DynamicTRTResize", ["x", "s"], ["y"], domain="trt", interp="linear", plugin_version="1")
     assert decode_plugin_semantics(node, rename={"mode": "interp"}) == {
-        **{k: semantics.RESIZE_DEFAULTS[k] for k in semantics.PLUGIN_SEMANTICS}, "mode": "linear"}
+        **{k: semantics.RESIZE_DEFAULTS[k] for k in semantics.PLUGIN_SEMANTICS},
+        "mode": "linear",
+    }
 
 
 def test_resize_attributes_round_trip_the_semantics_each_opset_holds() -> None:
-    wanted = {"mode": "cubic", "coordinate_transformation_mode": "align_corners", "cubic_coeff_a": -0.5,
-              "exclude_outside": 1, "nearest_mode": "floor"}
+    wanted = {
+        "mode": "cubic",
+        "coordinate_transformation_mode": "align_corners",
+        "cubic_coeff_a": -0.5,
+        "exclude_outside": 1,
+        "nearest_mode": "floor",
+    }
     node = helper.make_node("DynamicTRTResize", ["x", "s"], ["y"], **wanted)
     assert resize_attributes(decode_plugin_semantics(node), 13) == wanted
     assert resize_attributes(decode_plugin_semantics(node), 9) == {"mode": "cubic"}

@@ -49,8 +49,16 @@ def test_every_resize_version_and_scales_source(opset: int, source: str) -> None
 
 
 def test_attributes_are_reported_with_defaults_filled_in() -> None:
-    (site,) = find_resize_sites(golden.resize_model(18, mode="cubic", axes=(2, 3), scales=(2.0, 2.5), antialias=1,
-                                                    coordinate_transformation_mode="pytorch_half_pixel"))
+    (site,) = find_resize_sites(
+        golden.resize_model(
+            18,
+            mode="cubic",
+            axes=(2, 3),
+            scales=(2.0, 2.5),
+            antialias=1,
+            coordinate_transformation_mode="pytorch_half_pixel",
+        )
+    )
     assert site.mode == "cubic" and site.cubic_coeff_a == -0.75 and site.exclude_outside == 0
     assert site.antialias == 1 and site.axes == (2, 3) and site.scales == (2.0, 2.5)
     assert site.coordinate_transformation_mode == "pytorch_half_pixel"
@@ -60,7 +68,9 @@ def test_attributes_are_reported_with_defaults_filled_in() -> None:
 
 
 def test_half_pixel_symmetric_at_resize_19() -> None:
-    (site,) = find_resize_sites(golden.resize_model(19, mode="linear", coordinate_transformation_mode="half_pixel_symmetric"))
+    (site,) = find_resize_sites(
+        golden.resize_model(19, mode="linear", coordinate_transformation_mode="half_pixel_symmetric")
+    )
     assert site.op_version == 19 and site.coordinate_transformation_mode == "half_pixel_symmetric"
 
 
@@ -69,8 +79,10 @@ def test_empty_string_roi_of_the_dynamo_exporter() -> None:
     assert site.roi_tensor == "" and site.scales_source is ValueSource.INITIALIZER
 
 
-@pytest.mark.parametrize("version, opset, source", [(7, 7, ValueSource.ATTRIBUTE), (7, 8, ValueSource.ATTRIBUTE),
-                                                     (9, 9, ValueSource.CONSTANT)])
+@pytest.mark.parametrize(
+    "version, opset, source",
+    [(7, 7, ValueSource.ATTRIBUTE), (7, 8, ValueSource.ATTRIBUTE), (9, 9, ValueSource.CONSTANT)],
+)
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_upsample_7_and_9(version: int, opset: int, source: ValueSource, mode: str) -> None:
     (site,) = find_resize_sites(golden.upsample_model(version, opset=opset, mode=mode, scales=(1.0, 1.0, 2.0, 3.0)))
@@ -118,8 +130,12 @@ def test_no_sites_in_a_model_without_resize() -> None:
 
 def test_the_exporters_output(srcnn_exports) -> None:
     expected_version = {"torchscript-11": 11, "torchscript-13": 13, "torchscript-17": 13, "dynamo": 19}
-    expected_source = {"torchscript-11": ValueSource.CONSTANT, "torchscript-13": ValueSource.CONSTANT,
-                       "torchscript-17": ValueSource.CONSTANT, "dynamo": ValueSource.INITIALIZER}
+    expected_source = {
+        "torchscript-11": ValueSource.CONSTANT,
+        "torchscript-13": ValueSource.CONSTANT,
+        "torchscript-17": ValueSource.CONSTANT,
+        "dynamo": ValueSource.INITIALIZER,
+    }
     for label, path in srcnn_exports.items():
         (site,) = find_resize_sites(path)
         assert site.mode == "cubic" and site.cubic_coeff_a == -0.75, label
@@ -132,9 +148,13 @@ def test_the_real_paddle_model(ppocr_det_path) -> None:
     sites = find_resize_sites(ppocr_det_path)
     assert len(sites) == 6
     assert [s.scales[2] for s in sites] == [2.0, 2.0, 2.0, 8.0, 4.0, 2.0]
-    assert {(s.mode, s.coordinate_transformation_mode, s.nearest_mode) for s in sites} == {("nearest", "asymmetric", "floor")}
+    assert {(s.mode, s.coordinate_transformation_mode, s.nearest_mode) for s in sites} == {
+        ("nearest", "asymmetric", "floor")
+    }
     # paddle2onnx writes Constant nodes named p2o.helper.constant.N (roi empty, scales filled)
-    assert all(s.scales_source is ValueSource.CONSTANT and s.scales_tensor.startswith("p2o.helper.constant.") for s in sites)
+    assert all(
+        s.scales_source is ValueSource.CONSTANT and s.scales_tensor.startswith("p2o.helper.constant.") for s in sites
+    )
 
 
 def test_scales_stored_as_external_data_are_read_from_the_models_folder(tmp_path) -> None:

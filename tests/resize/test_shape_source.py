@@ -29,8 +29,10 @@ def test_sizes_from_static_shapes_fold_and_say_simplify() -> None:
     source = shape_source(model, "sizes")
     assert source.foldable and source.value == (1, 4, 16, 16)
     assert [name for name, _ in source.shapes_of] == ["x", "lateral"]
-    assert source.describe() == ("computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]: the same "
-                                 "[1,4,16,16] for every input; simplify=True folds it to a constant")
+    assert source.describe() == (
+        "computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]: the same "
+        "[1,4,16,16] for every input; simplify=True folds it to a constant"
+    )
 
 
 def test_sizes_from_dynamic_dims_are_run_time() -> None:
@@ -41,14 +43,17 @@ def test_sizes_from_dynamic_dims_are_run_time() -> None:
 
 
 def test_values_read_from_data_or_constants_are_not_shape_sources() -> None:
-    model = onnx.parser.parse_model('< ir_version: 8, opset_import: ["" : 13] >' + """
+    model = onnx.parser.parse_model(
+        '< ir_version: 8, opset_import: ["" : 13] >'
+        + """
     fed (float[1,4,8,8] x, float[4] s) => (float[1,4,?,?] y)
     <float[4] k = {1.0, 1.0, 1.0, 1.0}>
     {
         scales = Mul (s, k)
         y = Resize <mode = "nearest"> (x, , scales)
     }
-    """)
+    """
+    )
     assert shape_source(model, "scales") is None  # the VALUES of graph input s
     assert shape_source(model, "k") is None  # a constant
 
@@ -61,4 +66,5 @@ def test_inspect_says_where_run_time_sizes_come_from() -> None:
     assert site["sizes_source"] == "runtime"
     assert [n for n in site["notes"] if n.startswith("sizes:")] == [
         "sizes: computed from the static shape of 'x' [1,4,8,8], 'lateral' [1,4,16,16]: the same [1,4,16,16] "
-        "for every input; simplify=True folds it to a constant"]
+        "for every input; simplify=True folds it to a constant"
+    ]

@@ -22,13 +22,25 @@ from graphsurgeon_tools.runtime import make_session
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "uint8", "int8", "int32")
 ORT_DTYPES = ("float32", "float16", "uint8", "int8", "int32")  # ORT's CPU Resize has kernels for these
-ELEM = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "bfloat16": TensorProto.BFLOAT16,
-        "float64": TensorProto.DOUBLE, "uint8": TensorProto.UINT8, "int8": TensorProto.INT8,
-        "int32": TensorProto.INT32}
-TORCH = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
-         "uint8": torch.uint8, "int8": torch.int8, "int32": torch.int32}
-CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-        "tf_crop_and_resize")
+ELEM = {
+    "float32": TensorProto.FLOAT,
+    "float16": TensorProto.FLOAT16,
+    "bfloat16": TensorProto.BFLOAT16,
+    "float64": TensorProto.DOUBLE,
+    "uint8": TensorProto.UINT8,
+    "int8": TensorProto.INT8,
+    "int32": TensorProto.INT32,
+}
+TORCH = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "int32": torch.int32,
+}
+CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 # The plugin node has neither roi nor antialias.
 PLUGIN_CTMS = CTMS[:-1]
@@ -70,7 +82,9 @@ def _model(op_type: str, dtype: str, attrs: dict[str, Any], domain: str = "") ->
     y = helper.make_tensor_value_info("Y", ELEM[dtype], None)
     inputs = [x, s]
     if op_type == "Resize":
-        names = ["X", "R", "S"] if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize" else ["X", "", "S"]
+        names = (
+            ["X", "R", "S"] if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize" else ["X", "", "S"]
+        )
         if names[1]:
             inputs.append(helper.make_tensor_value_info("R", TensorProto.FLOAT, [None]))
     else:
@@ -91,14 +105,14 @@ def _options() -> ort.SessionOptions:
 
 @cache
 def ort_session(dtype: str, attrs: tuple[tuple[str, Any], ...]) -> ort.InferenceSession:
-    return ort.InferenceSession(_model("Resize", dtype, dict(attrs)).SerializeToString(), _options(),
-                                providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        _model("Resize", dtype, dict(attrs)).SerializeToString(), _options(), providers=["CPUExecutionProvider"]
+    )
 
 
 @cache
 def plugin_session(dtype: str, attrs: tuple[tuple[str, Any], ...]) -> ort.InferenceSession:
-    return make_session(_model("DynamicTRTResize", dtype, dict(attrs), domain="trt.plugins"),
-                        sess_options=_options())
+    return make_session(_model("DynamicTRTResize", dtype, dict(attrs), domain="trt.plugins"), sess_options=_options())
 
 
 def run_ort(dtype: str, attrs: dict[str, Any], x: np.ndarray, scales, roi: np.ndarray | None = None) -> np.ndarray:
@@ -117,8 +131,10 @@ def run_plugin(dtype: str, attrs: dict[str, Any], x: np.ndarray, scales) -> np.n
     shape = [int(np.float32(n) * s) for n, s in zip(x.shape, scales)]
     out = np.empty(shape, np.uint16)
     binding = session.io_binding()
-    binding.bind_ortvalue_input("X", ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-        np.ascontiguousarray(x).view(np.uint16), TensorProto.BFLOAT16))
+    binding.bind_ortvalue_input(
+        "X",
+        ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(x).view(np.uint16), TensorProto.BFLOAT16),
+    )
     binding.bind_cpu_input("S", scales)
     binding.bind_ortvalue_output("Y", ort.OrtValue.ortvalue_from_numpy_with_onnx_type(out, TensorProto.BFLOAT16))
     session.run_with_iobinding(binding)
@@ -128,8 +144,9 @@ def run_plugin(dtype: str, attrs: dict[str, Any], x: np.ndarray, scales) -> np.n
 def run_op(dtype: str, attrs: dict[str, Any], x: np.ndarray, scales, roi: np.ndarray | None = None) -> np.ndarray:
     kwargs = {k: (bool(v) if k in ("exclude_outside", "antialias") else v) for k, v in attrs.items()}
     xt = torch.from_numpy(x.astype(np.float32)).to(TORCH[dtype]) if dtype == "bfloat16" else torch.from_numpy(x)
-    y = ops.resize(xt, torch.tensor(scales, dtype=torch.float32),
-                   roi=None if roi is None else torch.from_numpy(roi), **kwargs)
+    y = ops.resize(
+        xt, torch.tensor(scales, dtype=torch.float32), roi=None if roi is None else torch.from_numpy(roi), **kwargs
+    )
     return y.to(torch.float32).numpy().astype(numpy_dtype(dtype)) if dtype == "bfloat16" else y.numpy()
 
 

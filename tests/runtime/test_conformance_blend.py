@@ -98,8 +98,9 @@ def test_blend_matches_onnxruntime(dtype: str, mode: str, ctm: str) -> None:
                             run_plugin(dtype, attrs, x, scales)
                 elif not crop:
                     # no reference: the two kernel paths must at least agree bit for bit
-                    np.testing.assert_array_equal(as_f64(run_op(dtype, attrs, x, scales)),
-                                                  as_f64(run_plugin(dtype, attrs, x, scales)))
+                    np.testing.assert_array_equal(
+                        as_f64(run_op(dtype, attrs, x, scales)), as_f64(run_plugin(dtype, attrs, x, scales))
+                    )
                 refused += 1
                 continue
             expected = _reference(dtype, attrs, x, scales, roi)
@@ -122,8 +123,12 @@ def test_antialias_torch_op_matches_onnxruntime(dtype: str, mode: str) -> None:
     for shape, scales in [((1, 2, 17, 13), (1, 1, 0.45, 0.7)), ((1, 1, 9, 8), (1, 1, 1.5, 0.5))]:
         x = sample(shape, dtype, seed=7)
         expected = run_ort(dtype, attrs, x, scales)
-        _compare(f"antialias {shape} x {scales}", run_op(dtype, attrs, x, scales), expected,
-                 ulp_bound(dtype, expected, x, ANTIALIAS_ULPS if dtype == "float32" else 1))
+        _compare(
+            f"antialias {shape} x {scales}",
+            run_op(dtype, attrs, x, scales),
+            expected,
+            ulp_bound(dtype, expected, x, ANTIALIAS_ULPS if dtype == "float32" else 1),
+        )
 
 
 @pytest.mark.parametrize("dtype", INTEGERS)

@@ -80,8 +80,12 @@ def test_onnxruntime_has_no_resize_for(dtype: str) -> None:
 
 def test_the_plugin_refuses_tf_crop_and_resize_with_the_reason() -> None:
     with pytest.raises(ort_state.RuntimeException, match="tf_crop_and_resize' needs roi"):
-        run_plugin("float32", {"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize"},
-                   sample((1, 1, 4, 4), "float32", seed=0), (1, 1, 2, 2))
+        run_plugin(
+            "float32",
+            {"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize"},
+            sample((1, 1, 4, 4), "float32", seed=0),
+            (1, 1, 2, 2),
+        )
 
 
 def test_an_output_of_the_input_shape_is_a_copy_in_the_library_as_in_onnxruntime() -> None:

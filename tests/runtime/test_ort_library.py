@@ -54,15 +54,28 @@ def _run(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> list[np
 
 
 def _plugin_model(second_shape, *, x_type=TensorProto.FLOAT, second_type=TensorProto.FLOAT, name="plugin", **attrs):
-    node = helper.make_node("DynamicTRTResize", ["X", "S"], ["Y"], name=name, domain="trt.plugins",
-                            plugin_version="1", plugin_namespace="", **attrs)
+    node = helper.make_node(
+        "DynamicTRTResize",
+        ["X", "S"],
+        ["Y"],
+        name=name,
+        domain="trt.plugins",
+        plugin_version="1",
+        plugin_namespace="",
+        **attrs,
+    )
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("X", x_type, ["N", "C", "H", "W"]),
-         helper.make_tensor_value_info("S", second_type, second_shape)],
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", x_type, ["N", "C", "H", "W"]),
+            helper.make_tensor_value_info("S", second_type, second_shape),
+        ],
         [helper.make_tensor_value_info("Y", x_type, None)],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("trt.plugins", 1)])
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("trt.plugins", 1)]
+    )
 
 
 # --------------------------------------------------------------------------- the op against the Python kernel
@@ -82,7 +95,15 @@ ATTRS = [
     dict(mode="cubic", coordinate_transformation_mode="pytorch_half_pixel", cubic_coeff_a=-0.5, exclude_outside=1),
     dict(mode="cubic", coordinate_transformation_mode="asymmetric"),
 ]
-SCALES = [(1, 1, 2, 2), (1, 1, 3, 3), (1, 1, 0.5, 0.5), (1, 1, 1.7, 2.3), (1, 1, 0.6, 1.5), (2, 1, 1, 1.5), (1, 1, 0.7, 0.7)]
+SCALES = [
+    (1, 1, 2, 2),
+    (1, 1, 3, 3),
+    (1, 1, 0.5, 0.5),
+    (1, 1, 1.7, 2.3),
+    (1, 1, 0.6, 1.5),
+    (2, 1, 1, 1.5),
+    (1, 1, 0.7, 0.7),
+]
 
 
 @pytest.mark.parametrize("attrs", ATTRS, ids=lambda a: "-".join(str(v) for v in a.values()))
@@ -111,11 +132,19 @@ def test_size_tensor_signature_resizes_to_its_last_two_dims_like_ort(library, at
     got = session.run(None, {"X": x, "S": size_tensor})[0]
     resize_attrs = {k: v for k, v in attrs.items() if k != "align_corners"}
     node = helper.make_node("Resize", ["X", "", "", "sizes"], ["Y"], **resize_attrs)
-    graph = helper.make_graph([node], "r", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
-                                            helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
-    want = engines.ort_run(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]),
-                {"X": x, "sizes": np.array([1, 3, *out_hw], np.int64)})[0]
+    graph = helper.make_graph(
+        [node],
+        "r",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("sizes", TensorProto.INT64, [4]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
+    want = engines.ort_run(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]),
+        {"X": x, "sizes": np.array([1, 3, *out_hw], np.int64)},
+    )[0]
     assert got.shape == (1, 3, *out_hw)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
@@ -134,16 +163,22 @@ def test_v3_sizes_form_takes_int64_sizes_of_every_axis_or_of_h_w(library):
     model3 = _plugin_model([2], second_type=TensorProto.INT32, mode="linear")
     got3 = _lib_session(model3, library).run(None, {"X": x, "S": np.array([11, 9], np.int32)})[0]
     np.testing.assert_array_equal(got3, want)
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument,
-                       match=r"node 'plugin': sizes must have 2 or rank\(X\) = 4 entries, got 3"):
+    with pytest.raises(
+        ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+        match=r"node 'plugin': sizes must have 2 or rank\(X\) = 4 entries, got 3",
+    ):
         _lib_session(_plugin_model([None], second_type=TensorProto.INT64), library).run(
-            None, {"X": x, "S": np.array([2, 11, 9], np.int64)})
+            None, {"X": x, "S": np.array([2, 11, 9], np.int64)}
+        )
 
 
-@pytest.mark.parametrize(("x_type", "np_type", "s_type"), [
-    (TensorProto.DOUBLE, np.float64, TensorProto.FLOAT),
-    (TensorProto.DOUBLE, np.float64, TensorProto.DOUBLE),
-])
+@pytest.mark.parametrize(
+    ("x_type", "np_type", "s_type"),
+    [
+        (TensorProto.DOUBLE, np.float64, TensorProto.FLOAT),
+        (TensorProto.DOUBLE, np.float64, TensorProto.DOUBLE),
+    ],
+)
 def test_float64_input_is_the_extensions_path_bit_for_bit(library, x_type, np_type, s_type, monkeypatch):
     x = np.random.default_rng(3).random((1, 2, 5, 6)).astype(np_type)
     s = np.array([1, 1, 1.5, 2], dtype=helper.tensor_dtype_to_np_dtype(s_type))
@@ -161,10 +196,12 @@ def test_float16_is_computed_in_float32_and_rounded_once(library, s_type, mode):
     x = (np.random.default_rng(3).random((1, 2, 5, 6)) * 100).astype(np.float16)
     s = np.array([1, 1, 1.5, 2.5], dtype=helper.tensor_dtype_to_np_dtype(s_type))
     got = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, second_type=s_type, mode=mode), library).run(
-        None, {"X": x, "S": s})[0]
+        None, {"X": x, "S": s}
+    )[0]
     if mode == "cubic":  # the library's own float32 arithmetic, rounded once
         in_float = _lib_session(_plugin_model([4], mode=mode), library).run(
-            None, {"X": x.astype(np.float32), "S": s.astype(np.float32)})[0]
+            None, {"X": x.astype(np.float32), "S": s.astype(np.float32)}
+        )[0]
     else:  # linear and nearest: ONNX Runtime's own float32 expression, rounded once (what ORT's float16 does)
         in_float = _stock_resize(x.astype(np.float32), s.astype(np.float32), mode)
     assert got.dtype == np.float16
@@ -173,12 +210,19 @@ def test_float16_is_computed_in_float32_and_rounded_once(library, s_type, mode):
 
 def _stock_resize(x: np.ndarray, scales: np.ndarray, mode: str) -> np.ndarray:
     node = helper.make_node("Resize", ["X", "", "S"], ["Y"], mode=mode)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape)),
-                                            helper.make_tensor_value_info("S", TensorProto.FLOAT, [x.ndim])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape)),
+            helper.make_tensor_value_info("S", TensorProto.FLOAT, [x.ndim]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {"X": x, "S": scales})[0]
+        None, {"X": x, "S": scales}
+    )[0]
 
 
 def test_float16_conversion_rounds_like_numpy(library):
@@ -186,10 +230,12 @@ def test_float16_conversion_rounds_like_numpy(library):
     all_halves = np.arange(65536, dtype=np.uint16).view(np.float16)
     x = all_halves[np.isfinite(all_halves)].reshape(1, 1, 1, -1)
     got = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, mode="nearest"), library).run(
-        None, {"X": x, "S": np.ones(4, np.float32)})[0]
+        None, {"X": x, "S": np.ones(4, np.float32)}
+    )[0]
     np.testing.assert_array_equal(got.view(np.uint16), x.view(np.uint16))
     up = _lib_session(_plugin_model([4], x_type=TensorProto.FLOAT16, mode="linear"), library).run(
-        None, {"X": x[..., :4096], "S": np.array([1, 1, 1, 1.5], np.float32)})[0]
+        None, {"X": x[..., :4096], "S": np.array([1, 1, 1, 1.5], np.float32)}
+    )[0]
     in_float = _stock_resize(x[..., :4096].astype(np.float32), np.array([1, 1, 1, 1.5], np.float32), "linear")
     np.testing.assert_array_equal(up.view(np.uint16), in_float.astype(np.float16).view(np.uint16))
 
@@ -215,28 +261,42 @@ def test_output_shape_is_inferred_where_the_inputs_tell_it(library):
 # --------------------------------------------------------------------------- errors name the node
 
 
-@pytest.mark.parametrize(("attrs", "message"), [
-    (dict(mode="bilinear"), "node 'bad': mode must be one of 'nearest', 'linear', 'cubic', got 'bilinear'"),
-    (dict(coordinate_transformation_mode="tf_crop_and_resize"), "node 'bad': coordinate_transformation_mode 'tf_crop_and_resize' needs roi"),
-    (dict(coordinate_transformation_mode="half_pixel", align_corners=1), "node 'bad': align_corners=1 contradicts"),
-    (dict(mode=3), "node 'bad': attribute mode must be a string"),
-    (dict(antialias=1, mode="linear"), "node 'bad': antialias=1 is not supported"),
-])
+@pytest.mark.parametrize(
+    ("attrs", "message"),
+    [
+        (dict(mode="bilinear"), "node 'bad': mode must be one of 'nearest', 'linear', 'cubic', got 'bilinear'"),
+        (
+            dict(coordinate_transformation_mode="tf_crop_and_resize"),
+            "node 'bad': coordinate_transformation_mode 'tf_crop_and_resize' needs roi",
+        ),
+        (dict(coordinate_transformation_mode="half_pixel", align_corners=1), "node 'bad': align_corners=1 contradicts"),
+        (dict(mode=3), "node 'bad': attribute mode must be a string"),
+        (dict(antialias=1, mode="linear"), "node 'bad': antialias=1 is not supported"),
+    ],
+)
 def test_bad_attributes_fail_the_session_naming_the_node(library, attrs, message):
-    with pytest.raises((ort.capi.onnxruntime_pybind11_state.Fail,
-                        ort.capi.onnxruntime_pybind11_state.RuntimeException,
-                        ort.capi.onnxruntime_pybind11_state.NotImplemented,
-                        ort.capi.onnxruntime_pybind11_state.InvalidArgument), match=message):
+    with pytest.raises(
+        (
+            ort.capi.onnxruntime_pybind11_state.Fail,
+            ort.capi.onnxruntime_pybind11_state.RuntimeException,
+            ort.capi.onnxruntime_pybind11_state.NotImplemented,
+            ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+        ),
+        match=message,
+    ):
         _lib_session(_plugin_model([4], name="bad", **attrs), library)
 
 
-@pytest.mark.parametrize(("second", "message"), [
-    (np.array([1, 1, 2], np.float32), r"node 'p': scales must have one entry per input dimension \(4\), got 3"),
-    (np.array([1, 1, 0, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got 0"),
-    (np.array([1, 1, np.nan, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got nan"),
-    (np.array([1, 1, 0.1, 2], np.float32), r"node 'p': scales \[1, 1, 0.1, 2\] give an empty output"),
-    (np.array([1, 1, 1e10, 1], np.float32), r"node 'p': scales\[2\] .* over the limit of 2\^31"),
-])
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (np.array([1, 1, 2], np.float32), r"node 'p': scales must have one entry per input dimension \(4\), got 3"),
+        (np.array([1, 1, 0, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got 0"),
+        (np.array([1, 1, np.nan, 2], np.float32), r"node 'p': scales\[2\] must be a finite number > 0, got nan"),
+        (np.array([1, 1, 0.1, 2], np.float32), r"node 'p': scales \[1, 1, 0.1, 2\] give an empty output"),
+        (np.array([1, 1, 1e10, 1], np.float32), r"node 'p': scales\[2\] .* over the limit of 2\^31"),
+    ],
+)
 def test_bad_scales_fail_the_run_naming_the_node(library, second, message):
     session = _lib_session(_plugin_model([None], name="p", mode="linear"), library)
     x = np.zeros((1, 1, 4, 4), np.float32)
@@ -245,7 +305,6 @@ def test_bad_scales_fail_the_run_naming_the_node(library, second, message):
 
 
 # --------------------------------------------------------------------------- ONNX spec cases and SRCNN, end to end
-
 
 
 def _new_input_feeds(result, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -367,7 +426,9 @@ def test_library_exports_only_its_entry_point_and_needs_no_torch(library):
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("no nm")
-    symbols = subprocess.run([nm, "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True).stdout
+    symbols = subprocess.run(
+        [nm, "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
     assert [line.split()[-1] for line in symbols.splitlines() if line.strip()] == ["RegisterCustomOps"]
     needed = subprocess.run(["ldd", str(library)], capture_output=True, text=True).stdout
     assert "torch" not in needed and "onnxruntime" not in needed
@@ -392,13 +453,22 @@ def _user_model() -> onnx.ModelProto:
     twice = helper.make_node("Twice", ["X"], ["T"], domain="user.ops", name="twice")
     resize = helper.make_node("DynamicTRTResize", ["T", "S"], ["Y"], domain="trt.plugins", name="up", mode="linear")
     graph = helper.make_graph(
-        [twice, resize], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 3, 3]),
-         helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
+        [twice, resize],
+        "g",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 3, 3]),
+            helper.make_tensor_value_info("S", TensorProto.FLOAT, [4]),
+        ],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("user.ops", 1),
-                                                   helper.make_opsetid("trt.plugins", 1)])
+    return helper.make_model(
+        graph,
+        opset_imports=[
+            helper.make_opsetid("", OPSET),
+            helper.make_opsetid("user.ops", 1),
+            helper.make_opsetid("trt.plugins", 1),
+        ],
+    )
 
 
 def test_a_user_library_runs_next_to_the_plugin_library(library, user_library):
@@ -408,7 +478,9 @@ def test_a_user_library_runs_next_to_the_plugin_library(library, user_library):
     session = ort.InferenceSession(_user_model().SerializeToString(), options, providers=["CPUExecutionProvider"])
     x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
     y = session.run(None, {"X": x, "S": np.array([1, 1, 2, 2], np.float32)})[0]
-    want = _lib_session(_plugin_model([4], mode="linear"), library).run(None, {"X": 2 * x, "S": np.array([1, 1, 2, 2], np.float32)})[0]
+    want = _lib_session(_plugin_model([4], mode="linear"), library).run(
+        None, {"X": 2 * x, "S": np.array([1, 1, 2, 2], np.float32)}
+    )[0]
     np.testing.assert_array_equal(y, want)
 
 
@@ -424,10 +496,16 @@ def test_cxx_example_runs_a_plugin_model_identically_to_python(library, tmp_path
     conv = helper.make_node("Conv", ["input", "w"], ["c"], pads=[1, 1, 1, 1])
     resize = helper.make_node("Resize", ["c", "", "scales"], ["output"], mode="cubic")
     graph = helper.make_graph(
-        [conv, resize], "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, "H", "W"]),
-                              helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [conv, resize],
+        "g",
+        [
+            helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, "H", "W"]),
+            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+        ],
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 3, "OH", "OW"])],
-        initializer=[onnx.numpy_helper.from_array(np.random.default_rng(5).random((3, 3, 3, 3), dtype=np.float32), "w")],
+        initializer=[
+            onnx.numpy_helper.from_array(np.random.default_rng(5).random((3, 3, 3, 3), dtype=np.float32), "w")
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     result = swap_plugin(model)
@@ -436,8 +514,14 @@ def test_cxx_example_runs_a_plugin_model_identically_to_python(library, tmp_path
     script = ROOT / "examples" / "08_ort_cxx_runner" / "run_cxx.py"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for threads in ("1", "2"):
-        done = subprocess.run([sys.executable, str(script), "plugin.onnx", "--threads", threads], cwd=tmp_path,
-                              capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(
+            [sys.executable, str(script), "plugin.onnx", "--threads", threads],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert "output output float32 1x3x48x48" in done.stdout
         assert "identical" in done.stdout, done.stdout
@@ -557,7 +641,9 @@ def test_float16_on_the_extensions_path_is_refused_naming_the_node_not_a_crash(m
 
     monkeypatch.setattr(ort_library, "library_path", lambda **_: None)
     model = _plugin_model([4], x_type=TensorProto.FLOAT16, name="half")
-    with pytest.raises(UnsupportedModelError, match=r"node 'half': no DynamicTRTResize kernel for input types \(float16, float\)"):
+    with pytest.raises(
+        UnsupportedModelError, match=r"node 'half': no DynamicTRTResize kernel for input types \(float16, float\)"
+    ):
         make_session(model)
 
 
@@ -565,9 +651,11 @@ def test_the_extensions_path_leaves_the_environment_as_it_was():
     # onnxruntime_extensions sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python on import; every
     # subprocess started later (CLI tests, the C++ example) would inherit the slow parser.
     # A fresh interpreter: the import's side effect happens only once per process.
-    script = ("import os; from graphsurgeon_tools.runtime import session; "
-              "session._import_extensions('get_library_path'); "
-              "print(os.environ.get('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION'))")
+    script = (
+        "import os; from graphsurgeon_tools.runtime import session; "
+        "session._import_extensions('get_library_path'); "
+        "print(os.environ.get('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION'))"
+    )
     env = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "None", done.stdout + done.stderr

@@ -23,15 +23,26 @@ from graphsurgeon_tools.runtime import make_session, resize_kernel
 OPSET = 19
 
 
-def _plugin_model(second_shape, *, x_type=TensorProto.FLOAT, second_type=TensorProto.FLOAT, domain="trt.plugins", **attrs):
+def _plugin_model(
+    second_shape, *, x_type=TensorProto.FLOAT, second_type=TensorProto.FLOAT, domain="trt.plugins", **attrs
+):
     node = helper.make_node(
-        "DynamicTRTResize", ["X", "S"], ["Y"], name="plugin", domain=domain,
-        plugin_version="1", plugin_namespace="", **attrs,
+        "DynamicTRTResize",
+        ["X", "S"],
+        ["Y"],
+        name="plugin",
+        domain=domain,
+        plugin_version="1",
+        plugin_namespace="",
+        **attrs,
     )
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("X", x_type, ["N", "C", "H", "W"]),
-         helper.make_tensor_value_info("S", second_type, second_shape)],
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", x_type, ["N", "C", "H", "W"]),
+            helper.make_tensor_value_info("S", second_type, second_shape),
+        ],
         [helper.make_tensor_value_info("Y", x_type, ["N", "C", "H2", "W2"])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(domain, 1)])
@@ -43,9 +54,12 @@ def _ort_resize(x, *, scales=None, sizes=None, **attrs):
     node = helper.make_node("Resize", inputs, ["Y"], **attrs)
     elem = helper.np_dtype_to_tensor_dtype(x.dtype)
     graph = helper.make_graph(
-        [node], "r",
-        [helper.make_tensor_value_info("X", elem, None),
-         helper.make_tensor_value_info("S", helper.np_dtype_to_tensor_dtype(s.dtype), None)],
+        [node],
+        "r",
+        [
+            helper.make_tensor_value_info("X", elem, None),
+            helper.make_tensor_value_info("S", helper.np_dtype_to_tensor_dtype(s.dtype), None),
+        ],
         [helper.make_tensor_value_info("Y", elem, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
@@ -105,8 +119,12 @@ def test_int64_size_tensor_and_float64_input():
     # ORT's Resize has no float64 kernel: onnx's reference evaluator is the yardstick here
     node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode="cubic")
     graph = helper.make_graph(
-        [node], "r",
-        [helper.make_tensor_value_info("X", TensorProto.DOUBLE, None), helper.make_tensor_value_info("S", TensorProto.INT64, None)],
+        [node],
+        "r",
+        [
+            helper.make_tensor_value_info("X", TensorProto.DOUBLE, None),
+            helper.make_tensor_value_info("S", TensorProto.INT64, None),
+        ],
         [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)],
     )
     reference = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]))
@@ -119,11 +137,17 @@ def test_missing_attributes_take_onnx_resize_defaults():
     # a bare node (no attributes at all) is nearest / half_pixel / round_prefer_floor
     node = helper.make_node("DynamicTRTResize", ["X", "S"], ["Y"], domain="other.domain")
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, None), helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])],
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("S", TensorProto.FLOAT, [4]),
+        ],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("other.domain", 1)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("other.domain", 1)]
+    )
     x = np.random.default_rng(4).random((1, 1, 3, 5), dtype=np.float32)
     scales = np.array([1, 1, 1.7, 2.3], np.float32)
     got = make_session(model).run(None, {"X": x, "S": scales})[0]
@@ -148,23 +172,33 @@ def test_path_input_with_external_data(tmp_path):
     model.graph.node.append(helper.make_node("Conv", ["R", "w"], ["Y"], pads=[1, 1, 1, 1]))
     model.graph.output[0].name = "Y"
     path = tmp_path / "ext.onnx"
-    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+    onnx.save(
+        model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data", size_threshold=0
+    )
     assert (tmp_path / "ext.data").is_file()
     x = np.random.default_rng(6).random((1, 2, 4, 4), dtype=np.float32)
     scales = np.array([1, 1, 2, 2], np.float32)
     got = make_session(path).run(None, {"X": x, "S": scales})[0]
     resized = _ort_resize(x, scales=scales, mode="linear")
-    conv = ReferenceEvaluator(helper.make_model(helper.make_graph(
-        [helper.make_node("Conv", ["R", "w"], ["Y"], pads=[1, 1, 1, 1])], "c",
-        [helper.make_tensor_value_info("R", TensorProto.FLOAT, None)],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(weight, "w")]), opset_imports=[helper.make_opsetid("", OPSET)]))
+    conv = ReferenceEvaluator(
+        helper.make_model(
+            helper.make_graph(
+                [helper.make_node("Conv", ["R", "w"], ["Y"], pads=[1, 1, 1, 1])],
+                "c",
+                [helper.make_tensor_value_info("R", TensorProto.FLOAT, None)],
+                [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                [numpy_helper.from_array(weight, "w")],
+            ),
+            opset_imports=[helper.make_opsetid("", OPSET)],
+        )
+    )
     np.testing.assert_allclose(got, conv.run(None, {"R": resized})[0], rtol=1e-4, atol=1e-5)
 
 
 def test_model_without_plugin_nodes_from_path(tmp_path):
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["X"], ["Y"])], "g",
+        [helper.make_node("Relu", ["X"], ["Y"])],
+        "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
     )
@@ -195,7 +229,9 @@ def test_kernel_accepts_read_only_and_non_contiguous_arrays():
     scales = np.array([1, 1, 2, 3], np.float32)
     scales.setflags(write=False)
     got = resize_kernel(view, scales, mode="cubic")
-    np.testing.assert_allclose(got, _ort_resize(np.ascontiguousarray(view), scales=scales, mode="cubic"), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        got, _ort_resize(np.ascontiguousarray(view), scales=scales, mode="cubic"), rtol=1e-4, atol=1e-5
+    )
     assert not view.flags.writeable  # the caller's array is left as it was
 
 
@@ -217,7 +253,8 @@ def test_numpy_fallback_warns_once_and_matches(tmp_path):
         b = s.run(None, {"X": x, "S": np.array([1, 1, 3, 1.5], np.float32)})[0]
         np.save(r"%s", a)
         print("backend", runtime.kernel_backend(), a.shape, b.shape)
-        """ % (tmp_path / "a.npy")
+        """
+        % (tmp_path / "a.npy")
     )
     env = dict(os.environ, ONNXTOOL_RUNTIME_FALLBACK="1")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
@@ -240,8 +277,15 @@ def test_exported_plugin_srcnn_runs(tmp_path):
         net = models.PluginSRCNN(signature=signature).eval()
         x, second = net.example_inputs(3.0, height=6, width=5)
         path = tmp_path / f"plugin_{signature}.onnx"
-        torch.onnx.export(net, (x, second), str(path), dynamo=False, opset_version=17,
-                          input_names=["input", "second"], output_names=["output"])
+        torch.onnx.export(
+            net,
+            (x, second),
+            str(path),
+            dynamo=False,
+            opset_version=17,
+            input_names=["input", "second"],
+            output_names=["output"],
+        )
         got = make_session(path).run(None, {"input": x.numpy(), "second": second.numpy()})[0]
         with torch.no_grad():
             want = net(x, second).numpy()
@@ -255,7 +299,11 @@ def test_exported_plugin_srcnn_runs(tmp_path):
         # ONNX reference through the fractional in*scale: the kernel must side with ORT
         (dict(mode="linear", coordinate_transformation_mode="align_corners"), (1, 1, 2, 4), (1, 1, 0.6, 0.6)),
         (dict(mode="cubic", coordinate_transformation_mode="align_corners"), (1, 1, 4, 4), (1, 1, 0.8, 1.7)),
-        (dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="floor"), (1, 1, 3, 5), (1, 1, 1.5, 1.3)),
+        (
+            dict(mode="nearest", coordinate_transformation_mode="align_corners", nearest_mode="floor"),
+            (1, 1, 3, 5),
+            (1, 1, 1.5, 1.3),
+        ),
         # pytorch_half_pixel with an output length of 1 maps to 0 in ORT
         (dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), (1, 1, 2, 4), (1, 1, 0.75, 1.5)),
         # float32 vs float64 output size: 0.7f * 10 = 6.99999988 -> ORT says 7 (float32 product)

@@ -11,19 +11,39 @@ from graphsurgeon_tools.runtime import make_session, resize_kernel
 
 
 def _plugin(mode: str) -> object:
-    node = helper.make_node("DynamicTRTResize", ["X", "S"], ["Y"], domain="trt.plugins", mode=mode,
-                            coordinate_transformation_mode="align_corners")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
-                                            helper.make_tensor_value_info("S", TensorProto.INT64, [None])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    node = helper.make_node(
+        "DynamicTRTResize",
+        ["X", "S"],
+        ["Y"],
+        domain="trt.plugins",
+        mode=mode,
+        coordinate_transformation_mode="align_corners",
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("S", TensorProto.INT64, [None]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("trt.plugins", 1)])
 
 
 def _ort_resize(x: np.ndarray, sizes: list[int], mode: str) -> np.ndarray:
-    node = helper.make_node("Resize", ["X", "", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode="align_corners")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
-                                            helper.make_tensor_value_info("S", TensorProto.INT64, [4])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    node = helper.make_node(
+        "Resize", ["X", "", "", "S"], ["Y"], mode=mode, coordinate_transformation_mode="align_corners"
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("X", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("S", TensorProto.INT64, [4]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run(None, {"X": x, "S": np.array(sizes, np.int64)})[0]
@@ -47,8 +67,9 @@ def test_validate_feeds_the_sizes_form_and_matches_the_onnx_reference() -> None:
     from graphsurgeon_tools.validation.ports import model_ports
 
     model = _plugin("linear")
-    model.graph.input[0].type.tensor_type.shape.dim.extend([helper.make_tensor_value_info("a", 1, [1, 2, 8, 8])
-                                                            .type.tensor_type.shape.dim[i] for i in range(4)])
+    model.graph.input[0].type.tensor_type.shape.dim.extend(
+        [helper.make_tensor_value_info("a", 1, [1, 2, 8, 8]).type.tensor_type.shape.dim[i] for i in range(4)]
+    )
     scale = model_ports(model).scale_inputs[0]
     assert scale.layout == "sizes"
     assert scale.feed(2.0, (1, 2, 8, 8)).tolist() == [1, 2, 16, 16]

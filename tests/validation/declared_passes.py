@@ -56,9 +56,17 @@ class _ConstantToInput(Pass):
             out.graph.input.append(helper.make_tensor_value_info(tensor.name, tensor.data_type, list(value.shape)))
             result.rewritten.append(node.name)
             result.new_inputs.append({"name": tensor.name, "dtype": value.dtype.name, "shape": list(value.shape)})
-            result.declared_inputs.append(DeclaredInput(
-                name=tensor.name, drives=(node.name,), dtype=value.dtype.name, shape=tuple(value.shape),
-                layout=self.layout, original=tuple(value.ravel().tolist()), by=self.name))
+            result.declared_inputs.append(
+                DeclaredInput(
+                    name=tensor.name,
+                    drives=(node.name,),
+                    dtype=value.dtype.name,
+                    shape=tuple(value.shape),
+                    layout=self.layout,
+                    original=tuple(value.ravel().tolist()),
+                    by=self.name,
+                )
+            )
         return result
 
 
@@ -80,11 +88,16 @@ def original_model() -> onnx.ModelProto:
         helper.make_node("Relu", ["p"], ["y"], name="relu"),
     ]
     graph = helper.make_graph(
-        nodes, "declared", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+        nodes,
+        "declared",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 11, 11])],
-        initializer=[numpy_helper.from_array(weights, "w"),
-                     numpy_helper.from_array(np.asarray([MULTIPLIER]), "multiplier"),
-                     numpy_helper.from_array(PADS, "pads")])
+        initializer=[
+            numpy_helper.from_array(weights, "w"),
+            numpy_helper.from_array(np.asarray([MULTIPLIER]), "multiplier"),
+            numpy_helper.from_array(PADS, "pads"),
+        ],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
@@ -97,4 +110,3 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     save_model(original, paths["original"])
     save_model(candidate, paths["candidate"])
     return paths
-

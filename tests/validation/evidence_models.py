@@ -29,12 +29,17 @@ def sha(path: Path) -> str:
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("evidence")
     static = golden.resize_model(mode="linear", shape=(1, 3, 16, 16))
-    paths = {"static": folder / "static.onnx", "plugin": folder / "plugin.onnx", "dynamic": folder / "dynamic.onnx",
-             "folder": folder}
+    paths = {
+        "static": folder / "static.onnx",
+        "plugin": folder / "plugin.onnx",
+        "dynamic": folder / "dynamic.onnx",
+        "folder": folder,
+    }
     onnx.save(static, paths["static"])
     onnx.save(swap_plugin(static).model, paths["plugin"])
-    nearest = golden.resize_model(mode="nearest", shape=(1, 3, 16, 16), coordinate_transformation_mode="asymmetric",
-                                  nearest_mode="floor")  # PyTorch's nearest
+    nearest = golden.resize_model(
+        mode="nearest", shape=(1, 3, 16, 16), coordinate_transformation_mode="asymmetric", nearest_mode="floor"
+    )  # PyTorch's nearest
     onnx.save(make_dynamic_scale(nearest).model, paths["dynamic"])
     (folder / "up_model.py").write_text(golden.TORCH_UP_MODULE)
     return paths

@@ -16,7 +16,7 @@ import warnings
 import onnx
 import torch
 
-SOURCE = '''import torch
+SOURCE = """import torch
 import torch.nn.functional as F
 
 
@@ -34,7 +34,7 @@ class HalfNet(torch.nn.Module):
 def build():
     torch.manual_seed(0)
     return HalfNet().eval()
-'''
+"""
 
 _namespace: dict = {}
 exec(compile(SOURCE, "halfnet.py", "exec"), _namespace)  # one definition serves the class and the file

@@ -43,8 +43,9 @@ def test_the_contract_records_each_pass_declarations_in_the_written_model(files:
     model = onnx.load(files["candidate"])
     declared = read_declared_inputs(model)
     assert set(declared) == {"multiplier", "pads"}
-    assert declared["multiplier"] == DeclaredInput("multiplier", ("mul",), "float32", (1,), "factor",
-                                                   (float(MULTIPLIER),), by="make-dynamic-mul")
+    assert declared["multiplier"] == DeclaredInput(
+        "multiplier", ("mul",), "float32", (1,), "factor", (float(MULTIPLIER),), by="make-dynamic-mul"
+    )
     assert declared["pads"].layout == "value" and declared["pads"].original == tuple(PADS.tolist())
     (raw,) = [p.value for p in model.metadata_props if p.key == DECLARED_INPUTS_KEY]
     assert json.loads(raw)["schema"] == "onnxtool.declared_inputs/1"
@@ -81,8 +82,9 @@ def test_a_user_value_for_a_declared_fixed_input_wins(files: dict[str, Path]) ->
     assert report.passed and report.to_dict()["factors"][0]["scale_feeds"]["pads"] == other.tolist()
 
 
-def test_without_declarations_or_with_a_wrong_original_the_comparison_fails(files: dict[str, Path],
-                                                                           tmp_path: Path) -> None:
+def test_without_declarations_or_with_a_wrong_original_the_comparison_fails(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
     bare = onnx.load(files["candidate"])
     del bare.metadata_props[:]
     data = validate(bare, files["original"]).to_dict()
@@ -94,8 +96,9 @@ def test_without_declarations_or_with_a_wrong_original_the_comparison_fails(file
     assert not validate(wrong, files["original"]).passed
     mistyped = onnx.load(files["candidate"])  # a declaration of another element type is not trusted
     record_declared_inputs(mistyped, [DeclaredInput(**{**vars(declared["pads"]), "dtype": "int32"})])
-    assert "pads" in {d["name"] for d in validate(mistyped, "onnx-reference").to_dict()["candidate_ports"][
-        "data_inputs"]}
+    assert "pads" in {
+        d["name"] for d in validate(mistyped, "onnx-reference").to_dict()["candidate_ports"]["data_inputs"]
+    }
 
 
 def test_an_unreadable_or_foreign_record_is_not_trusted() -> None:
@@ -158,4 +161,3 @@ def test_swap_plugin_declares_the_inputs_it_makes_dynamic_as_the_graph_walk_find
     assert declared and all(d.original for d in declared.values())
     assert _sorted_ports(model) == _sorted_ports(_undeclared(model))
     assert validate(model, "onnx-reference").passed
-

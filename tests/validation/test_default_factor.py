@@ -62,8 +62,9 @@ def half_export() -> onnx.ModelProto:
 def test_a_sizes_driven_export_is_compared_at_its_own_factor_by_default() -> None:
     net = _seeded(SizesNet)
     model = half_net.torchscript(net, torch.rand(1, 3, 8, 8), dynamic_axes={"input": {2: "h", 3: "w"}})
-    assert not any(i.type.tensor_type.elem_type == 1 and len(i.type.tensor_type.shape.dim) == 1
-                   for i in model.graph.input)  # no scale input: the sweep cannot drive it
+    assert not any(
+        i.type.tensor_type.elem_type == 1 and len(i.type.tensor_type.shape.dim) == 1 for i in model.graph.input
+    )  # no scale input: the sweep cannot drive it
     report = validate(model, net)
     assert report.passed, report.summary_line()
     assert [f.factor for f in report.factors] == [None]  # one point, as the model stands; no "x2 drives nothing"
@@ -126,6 +127,7 @@ def test_the_notes_say_what_was_cast_and_what_was_left_to_pytorch(half_export) -
 def test_the_scales_convention_casts_at_the_boundary_too(half_export) -> None:
     from exporters.registrations import TorchModuleRunner
 
-    out = TorchModuleRunner().run(half_net.seeded(), [np.random.default_rng(0).random((1, 3, 8, 8)).astype(np.float16)],
-                                  None)
+    out = TorchModuleRunner().run(
+        half_net.seeded(), [np.random.default_rng(0).random((1, 3, 8, 8)).astype(np.float16)], None
+    )
     assert out[0].dtype == np.float16 and out[0].shape == (1, 3, 32, 32)

@@ -29,7 +29,11 @@ def test_validate_report_names_the_kernel_that_ran_and_the_models_hashes(models:
     assert len(evidence["plugin_kernels"]) == 1
     kernel = evidence["plugin_kernels"][0]
     if compiled_library().is_file():  # make setup built it: the session registers it, so it is what ran
-        assert kernel == {"kind": "compiled-library", "path": str(compiled_library()), "sha256": sha(compiled_library())}
+        assert kernel == {
+            "kind": "compiled-library",
+            "path": str(compiled_library()),
+            "sha256": sha(compiled_library()),
+        }
         assert evidence["slow_fallback"] is False
     assert evidence["torch_op"] is None  # no PyTorch reference ran
 
@@ -40,8 +44,9 @@ def test_validate_of_a_model_without_plugin_nodes_names_no_plugin_kernel(models:
     assert [entry["role"] for entry in evidence["models"]] == ["candidate"]  # onnx-reference runs the candidate
 
 
-def test_a_pytorch_reference_names_the_torch_op_that_ran(models: dict[str, Path],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pytorch_reference_names_the_torch_op_that_ran(
+    models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("torch")
     monkeypatch.chdir(models["folder"])
     module = models["folder"] / "up_model.py"

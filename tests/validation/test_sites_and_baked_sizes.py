@@ -47,19 +47,32 @@ def test_a_sweep_point_with_only_vacuous_comparisons_is_not_a_pass() -> None:
 def _sizes_from_shape_model() -> onnx.ModelProto:
     """``Resize(x, sizes=Concat(Shape(x)[:2], Shape(x)[2:] * [2, 3]))`` on a static x, as the
     TorchScript exporter writes ``interpolate(size=...)``: sizes computed at run time from static shapes."""
-    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
-             (("zero", [0]), ("two", [2]), ("four", [4]), ("mult", [2, 3]))]
+    inits = [
+        numpy_helper.from_array(np.array(v, np.int64), n)
+        for n, v in (("zero", [0]), ("two", [2]), ("four", [4]), ("mult", [2, 3]))
+    ]
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"], name="shape"),
         helper.make_node("Slice", ["shape", "zero", "two"], ["nc"], name="nc"),
         helper.make_node("Slice", ["shape", "two", "four"], ["hw"], name="hw"),
         helper.make_node("Mul", ["hw", "mult"], ["hw_out"], name="hw_out"),
         helper.make_node("Concat", ["nc", "hw_out"], ["sizes"], name="sizes", axis=0),
-        helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear",
-                         coordinate_transformation_mode="half_pixel"),
+        helper.make_node(
+            "Resize",
+            ["x", "", "", "sizes"],
+            ["y"],
+            name="resize",
+            mode="linear",
+            coordinate_transformation_mode="half_pixel",
+        ),
     ]
-    graph = helper.make_graph(nodes, "sizes_from_shape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 6])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 18])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "sizes_from_shape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 18])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -68,8 +81,9 @@ def test_sizes_computed_from_static_shapes_bake_a_factor_too() -> None:
 
     original = _sizes_from_shape_model()
     assert model_ports(original).baked_scales == {"resize": (1.0, 1.0, 2.0, 3.0)}
-    candidate = make_dynamic_scale(golden.sizes_model(13, sizes=(1, 2, 8, 18), shape=(1, 2, 4, 6)),
-                                   from_sizes=True).model
+    candidate = make_dynamic_scale(
+        golden.sizes_model(13, sizes=(1, 2, 8, 18), shape=(1, 2, 4, 6)), from_sizes=True
+    ).model
     report = validate(candidate, original)
     assert report.passed, report.summary_line()
     assert report.to_dict()["factors"][0]["scale_feeds"] == {"scales": [1.0, 1.0, 2.0, 3.0]}

@@ -10,12 +10,15 @@ from graphsurgeon_tools.errors import InvalidScalesError, UsageError
 from graphsurgeon_tools.validation.sweep import parse_factors
 
 
-@pytest.mark.parametrize("given, expected", [
-    ([2, 3.5], [2.0, 3.5]),
-    (["2", "x3", "X4"], [2.0, 3.0, 4.0]),
-    (["2,3", " 4 "], [2.0, 3.0, 4.0]),
-    ((1.5,), [1.5]),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ([2, 3.5], [2.0, 3.5]),
+        (["2", "x3", "X4"], [2.0, 3.0, 4.0]),
+        (["2,3", " 4 "], [2.0, 3.0, 4.0]),
+        ((1.5,), [1.5]),
+    ],
+)
 def test_parses_numbers_and_cli_spellings(given, expected) -> None:
     assert parse_factors(given) == expected
 

@@ -38,23 +38,46 @@ def _figures(report: dict) -> list[str]:
     found = []
     for point in report["factors"]:
         for out in point["outputs"]:
-            found += [_fmt(out["max_abs_error"]), _fmt(out["mean_abs_error"]), _fmt(out["max_rel_error"]),
-                      _fmt(out["passing_atol"]), _fmt(out["psnr_db"], ".1f"), out["output"]]
+            found += [
+                _fmt(out["max_abs_error"]),
+                _fmt(out["mean_abs_error"]),
+                _fmt(out["max_rel_error"]),
+                _fmt(out["passing_atol"]),
+                _fmt(out["psnr_db"], ".1f"),
+                out["output"],
+            ]
     return found
 
 
 def test_not_a_terminal_prints_the_full_table_whatever_columns_says(files: dict[str, Path]) -> None:
     environ = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "40"}
-    command = [sys.executable, "-c", "from graphsurgeon_tools.cli import main; main()", "validate",
-               str(files["plugin"]), "--reference", str(files["static"])]
+    command = [
+        sys.executable,
+        "-c",
+        "from graphsurgeon_tools.cli import main; main()",
+        "validate",
+        str(files["plugin"]),
+        "--reference",
+        str(files["static"]),
+    ]
     text = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=120).stdout
-    report = json.loads(subprocess.run([*command, "--json"], capture_output=True, text=True, env=environ,
-                                       timeout=120).stdout)
+    report = json.loads(
+        subprocess.run([*command, "--json"], capture_output=True, text=True, env=environ, timeout=120).stdout
+    )
     assert "…" not in text
     header = next(line for line in text.splitlines() if line.startswith("factor ") and "┃" in line)
     assert re.findall(r"[a-zA-Z][a-zA-Z ]*[a-zA-Z]", header.replace("┃", "|")) == [
-        "factor", "output", "shape", "max abs", "mean abs", "max rel", "out of tol", "passing atol", "PSNR dB",
-        "result"]
+        "factor",
+        "output",
+        "shape",
+        "max abs",
+        "mean abs",
+        "max rel",
+        "out of tol",
+        "passing atol",
+        "PSNR dB",
+        "result",
+    ]
     for figure in _figures(report):
         assert figure in text, figure
 

@@ -37,8 +37,10 @@ def two_resizes(*, dynamic: bool) -> onnx.ModelProto:
         else:
             inits.append(numpy_helper.from_array(np.array([1, 1, factor, factor], np.float32), name))
         names.append(name)
-    nodes = [helper.make_node("Resize", ["x", "", names[0]], ["a"], name="up2", mode="linear"),
-             helper.make_node("Resize", ["x", "", names[1]], ["b"], name="up4", mode="nearest")]
+    nodes = [
+        helper.make_node("Resize", ["x", "", names[0]], ["a"], name="up2", mode="linear"),
+        helper.make_node("Resize", ["x", "", names[1]], ["b"], name="up4", mode="nearest"),
+    ]
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("a", "b")]
     graph = helper.make_graph(nodes, "two", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -76,9 +78,12 @@ def test_compare_arrays_psnr_nan_inf_and_shapes() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    arrays=st.integers(1, 40).flatmap(lambda n: st.tuples(
-        hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)),
-        hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)))),
+    arrays=st.integers(1, 40).flatmap(
+        lambda n: st.tuples(
+            hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)),
+            hnp.arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)),
+        )
+    ),
     rtol=st.sampled_from([0.0, 1e-3, 0.1]),
 )
 def test_passing_atol_is_the_smallest_that_passes(arrays: tuple[np.ndarray, np.ndarray], rtol: float) -> None:
@@ -114,8 +119,7 @@ def test_ports_detect_scale_inputs_layouts_and_baked_factor() -> None:
 
 
 def test_right_model_matches_static_reference_exactly_at_its_factor() -> None:
-    report = validate(resize_conv(scales="input"), resize_conv(scales="constant", factor=3.0),
-                      factors=[2, 3, 4])
+    report = validate(resize_conv(scales="input"), resize_conv(scales="constant", factor=3.0), factors=[2, 3, 4])
     assert report.passed
     by_factor = {f.factor: f for f in report.factors}
     assert by_factor[3.0].status == "passed"
@@ -201,10 +205,20 @@ def plugin_model(signature: str) -> onnx.ModelProto:
         inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]))
     else:  # only the shape of the second input is read; MMDeploy pins its channel dim to 1
         inputs.append(helper.make_tensor_value_info("size_tensor", TensorProto.FLOAT, ["n", 1, "H", "W"]))
-    node = helper.make_node("DynamicTRTResize", [i.name for i in inputs], ["y"], domain="trt.plugins",
-                            mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
-                            exclude_outside=0, nearest_mode="floor", align_corners=0,
-                            plugin_version="1", plugin_namespace="")
+    node = helper.make_node(
+        "DynamicTRTResize",
+        [i.name for i in inputs],
+        ["y"],
+        domain="trt.plugins",
+        mode="cubic",
+        coordinate_transformation_mode="half_pixel",
+        cubic_coeff_a=-0.75,
+        exclude_outside=0,
+        nearest_mode="floor",
+        align_corners=0,
+        plugin_version="1",
+        plugin_namespace="",
+    )
     graph = helper.make_graph([node], "plugin", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)])
 
@@ -220,12 +234,26 @@ def test_plugin_node_both_signatures_vs_onnx_reference(signature: str) -> None:
     assert report.passed, report.summary_line()
     assert [f.outputs[0].candidate_shape for f in report.factors] == [(1, 3, 16, 16), (1, 3, 24, 24)]
     # And against the same resize written as a stock Resize node (a different kernel entirely).
-    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic",
-                              coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75)
-    stock = helper.make_model(helper.make_graph(
-        [resize], "stock", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"]),
-                            helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]), opset_imports=[helper.make_opsetid("", 17)])
+    resize = helper.make_node(
+        "Resize",
+        ["x", "", "scales"],
+        ["y"],
+        mode="cubic",
+        coordinate_transformation_mode="half_pixel",
+        cubic_coeff_a=-0.75,
+    )
+    stock = helper.make_model(
+        helper.make_graph(
+            [resize],
+            "stock",
+            [
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"]),
+                helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+            ],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
     assert validate(model, stock, factors=[2, 3]).passed
 
 
@@ -251,10 +279,18 @@ def test_python_reference_module_file(tmp_path: Path) -> None:
         "def make():\n"
         "    return Up()\n"
     )
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"]),
-              helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])]
-    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic",
-                            coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75)
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"]),
+        helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]),
+    ]
+    node = helper.make_node(
+        "Resize",
+        ["x", "", "scales"],
+        ["y"],
+        mode="cubic",
+        coordinate_transformation_mode="half_pixel",
+        cubic_coeff_a=-0.75,
+    )
     graph = helper.make_graph([node], "up", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     report = validate(model, f"python-scales:{module}:make", factors=[2, 3])
@@ -267,13 +303,19 @@ def test_python_reference_module_file(tmp_path: Path) -> None:
     failed = validate(bad, f"python-scales:{module}:make", factors=[2])
     assert not failed.passed
     assert failed.diagnosis.explained_by["change"]["coordinate_transformation_mode"] in (
-        "half_pixel", "pytorch_half_pixel")
+        "half_pixel",
+        "pytorch_half_pixel",
+    )
 
 
 def test_progress_callback_reports_every_step() -> None:
     steps = []
-    validate(resize_conv(scales="input"), resize_conv(scales="input"), factors=[2, 3],
-             progress=lambda step, done, total: steps.append((step, done, total)))
+    validate(
+        resize_conv(scales="input"),
+        resize_conv(scales="input"),
+        factors=[2, 3],
+        progress=lambda step, done, total: steps.append((step, done, total)),
+    )
     assert steps[0] == ("comparing at x2", 0, 3)
     assert steps[-1] == ("done", 3, 3)
 
@@ -294,8 +336,9 @@ def test_api_errors() -> None:
 
 
 def test_table_and_junit_render_the_report() -> None:
-    report = validate(resize_conv(scales="input", ctm="asymmetric"), resize_conv(scales="input"),
-                      factors=[2, 5]).to_dict()
+    report = validate(
+        resize_conv(scales="input", ctm="asymmetric"), resize_conv(scales="input"), factors=[2, 5]
+    ).to_dict()
     text = render_report(report)
     assert "x2" in text and "FAIL" in text and "diagnosis" in text and "FAILED" in text
     root = ET.fromstring(junit_xml(report))

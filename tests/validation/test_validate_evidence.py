@@ -15,8 +15,13 @@ from graphsurgeon_tools.validation.evidence import refuse_nan_input, vacuous_rea
 
 
 def _model(nodes, out_shape, inits=()) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], list(inits))
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        list(inits),
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     return model
@@ -27,8 +32,11 @@ def _i64(name, values):
 
 
 def test_empty_outputs_fail_the_point(tmp_path) -> None:
-    model = _model([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], [1, 0, 4, 4],
-                   [_i64("s", [0]), _i64("e", [0]), _i64("a", [1])])
+    model = _model(
+        [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+        [1, 0, 4, 4],
+        [_i64("s", [0]), _i64("e", [0]), _i64("a", [1])],
+    )
     path = models.write(model, tmp_path / "empty.onnx")
     report = validate(path, path)
     (point,) = report.factors

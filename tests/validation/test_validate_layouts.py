@@ -17,8 +17,16 @@ def shipped_srcnn(tmp_path_factory):
     from graphsurgeon_tools import extensions
 
     path = tmp_path_factory.mktemp("srcnn") / "srcnn.onnx"
-    extensions.command("export-srcnn")(path, variant="static", signature="scales", align_corners=False,
-                                       exporter="torchscript", opset=None, factor=3.0, compare=False)
+    extensions.command("export-srcnn")(
+        path,
+        variant="static",
+        signature="scales",
+        align_corners=False,
+        exporter="torchscript",
+        opset=None,
+        factor=3.0,
+        compare=False,
+    )
     return path
 
 

@@ -23,7 +23,10 @@ def test_make_dynamic_scale_records_each_new_inputs_original_value() -> None:
     inputs = {i.name for i in candidate.graph.input}
     recorded = _recorded(candidate)
     assert set(recorded) <= inputs and sorted(map(tuple, recorded.values())) == [
-        (1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 4.0, 4.0), (1.0, 1.0, 8.0, 8.0)]
+        (1.0, 1.0, 2.0, 2.0),
+        (1.0, 1.0, 4.0, 4.0),
+        (1.0, 1.0, 8.0, 8.0),
+    ]
 
 
 def test_a_pinned_rewrite_is_compared_at_its_original_values_and_the_pinned_factors_skipped() -> None:
@@ -36,7 +39,10 @@ def test_a_pinned_rewrite_is_compared_at_its_original_values_and_the_pinned_fact
     original = points["original"]
     assert original["status"] == "passed", original
     assert sorted(map(tuple, original["scale_feeds"].values())) == [
-        (1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 4.0, 4.0), (1.0, 1.0, 8.0, 8.0)]
+        (1.0, 1.0, 2.0, 2.0),
+        (1.0, 1.0, 4.0, 4.0),
+        (1.0, 1.0, 8.0, 8.0),
+    ]
     assert any(o["kind"] == "output" and not o.get("vacuous") for o in original["outputs"])
     for factor in (2.0, 3.0, 4.0):
         assert points[factor]["status"] == "skipped" and points[factor]["reason"].startswith(f"not free at x{factor:g}")

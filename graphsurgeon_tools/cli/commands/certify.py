@@ -17,18 +17,30 @@ from graphsurgeon_tools.cli._app import JsonOption, emit, note, split_csv
 
 
 def certify(
-    models: Annotated[list[Path], typer.Argument(help="The candidate model (never modified); with --verify, the "
-                                                      "certified model, then its ONNX reference if it had one.")],
+    models: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The candidate model (never modified); with --verify, the "
+            "certified model, then its ONNX reference if it had one."
+        ),
+    ],
     reference: Annotated[
         Optional[str],
-        typer.Option("--reference", "-r", help="An ONNX model (its Resize attributes), onnx-reference, torch:NAME or "
-                                               "python:MODULE:CALLABLE (the routed PyTorch op). Default: the "
-                                               "candidate's own Resize semantics in ONNX Runtime."),
+        typer.Option(
+            "--reference",
+            "-r",
+            help="An ONNX model (its Resize attributes), onnx-reference, torch:NAME or "
+            "python:MODULE:CALLABLE (the routed PyTorch op). Default: the "
+            "candidate's own Resize semantics in ONNX Runtime.",
+        ),
     ] = None,
     profile: Annotated[
         Optional[str],
-        typer.Option("--profile", help="SIZES:FACTORS to certify, e.g. 16..512:1,2,3,4 (every length in a range; "
-                                       "a factor may be A/B, e.g. 64/26)."),
+        typer.Option(
+            "--profile",
+            help="SIZES:FACTORS to certify, e.g. 16..512:1,2,3,4 (every length in a range; "
+            "a factor may be A/B, e.g. 64/26).",
+        ),
     ] = None,
     sites: Annotated[
         Optional[list[str]], typer.Option("--site", help="Only these sites (node names; repeatable).")
@@ -54,8 +66,11 @@ def certify(
         from graphsurgeon_tools.certify import verify_certificate
 
         result = verify_certificate(verify, list(models))
-        emit(result.to_dict(), as_json=as_json, human=lambda d: "\n".join([d["summary"], *(
-            f"  {p}" for p in d["problems"][1:])]))
+        emit(
+            result.to_dict(),
+            as_json=as_json,
+            human=lambda d: "\n".join([d["summary"], *(f"  {p}" for p in d["problems"][1:])]),
+        )
         return 0 if result.passed else 1
     if profile is None:
         raise UsageError("certify needs profile=SIZES:FACTORS, e.g. profile='16..512:1,2,3,4'")
@@ -87,8 +102,16 @@ def certify(
     if junit is not None:
         from graphsurgeon_tools.validation.junit import write_junit
 
-        write_junit({"passed": data["certified"], "summary": data["summary"], "certificate": data,
-                     "factors": [], "candidate": str(models[0])}, junit)
+        write_junit(
+            {
+                "passed": data["certified"],
+                "summary": data["summary"],
+                "certificate": data,
+                "factors": [],
+                "candidate": str(models[0]),
+            },
+            junit,
+        )
     emit(data, as_json=as_json, human=lambda _: certificate.text())
     if out is not None and not as_json:
         note(f"certificate written to {out}")

@@ -21,7 +21,9 @@ def _fmt_report(name: str, report: dict[str, Any]) -> str:
     figure = "bit-exact" if worst == 0 else (f"worst max abs error {worst:.2g}" if worst is not None else "")
     verdict = "PASSED" if report["passed"] else "FAILED"
     compared = ", ".join(
-        (f["factor"] if isinstance(f["factor"], str) else f"x{f['factor']:g}") for f in report["factors"] if f["status"] != "skipped"
+        (f["factor"] if isinstance(f["factor"], str) else f"x{f['factor']:g}")
+        for f in report["factors"]
+        if f["status"] != "skipped"
     )
     reference = str(report["reference"]["label"])
     reference = Path(reference).name if reference.endswith(".onnx") else reference
@@ -36,28 +38,38 @@ def _fmt_report(name: str, report: dict[str, Any]) -> str:
 def _human(result: dict[str, Any]) -> str:
     out = Path(result["out_dir"])
     files = {name: Path(path).name for name, path in result["files"].items()}
-    lines = [f"onnxtool demo: {'PASSED' if result['passed'] else 'FAILED'} in {result['seconds']:.1f} s; "
-             f"everything is in {out}/"]
+    lines = [
+        f"onnxtool demo: {'PASSED' if result['passed'] else 'FAILED'} in {result['seconds']:.1f} s; "
+        f"everything is in {out}/"
+    ]
     lines.append(f"  models   {files['static_model']:<22}(exported, scales baked at x3)")
     lines.append(f"           {files['dynamic_model']:<22}(make-dynamic-scale: the factor is an input)")
     lines.append(f"           {files['plugin_model']:<22}(swap-plugin: DynamicTRTResize for TensorRT)")
-    names = {"dynamic_vs_torch": files["dynamic_model"], "dynamic_vs_static": files["dynamic_model"],
-             "plugin_vs_torch": files["plugin_model"]}
+    names = {
+        "dynamic_vs_torch": files["dynamic_model"],
+        "dynamic_vs_static": files["dynamic_model"],
+        "plugin_vs_torch": files["plugin_model"],
+    }
     for key, report in result["validations"].items():
-        lines.append(("  checks   " if key == next(iter(result["validations"])) else "           ")
-                     + _fmt_report(names.get(key, key), report))
+        lines.append(
+            ("  checks   " if key == next(iter(result["validations"])) else "           ")
+            + _fmt_report(names.get(key, key), report)
+        )
     images = [name for key, name in files.items() if name.endswith(".png")]
     lines.append(f"  images   {', '.join(images)}")
     lines.append(f"           (input: {result['image_source']})")
     psnr = result["psnr_db"]
     if "srcnn_x3" in psnr:
-        lines.append(f"           x3 PSNR vs ground truth: bicubic {psnr['bicubic_x3']:.2f} dB, "
-                     f"SRCNN {psnr['srcnn_x3']:.2f} dB")
+        lines.append(
+            f"           x3 PSNR vs ground truth: bicubic {psnr['bicubic_x3']:.2f} dB, SRCNN {psnr['srcnn_x3']:.2f} dB"
+        )
     from graphsurgeon_tools.runtime.provenance import evidence_lines
 
     lines.extend(f"  {line}" for line in evidence_lines(result.get("evidence")))
     lines.append(f"  report   {files['report']}")
-    lines.append(f"  next     onnxtool validate {out / files['dynamic_model']} --reference torch:srcnn --factors 1.5,2,5")
+    lines.append(
+        f"  next     onnxtool validate {out / files['dynamic_model']} --reference torch:srcnn --factors 1.5,2,5"
+    )
     return "\n".join(lines)
 
 

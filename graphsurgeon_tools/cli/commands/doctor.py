@@ -41,9 +41,15 @@ def _human(report: dict[str, Any]) -> str:
     found = report["versions"]
     kernel = report["plugin_kernel"]
     runs = kernel["runs"]
-    lines = [f"onnxtool {found['onnxtool']} (python {found['python']}) in {report['locations']['package']}",
-             "versions   " + ", ".join(f"{name} {version or 'not installed'}" for name, version in found.items()
-                                      if name not in ("onnxtool", "python"))]
+    lines = [
+        f"onnxtool {found['onnxtool']} (python {found['python']}) in {report['locations']['package']}",
+        "versions   "
+        + ", ".join(
+            f"{name} {version or 'not installed'}"
+            for name, version in found.items()
+            if name not in ("onnxtool", "python")
+        ),
+    ]
     lines.append(f"torch op   {_torch_op_line(report['torch_op'])}")
     lines.append(f"DynamicTRTResize in ONNX Runtime: {_kernel_line(runs)}")
     if runs.get("kind") != "compiled-library" and runs.get("reason"):
@@ -54,8 +60,10 @@ def _human(report: dict[str, Any]) -> str:
         lines.append(f"           fallback: {_kernel_line(kernel['bridge'])}")
     if runs.get("slow") or (runs.get("kind") != "compiled-library" and kernel["bridge"].get("slow")):
         lines.append("warning    plugin models run on the slow onnx.reference fallback")
-    lines.append("built in   " + "; ".join(f"{name}: {where}" for name, where in report["locations"].items()
-                                          if where and name != "package"))
+    lines.append(
+        "built in   "
+        + "; ".join(f"{name}: {where}" for name, where in report["locations"].items() if where and name != "package")
+    )
     for item in report["missing"]:
         lines.append(f"missing    {item['what']}: {item['fix']}")
     if not report["missing"]:

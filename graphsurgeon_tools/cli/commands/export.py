@@ -48,11 +48,13 @@ def _human(report: dict) -> str:
         proof = f"ONNX Runtime check skipped: {ort['skipped_reason']}"
     inputs = ", ".join(f"{i['name']} {i['shape']}" for i in report["inputs"])
     ops = ", ".join(f"{op} x{count}" if count > 1 else op for op, count in report["op_types"].items())
-    return "\n".join([
-        f"wrote {report['path']} ({report['exporter']} exporter, opset {report['opset']}, {report['seconds']:.1f} s)",
-        f"  inputs: {inputs}\n  nodes:  {ops}\n  onnx.checker: {report['checker']}\n  {proof}",
-        *profile_lines(report),
-    ])
+    return "\n".join(
+        [
+            f"wrote {report['path']} ({report['exporter']} exporter, opset {report['opset']}, {report['seconds']:.1f} s)",
+            f"  inputs: {inputs}\n  nodes:  {ops}\n  onnx.checker: {report['checker']}\n  {proof}",
+            *profile_lines(report),
+        ]
+    )
 
 
 @export_app.command("srcnn")
@@ -69,7 +71,10 @@ def srcnn(
         typer.Option(help="Plugin variant only: DynamicTRTResize inputs (X, scales) or MMDeploy's (X, size_tensor)."),
     ] = SignatureChoice.scales,
     align_corners: Annotated[
-        bool, typer.Option("--align-corners", help="Plugin variant, size-tensor signature only: the align_corners attribute.")
+        bool,
+        typer.Option(
+            "--align-corners", help="Plugin variant, size-tensor signature only: the align_corners attribute."
+        ),
     ] = False,
     exporter: Annotated[
         ExporterChoice, typer.Option(help="torch.onnx.export's TorchScript exporter or its dynamo (torch.export) one.")
@@ -85,7 +90,7 @@ def srcnn(
         typer.Option(
             "--compare/--no-compare",
             help="Run the export in ONNX Runtime against PyTorch (default: yes, except plugin graphs; "
-                 "--compare runs those through onnxtool's plugin kernels).",
+            "--compare runs those through onnxtool's plugin kernels).",
         ),
     ] = None,
     profile: ProfileOption = None,

@@ -23,8 +23,10 @@ def _human(report: dict[str, Any]) -> str:
     lines = [f"{report['model']}: opset {report['opset']}, {len(report['sites'])} Resize/Upsample site(s)"]
     for site in report["sites"]:
         name = site["node_name"] or f"#{site['node_index']} ({site['output_name']})"
-        lines.append(f"  {name}: {site['op_type']}-{site['op_version']} mode={site['mode']} "
-                     f"coord={site['coordinate_transformation_mode']}")
+        lines.append(
+            f"  {name}: {site['op_type']}-{site['op_version']} mode={site['mode']} "
+            f"coord={site['coordinate_transformation_mode']}"
+        )
         if site.get("scope", "main graph") != "main graph":
             lines.append(f"    in {site['scope']}")
         details = []

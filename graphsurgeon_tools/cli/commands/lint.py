@@ -29,10 +29,10 @@ def _step_output(call: str, keywords: dict[str, Any], model: Path) -> Path:
 def fix_command(fix: Optional[dict[str, Any]], model: str) -> tuple[Optional[str], Optional[str]]:
     """``{"call": "make_dynamic_scale", "keywords": {"layout": "sizes"}}`` -> (the command line, the file it writes).
 
-    Each call of the chain (``then``) reads the file the one before wrote; every file is a new one
-    (never the model linted, never one the chain already wrote), named as the command would name it
-    (``-o`` only where that name is taken). Paths are shell words for their exact bytes (a name that is
-not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
+        Each call of the chain (``then``) reads the file the one before wrote; every file is a new one
+        (never the model linted, never one the chain already wrote), named as the command would name it
+        (``-o`` only where that name is taken). Paths are shell words for their exact bytes (a name that is
+    not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
     """
     from graphsurgeon_tools.cli.vocabulary import command_name, spell_flags, to_flags
     from graphsurgeon_tools.io.names import printable, shell_quote
@@ -59,9 +59,11 @@ not UTF-8 as ``$'..\\xff..'``), so the line pastes as it is.
 def _human(report: dict[str, Any]) -> str:
     counts = report["counts"]
     verdict = "FAILED" if report["failed"] else "passed"
-    lines = [f"{report['model']}: lint --target {report['target']} {verdict}: {report['sites']} Resize/Upsample "
-             f"site(s), {report['plugin_nodes']} plugin node(s); {counts['error']} error(s), "
-             f"{counts['warning']} warning(s), {counts['info']} note(s)"]
+    lines = [
+        f"{report['model']}: lint --target {report['target']} {verdict}: {report['sites']} Resize/Upsample "
+        f"site(s), {report['plugin_nodes']} plugin node(s); {counts['error']} error(s), "
+        f"{counts['warning']} warning(s), {counts['info']} note(s)"
+    ]
     for finding in report["findings"]:
         where = finding["node"] or "model"
         lines.append(f"  {finding['severity']}: {finding['rule']} [{where}] {finding['reason']}")
@@ -73,9 +75,15 @@ def _human(report: dict[str, Any]) -> str:
 
 def lint(
     model: ModelArgument,
-    target: Annotated[str, typer.Option("--target", help="Whose rules: 'tensorrt' (TensorRT's ONNX parser, "
-                                                         "emulated offline) or 'onnxruntime' (where ORT's Resize "
-                                                         "departs from the ONNX reference or PyTorch).")] = "tensorrt",
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            help="Whose rules: 'tensorrt' (TensorRT's ONNX parser, "
+            "emulated offline) or 'onnxruntime' (where ORT's Resize "
+            "departs from the ONNX reference or PyTorch).",
+        ),
+    ] = "tensorrt",
     as_json: JsonOption = False,
 ) -> None:
     """Check MODEL against a target's rules offline; no TensorRT is needed or run.

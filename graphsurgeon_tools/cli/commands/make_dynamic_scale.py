@@ -46,8 +46,10 @@ def _values(values: Any) -> str:
 def _human(report: dict[str, Any]) -> str:
     lines = []
     for site in report["rewritten"]:
-        lines.append(f"rewrote {site['node']} ({site['op_type']}-{site['op_version']}, {site['mode']}): "
-                     f"scales {_values(site['original_scales'])} from {site['source']} -> input {site['new_input']}")
+        lines.append(
+            f"rewrote {site['node']} ({site['op_type']}-{site['op_version']}, {site['mode']}): "
+            f"scales {_values(site['original_scales'])} from {site['source']} -> input {site['new_input']}"
+        )
         if site.get("free") is False:  # factor freedom: runs only at factors that keep this node's shapes
             lines.append(f"  not free: {site['pinned_by']}")
         if site.get("layout") and site["layout"] != "scales":  # the integer layouts: where they equal the original
@@ -72,9 +74,11 @@ def _human(report: dict[str, Any]) -> str:
             level = f" at {check['level']}" if check.get("level") else ""
             sites = f" and {len(check['sites'])} site output(s)" if check.get("sites") else ""
             within = "identical" if worst == 0 else f"within atol {check['atol']:g}"
-            lines.append(f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
-                         f"(the written model against your input model; inputs {check['input_shapes']}, "
-                         f"max |diff| {worst:g})")
+            lines.append(
+                f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
+                f"(the written model against your input model; inputs {check['input_shapes']}, "
+                f"max |diff| {worst:g})"
+            )
             lines.extend(check_detail_lines(check))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
@@ -96,38 +100,52 @@ def make_dynamic_scale(
     ] = None,
     layout: Annotated[
         str,
-        typer.Option("--layout", help="What the new input holds: 'scales' (float32 scales, default; ONNX "
-                                      "Runtime), 'factor' (int64 whole factors, one per spatial axis: [l], [h, w] "
-                                      "or [d, h, w]; expanded in-graph) or 'sizes' (int64 output size per spatial "
-                                      "axis). The int64 layouts are what TensorRT takes (shape inputs must be "
-                                      "integers; see onnxtool lint). A layout that can express none of the sites "
-                                      "exits 3 with each site's reason."),
+        typer.Option(
+            "--layout",
+            help="What the new input holds: 'scales' (float32 scales, default; ONNX "
+            "Runtime), 'factor' (int64 whole factors, one per spatial axis: [l], [h, w] "
+            "or [d, h, w]; expanded in-graph) or 'sizes' (int64 output size per spatial "
+            "axis). The int64 layouts are what TensorRT takes (shape inputs must be "
+            "integers; see onnxtool lint). A layout that can express none of the sites "
+            "exits 3 with each site's reason.",
+        ),
     ] = "scales",
     factor: Annotated[
         bool, typer.Option("--factor", help="The input holds only the spatial factors ([h, w]), expanded in-graph.")
     ] = False,
     keep_default: Annotated[
         bool,
-        typer.Option("--keep-default", help="Keep the original scales as the input's default (TensorRT then "
-                                            "treats the input as a constant)."),
+        typer.Option(
+            "--keep-default",
+            help="Keep the original scales as the input's default (TensorRT then treats the input as a constant).",
+        ),
     ] = False,
     from_sizes: Annotated[
         bool, typer.Option("--from-sizes", help="Convert sizes-driven sites when a scale reproduces the sizes exactly.")
     ] = False,
     only_free: Annotated[
         bool,
-        typer.Option("--only-free", help="Rewrite only sites whose factor can change alone (the report names the "
-                                         "node that pins each other site)."),
+        typer.Option(
+            "--only-free",
+            help="Rewrite only sites whose factor can change alone (the report names the "
+            "node that pins each other site).",
+        ),
     ] = False,
     freedom: Annotated[
         bool,
-        typer.Option("--freedom/--no-freedom", help="Decide each site's factor freedom for the report (a bounded "
-                                                    "static shape flow; --no-freedom skips it on huge graphs)."),
+        typer.Option(
+            "--freedom/--no-freedom",
+            help="Decide each site's factor freedom for the report (a bounded "
+            "static shape flow; --no-freedom skips it on huge graphs).",
+        ),
     ] = True,
     inline_functions: Annotated[
         bool,
-        typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
-                                                "sites inside them are rewritten too (skipped otherwise)."),
+        typer.Option(
+            "--inline-functions",
+            help="Inline model-local functions first (onnx.inliner) so the Resize "
+            "sites inside them are rewritten too (skipped otherwise).",
+        ),
     ] = False,
     simplify: Annotated[
         bool, typer.Option("--simplify", help="Run onnxsim first (folds constant subgraphs; slow to import).")
@@ -139,18 +157,23 @@ def make_dynamic_scale(
     check_dims: CheckDimsOption = None,
     optimized_figure: OptimizedFigureOption = False,
     atol: Annotated[
-        float, typer.Option("--atol", help="The check's absolute tolerance: |a - b| <= atol + rtol * |b| between "
-                                           "the written model and MODEL (default 0: exact).")
+        float,
+        typer.Option(
+            "--atol",
+            help="The check's absolute tolerance: |a - b| <= atol + rtol * |b| between "
+            "the written model and MODEL (default 0: exact).",
+        ),
     ] = 0.0,
     rtol: Annotated[float, typer.Option("--rtol", help="The check's relative tolerance (default 0).")] = 0.0,
     share_data: Annotated[
         bool,
-        typer.Option("--share-data", help="External data: when the output is in the input's folder, reference the "
-                                          "input's data files instead of copying them (no effect elsewhere)."),
+        typer.Option(
+            "--share-data",
+            help="External data: when the output is in the input's folder, reference the "
+            "input's data files instead of copying them (no effect elsewhere).",
+        ),
     ] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")
-    ] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when there is nothing to rewrite.")] = False,
     profile: ProfileOption = None,
     custom_op_lib: CustomOpLibOption = None,
     as_json: JsonOption = False,
@@ -168,17 +191,42 @@ def make_dynamic_scale(
     from graphsurgeon_tools.passes.make_dynamic_scale import DynamicScaleOptions, MakeDynamicScale
 
     def make_pass(dims: Optional[dict[str, int]]) -> MakeDynamicScale:
-        return MakeDynamicScale(DynamicScaleOptions(
-            nodes=split_csv(nodes), shared=shared, input_name=input_name, factor=factor, layout=layout,
-            keep_default=keep_default, from_sizes=from_sizes, inline_functions=inline_functions, only_free=only_free,
-            freedom=freedom, simplify=simplify, check=check, check_dims=dims, custom_op_libs=custom_op_lib,
-            atol=atol, rtol=rtol, optimized_figure=optimized_figure, inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
-        ))
+        return MakeDynamicScale(
+            DynamicScaleOptions(
+                nodes=split_csv(nodes),
+                shared=shared,
+                input_name=input_name,
+                factor=factor,
+                layout=layout,
+                keep_default=keep_default,
+                from_sizes=from_sizes,
+                inline_functions=inline_functions,
+                only_free=only_free,
+                freedom=freedom,
+                simplify=simplify,
+                check=check,
+                check_dims=dims,
+                custom_op_libs=custom_op_lib,
+                atol=atol,
+                rtol=rtol,
+                optimized_figure=optimized_figure,
+                inplace=True,  # the CLI owns this proto: no copy of a possibly huge model
+            )
+        )
 
     result, _ = run_rewrite(
-        model, make_pass, output=output, in_place=in_place, default_output=lambda path: default_output(path, layout),
-        human=_human, as_json=as_json, profile=profile, check=check, check_dims=check_dims,
-        write_unchanged_in_place=False, share_data=share_data or in_place,
+        model,
+        make_pass,
+        output=output,
+        in_place=in_place,
+        default_output=lambda path: default_output(path, layout),
+        human=_human,
+        as_json=as_json,
+        profile=profile,
+        check=check,
+        check_dims=check_dims,
+        write_unchanged_in_place=False,
+        share_data=share_data or in_place,
     )
     if not result.changed:
         if strict:

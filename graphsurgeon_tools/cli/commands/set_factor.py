@@ -64,8 +64,10 @@ def _human(report: dict[str, Any]) -> str:
     lines = []
     for site in report["rewritten"]:
         fed = ", ".join(f"{name} ({kind})" for name, kind in site["kinds"].items())
-        lines.append(f"baked {site['node'] or '<unnamed>'} ({site['op_type']}): factor {_values(site['factor'])} -> "
-                     f"scales {_values(site['scales'])} (read {fed}; {site['source']})")
+        lines.append(
+            f"baked {site['node'] or '<unnamed>'} ({site['op_type']}): factor {_values(site['factor'])} -> "
+            f"scales {_values(site['scales'])} (read {fed}; {site['source']})"
+        )
     lines.extend(f"removed input {name}" for name in report["removed_inputs"])
     for site in report["skipped"]:
         lines.append(f"skipped {site['node'] or '<unnamed>'} ({site['op_type']}): {site['reason']} [{site['code']}]")
@@ -78,9 +80,11 @@ def _human(report: dict[str, Any]) -> str:
             lines.append(f"check skipped: {check['skipped']}")
         else:
             worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-            lines.append(f"check passed at {check['level']}: {len(check['outputs'])} output(s) and "
-                         f"{len(check['sites'])} site output(s) identical to MODEL fed the factor(s) in ONNX Runtime "
-                         f"(inputs {check['input_shapes']}, max |diff| {worst:g})")
+            lines.append(
+                f"check passed at {check['level']}: {len(check['outputs'])} output(s) and "
+                f"{len(check['sites'])} site output(s) identical to MODEL fed the factor(s) in ONNX Runtime "
+                f"(inputs {check['input_shapes']}, max |diff| {worst:g})"
+            )
             lines.extend(check_detail_lines(check))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
@@ -94,9 +98,12 @@ def set_factor(
     in_place: InPlaceOption = False,
     site: Annotated[
         Optional[list[str]],
-        typer.Option("--site", help="NAME=FACTOR: bake this site at FACTOR (3: every spatial axis; 2,3: one per "
-                                    "spatial axis). NAME is a Resize/plugin node, its output or the dynamic input it "
-                                    "reads (exact or glob); NAME alone: its recorded original value. Repeatable."),
+        typer.Option(
+            "--site",
+            help="NAME=FACTOR: bake this site at FACTOR (3: every spatial axis; 2,3: one per "
+            "spatial axis). NAME is a Resize/plugin node, its output or the dynamic input it "
+            "reads (exact or glob); NAME alone: its recorded original value. Repeatable.",
+        ),
     ] = None,
     every: Annotated[
         Optional[str],
@@ -104,13 +111,19 @@ def set_factor(
     ] = None,
     original: Annotated[
         bool,
-        typer.Option("--original", help="Every dynamic site not named by --site at the value make-dynamic-scale or "
-                                        "swap-plugin recorded (onnxtool.original_values)."),
+        typer.Option(
+            "--original",
+            help="Every dynamic site not named by --site at the value make-dynamic-scale or "
+            "swap-plugin recorded (onnxtool.original_values).",
+        ),
     ] = False,
     check: Annotated[
         bool,
-        typer.Option("--check/--no-check", help="Compare the written model with MODEL fed the factor(s) in ONNX "
-                                                "Runtime (default on; plugin nodes through onnxtool's kernel)."),
+        typer.Option(
+            "--check/--no-check",
+            help="Compare the written model with MODEL fed the factor(s) in ONNX "
+            "Runtime (default on; plugin nodes through onnxtool's kernel).",
+        ),
     ] = True,
     check_dims: CheckDimsOption = None,
     optimized_figure: OptimizedFigureOption = False,
@@ -133,13 +146,31 @@ def set_factor(
     factor = _numbers(every, f"--all {every}") if every is not None else None
 
     def make_pass(dims: Optional[dict[str, int]]) -> SetFactor:
-        return SetFactor(SetFactorOptions(sites=sites, every=factor, original=original, check=check,
-                                          check_dims=dims, custom_op_libs=custom_op_lib,
-                                          optimized_figure=optimized_figure))
+        return SetFactor(
+            SetFactorOptions(
+                sites=sites,
+                every=factor,
+                original=original,
+                check=check,
+                check_dims=dims,
+                custom_op_libs=custom_op_lib,
+                optimized_figure=optimized_figure,
+            )
+        )
 
-    run_rewrite(model, make_pass, output=output, in_place=in_place, default_output=default_output, human=_human,
-                as_json=as_json, profile=profile, check=check, check_dims=check_dims,
-                write_unchanged_in_place=False)
+    run_rewrite(
+        model,
+        make_pass,
+        output=output,
+        in_place=in_place,
+        default_output=default_output,
+        human=_human,
+        as_json=as_json,
+        profile=profile,
+        check=check,
+        check_dims=check_dims,
+        write_unchanged_in_place=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

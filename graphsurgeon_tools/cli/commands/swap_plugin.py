@@ -40,10 +40,15 @@ def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
     if check["skipped"]:
         return [f"check skipped: {check['skipped']}"]
     worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-    within = "identical" if not check["atol"] else ("within tolerance" if check.get("tolerance")
-                                                     else f"within atol {check['atol']:g}")
-    lines = [f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
-             f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"]
+    within = (
+        "identical"
+        if not check["atol"]
+        else ("within tolerance" if check.get("tolerance") else f"within atol {check['atol']:g}")
+    )
+    lines = [
+        f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
+        f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"
+    ]
     return lines + check_detail_lines(check)
 
 
@@ -80,12 +85,25 @@ def _list_specs(as_json: bool) -> None:
     rows = []
     for name, path in builtin_specs().items():
         spec = builtin_spec(name)
-        rows.append({"name": name, "plugin": spec.op_type, "domain": spec.domain, "handler": spec.handler,
-                     "matches": list(spec.match.op_types), "path": str(path)})
+        rows.append(
+            {
+                "name": name,
+                "plugin": spec.op_type,
+                "domain": spec.domain,
+                "handler": spec.handler,
+                "matches": list(spec.match.op_types),
+                "path": str(path),
+            }
+        )
 
     def human(report: dict[str, Any]) -> str:
-        return "\n".join(f"{r['name']:<17} {'/'.join(r['matches'])} -> {r['plugin']} ({r['domain']})  {r['path']}"
-                         for r in report["specs"]) + "\nuse one by name: onnxtool swap-plugin MODEL --spec NAME"
+        return (
+            "\n".join(
+                f"{r['name']:<17} {'/'.join(r['matches'])} -> {r['plugin']} ({r['domain']})  {r['path']}"
+                for r in report["specs"]
+            )
+            + "\nuse one by name: onnxtool swap-plugin MODEL --spec NAME"
+        )
 
     emit({"specs": rows}, as_json=as_json, human=human)
 
@@ -96,18 +114,26 @@ def swap_plugin(
     in_place: InPlaceOption = False,
     plugin: Annotated[
         Optional[str],
-        typer.Option("--plugin", help="op_type of the plugin node to emit (or, with --reverse, to turn back). "
-                                      "Default: the spec's, DynamicTRTResize for the built-in spec."),
+        typer.Option(
+            "--plugin",
+            help="op_type of the plugin node to emit (or, with --reverse, to turn back). "
+            "Default: the spec's, DynamicTRTResize for the built-in spec.",
+        ),
     ] = None,
     signature: Annotated[
         str,
-        typer.Option("--signature", help="Inputs of DynamicTRTResize: 'scales' (X, scales), 'size-tensor' "
-                                         "(X, size_tensor: MMDeploy's plugin) or 'sizes' (X, sizes: int64 output "
-                                         "[h, w] values, a TensorRT IPluginV3 shape input). Built-in/resize specs only."),
+        typer.Option(
+            "--signature",
+            help="Inputs of DynamicTRTResize: 'scales' (X, scales), 'size-tensor' "
+            "(X, size_tensor: MMDeploy's plugin) or 'sizes' (X, sizes: int64 output "
+            "[h, w] values, a TensorRT IPluginV3 shape input). Built-in/resize specs only.",
+        ),
     ] = "scales",
     domain: Annotated[
         Optional[str],
-        typer.Option("--domain", help="Domain of the plugin node (TensorRT ignores it). Default: the spec's, trt.plugins."),
+        typer.Option(
+            "--domain", help="Domain of the plugin node (TensorRT ignores it). Default: the spec's, trt.plugins."
+        ),
     ] = None,
     nodes: NodesOption = None,
     reverse: Annotated[
@@ -115,8 +141,11 @@ def swap_plugin(
     ] = False,
     spec: Annotated[
         Optional[Path],
-        typer.Option("--spec", help="A TOML plugin spec file, or a built-in spec's name (--list-specs: "
-                                    "gridsample, nms); default: the built-in DynamicTRTResize spec."),
+        typer.Option(
+            "--spec",
+            help="A TOML plugin spec file, or a built-in spec's name (--list-specs: "
+            "gridsample, nms); default: the built-in DynamicTRTResize spec.",
+        ),
     ] = None,
     list_specs: Annotated[
         bool, typer.Option("--list-specs", help="List the built-in plugin specs (usable as --spec NAME) and exit.")
@@ -127,29 +156,41 @@ def swap_plugin(
     ] = False,
     size_input: Annotated[
         Optional[str],
-        typer.Option("--size-input", help="With --signature size-tensor: make the size tensor a graph input of this "
-                                          "name (MMDeploy's layout; TensorRT-friendly) instead of computing it "
-                                          "from the scales."),
+        typer.Option(
+            "--size-input",
+            help="With --signature size-tensor: make the size tensor a graph input of this "
+            "name (MMDeploy's layout; TensorRT-friendly) instead of computing it "
+            "from the scales.",
+        ),
     ] = None,
     inline_functions: Annotated[
         bool,
-        typer.Option("--inline-functions", help="Inline model-local functions first (onnx.inliner) so the Resize "
-                                                "sites inside them are swapped too (skipped otherwise)."),
+        typer.Option(
+            "--inline-functions",
+            help="Inline model-local functions first (onnx.inliner) so the Resize "
+            "sites inside them are swapped too (skipped otherwise).",
+        ),
     ] = False,
     check: Annotated[
         bool,
-        typer.Option("--check/--no-check", help="Compare the plugin model (plugin nodes through onnxtool's "
-                                                "kernel) with the original in ONNX Runtime at the original "
-                                                "factors (default on; --reverse: the Resize model with the "
-                                                "plugin model)."),
+        typer.Option(
+            "--check/--no-check",
+            help="Compare the plugin model (plugin nodes through onnxtool's "
+            "kernel) with the original in ONNX Runtime at the original "
+            "factors (default on; --reverse: the Resize model with the "
+            "plugin model).",
+        ),
     ] = True,
     check_dims: CheckDimsOption = None,
     optimized_figure: OptimizedFigureOption = False,
     qdq_form: Annotated[
         str,
-        typer.Option("--qdq-form", help="Quantized sites (DequantizeLinear -> Resize -> QuantizeLinear): 'inside' "
-                                        "(default: the float plugin between DQ and Q) or 'integer' (one plugin node "
-                                        "on the quantized tensors, where the kernel takes int8/uint8)."),
+        typer.Option(
+            "--qdq-form",
+            help="Quantized sites (DequantizeLinear -> Resize -> QuantizeLinear): 'inside' "
+            "(default: the float plugin between DQ and Q) or 'integer' (one plugin node "
+            "on the quantized tensors, where the kernel takes int8/uint8).",
+        ),
     ] = "inside",
     custom_op_lib: CustomOpLibOption = None,
     profile: ProfileOption = None,
@@ -171,21 +212,44 @@ def swap_plugin(
         raise UsageError("Missing argument 'MODEL' (or --list-specs)")
 
     def make_pass(dims: Optional[dict[str, int]]) -> SwapPlugin:
-        return SwapPlugin(SwapPluginOptions(
-            plugin=plugin, signature=signature, domain=domain, nodes=split_csv(nodes), reverse=reverse, spec=spec,
-            keep_constant=keep_constant, size_input=size_input, inline_functions=inline_functions, check=check,
-            check_dims=dims, qdq_form=qdq_form, custom_op_libs=custom_op_lib, optimized_figure=optimized_figure,
-        ))
+        return SwapPlugin(
+            SwapPluginOptions(
+                plugin=plugin,
+                signature=signature,
+                domain=domain,
+                nodes=split_csv(nodes),
+                reverse=reverse,
+                spec=spec,
+                keep_constant=keep_constant,
+                size_input=size_input,
+                inline_functions=inline_functions,
+                check=check,
+                check_dims=dims,
+                qdq_form=qdq_form,
+                custom_op_libs=custom_op_lib,
+                optimized_figure=optimized_figure,
+            )
+        )
 
     def after_run(result: Any) -> None:
         if result.signature == "generic" and signature != "scales":
             note(f"--signature has no effect with the generic spec {result.spec_source}")
 
     run_rewrite(
-        model, make_pass, output=output, in_place=in_place, default_output=lambda path: _default_output(path, reverse),
-        human=_human, as_json=as_json, profile=profile, check=check, check_dims=check_dims, also_named=(spec,),
+        model,
+        make_pass,
+        output=output,
+        in_place=in_place,
+        default_output=lambda path: _default_output(path, reverse),
+        human=_human,
+        as_json=as_json,
+        profile=profile,
+        check=check,
+        check_dims=check_dims,
+        also_named=(spec,),
         notes=["--keep-constant has no effect with --reverse"] if reverse and keep_constant else [],
-        after_run=after_run, paths_first=False,
+        after_run=after_run,
+        paths_first=False,
     )
 
 

@@ -29,39 +29,55 @@ def validate(
     reference: Annotated[
         str,
         typer.Option(
-            "--reference", "-r",
+            "--reference",
+            "-r",
             help="What to compare against: an ONNX model, torch:srcnn, python:MODULE:CALLABLE (MODULE may be a "
-                 ".py file; CALLABLE() returns the user's unmodified nn.Module, its interpolate calls routed "
-                 "through the C++ op at each site's factor), python-scales:MODULE:CALLABLE (a module written "
-                 "as module(x, scales)), or onnx-reference (onnx's reference evaluator on the candidate).",
+            ".py file; CALLABLE() returns the user's unmodified nn.Module, its interpolate calls routed "
+            "through the C++ op at each site's factor), python-scales:MODULE:CALLABLE (a module written "
+            "as module(x, scales)), or onnx-reference (onnx's reference evaluator on the candidate).",
         ),
     ],
     factors: Annotated[
         Optional[list[str]],
-        typer.Option("--factors", "-f", help="Upscale factors to sweep, e.g. 2,3,4 (default: the static side's "
-                                             "baked factor, else 2,3,4)."),
+        typer.Option(
+            "--factors",
+            "-f",
+            help="Upscale factors to sweep, e.g. 2,3,4 (default: the static side's baked factor, else 2,3,4).",
+        ),
     ] = None,
     sites: Annotated[
         Optional[list[str]],
-        typer.Option("--site", help="Sweep chosen sites instead of --factors: SITE=F[,F...] (repeatable; SITE is a "
-                                    "node name, #k in graph order, or a PyTorch module scope); the other sites "
-                                    "stay at their original factors."),
+        typer.Option(
+            "--site",
+            help="Sweep chosen sites instead of --factors: SITE=F[,F...] (repeatable; SITE is a "
+            "node name, #k in graph order, or a PyTorch module scope); the other sites "
+            "stay at their original factors.",
+        ),
     ] = None,
     scales_argument: Annotated[
         bool,
-        typer.Option("--scales-argument", help="The python: module takes the scales tensor as its second argument "
-                                               "(today's convention) instead of being routed."),
+        typer.Option(
+            "--scales-argument",
+            help="The python: module takes the scales tensor as its second argument "
+            "(today's convention) instead of being routed.",
+        ),
     ] = False,
     inputs: Annotated[
         Optional[list[str]],
-        typer.Option("--input", "-i", help="NAME=FILE.npy for a graph input (repeatable); others get seeded "
-                                           "random data."),
+        typer.Option(
+            "--input", "-i", help="NAME=FILE.npy for a graph input (repeatable); others get seeded random data."
+        ),
     ] = None,
-    atol: Annotated[Optional[float], typer.Option(
-        help="Absolute tolerance: |a - b| <= atol + rtol * |b|. Default: dtype-aware (ulps of each output's "
-             "dtype at its magnitude, at least 1e-4 absolute and 1e-3 relative).")] = None,
-    rtol: Annotated[Optional[float],
-                    typer.Option(help="Relative tolerance (default: dtype-aware, see --atol).")] = None,
+    atol: Annotated[
+        Optional[float],
+        typer.Option(
+            help="Absolute tolerance: |a - b| <= atol + rtol * |b|. Default: dtype-aware (ulps of each output's "
+            "dtype at its magnitude, at least 1e-4 absolute and 1e-3 relative)."
+        ),
+    ] = None,
+    rtol: Annotated[
+        Optional[float], typer.Option(help="Relative tolerance (default: dtype-aware, see --atol).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random inputs.")] = 0,
     input_size: Annotated[int, typer.Option(help="Size given to symbolic spatial dims of random inputs.")] = 32,
     diagnose: Annotated[
@@ -73,9 +89,12 @@ def validate(
     custom_op_lib: CustomOpLibOption = None,
     certify_profile: Annotated[
         Optional[str],
-        typer.Option("--certify", help="Also certify the candidate's sites over this profile SIZES:FACTORS (e.g. "
-                                       "16..512:1,2,3,4; see onnxtool certify): the certificate joins the JSON and "
-                                       "JUnit reports and its verdict the exit code."),
+        typer.Option(
+            "--certify",
+            help="Also certify the candidate's sites over this profile SIZES:FACTORS (e.g. "
+            "16..512:1,2,3,4; see onnxtool certify): the certificate joins the JSON and "
+            "JUnit reports and its verdict the exit code.",
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> int:
@@ -101,8 +120,13 @@ def validate(
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                       console=Console(stderr=True), transient=True)
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         task = bar.add_task("loading", total=None)
 
         def progress(step: str, done: int, total: int) -> None:

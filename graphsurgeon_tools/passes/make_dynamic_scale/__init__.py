@@ -48,7 +48,13 @@ from graphsurgeon_tools.passes.make_dynamic_scale.result import DynamicScaleResu
 from graphsurgeon_tools.passes.make_dynamic_scale.run import MakeDynamicScale, dynamize_sites
 
 __all__ = [
-    "DynamicScaleOptions", "DynamicScaleResult", "MakeDynamicScale", "NewInput", "RewrittenSite", "SkippedSite", "dynamize_sites",
+    "DynamicScaleOptions",
+    "DynamicScaleResult",
+    "MakeDynamicScale",
+    "NewInput",
+    "RewrittenSite",
+    "SkippedSite",
+    "dynamize_sites",
     "make_dynamic_scale",
 ]
 

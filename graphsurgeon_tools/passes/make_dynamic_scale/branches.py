@@ -40,8 +40,11 @@ def branch_seeds(original: ModelProto, scopes: Iterable[str], dims: Optional[Map
         return []
 
     shapes = concrete_input_shapes(original, dims)
-    flags = [i.name for i in original.graph.input
-             if i.name in shapes and not shapes[i.name] and i.type.tensor_type.elem_type == TensorProto.BOOL]
+    flags = [
+        i.name
+        for i in original.graph.input
+        if i.name in shapes and not shapes[i.name] and i.type.tensor_type.elem_type == TensorProto.BOOL
+    ]
     if not flags:
         return []
     first = random_feeds(original, shapes, 0)

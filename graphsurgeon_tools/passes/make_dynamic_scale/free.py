@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["annotate", "decide", "hold_pinned"]
 
 #: A pinned site is exact at its original factor: rewriting every site is the fix.
-_ALL_SITES = Fix("make_dynamic_scale", (("only_free", False),),
-                 note="change the factors of the sites that pin each other together")
+_ALL_SITES = Fix(
+    "make_dynamic_scale", (("only_free", False),), note="change the factors of the sites that pin each other together"
+)
 
 
 def decide(model: "ModelProto", sites: list["ResizeSite"]) -> dict[str, Any]:
@@ -59,8 +60,9 @@ def hold_pinned(sites: list["ResizeSite"], decided: dict[str, Any]) -> tuple[lis
             why = freedom.pinned_by.describe()
         else:
             why = f"not decided: {freedom.reason}"
-        held.append(Skip(label(site), site.op_type, Refusal("not-free", f"not free (only_free=True): {why}",
-                                                            _ALL_SITES)))
+        held.append(
+            Skip(label(site), site.op_type, Refusal("not-free", f"not free (only_free=True): {why}", _ALL_SITES))
+        )
     return kept, held
 
 
@@ -72,6 +74,9 @@ def annotate(rewritten: list["RewrittenSite"], plans: list["Plan"], decided: dic
         if freedom is None:
             out.append(site)
             continue
-        out.append(dataclasses.replace(site, free=freedom.free,
-                                       pinned_by=freedom.pinned_by.describe() if freedom.pinned_by else None))
+        out.append(
+            dataclasses.replace(
+                site, free=freedom.free, pinned_by=freedom.pinned_by.describe() if freedom.pinned_by else None
+            )
+        )
     return out

@@ -54,8 +54,19 @@ from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.scales import ort_output_length
 from graphsurgeon_tools.resize.shape_flow import ShapeFlow
 
-__all__ = ["INTEGER_LAYOUTS", "LAYOUTS", "PendingSizes", "alternatives", "arithmetic", "axis_names", "gate",
-           "pending_sizes", "rewrite_integer", "sizes_feeds", "spatial_count"]
+__all__ = [
+    "INTEGER_LAYOUTS",
+    "LAYOUTS",
+    "PendingSizes",
+    "alternatives",
+    "arithmetic",
+    "axis_names",
+    "gate",
+    "pending_sizes",
+    "rewrite_integer",
+    "sizes_feeds",
+    "spatial_count",
+]
 
 INTEGER_LAYOUTS = ("factor", "sizes")
 _INT64_MAX = 2**63 - 1
@@ -83,32 +94,52 @@ _SCALES_LAYOUT = Fix("make_dynamic_scale", (("layout", "scales"),))
 def _refusal(plan: Plan, layout: str, opset: int) -> Optional[Refusal]:
     site = plan.site
     if not site.in_main_graph:
-        return Refusal("layout-in-body", f"inside {site.scope}: layout={layout!r} rewrites main-graph sites only",
-                       _SCALES_LAYOUT)
+        return Refusal(
+            "layout-in-body", f"inside {site.scope}: layout={layout!r} rewrites main-graph sites only", _SCALES_LAYOUT
+        )
     if site.op_type != "Resize" or site.op_version < 11:
-        return Refusal("layout-needs-resize-11", f"layout={layout!r} needs a Resize-11 or later (a sizes input); "
-                       f"this is {site.op_type}-{site.op_version} at opset {opset}: use layout=\"scales\" or raise "
-                       "the opset", _SCALES_LAYOUT)
+        return Refusal(
+            "layout-needs-resize-11",
+            f"layout={layout!r} needs a Resize-11 or later (a sizes input); "
+            f'this is {site.op_type}-{site.op_version} at opset {opset}: use layout="scales" or raise '
+            "the opset",
+            _SCALES_LAYOUT,
+        )
     if site.axes is not None:
-        return Refusal("layout-axes", f"axes={list(site.axes)}: layout={layout!r} writes full-rank sizes; "
-                       "use layout=\"scales\"", _SCALES_LAYOUT)
+        return Refusal(
+            "layout-axes",
+            f'axes={list(site.axes)}: layout={layout!r} writes full-rank sizes; use layout="scales"',
+            _SCALES_LAYOUT,
+        )
     if site.coordinate_transformation_mode == "tf_crop_and_resize":
-        return Refusal("layout-tf-crop-and-resize", "tf_crop_and_resize maps through roi, not through the output size",
-                       _SCALES_LAYOUT)
+        return Refusal(
+            "layout-tf-crop-and-resize",
+            "tf_crop_and_resize maps through roi, not through the output size",
+            _SCALES_LAYOUT,
+        )
     start = spatial_suffix(site, len(plan.value))
     if start is None or start >= len(plan.value):
-        return Refusal("layout-no-spatial-axes", f"scales {list(plan.value)} resize no spatial axis (axis >= 2) "
-                       "as a suffix of the vector", _SCALES_LAYOUT)
+        return Refusal(
+            "layout-no-spatial-axes",
+            f"scales {list(plan.value)} resize no spatial axis (axis >= 2) as a suffix of the vector",
+            _SCALES_LAYOUT,
+        )
     if any(v != 1.0 for v in plan.value[:start]):
-        return Refusal("layout-non-spatial", f"scales {list(plan.value)} change a non-spatial axis (N or C); the "
-                       f"{layout} input holds the spatial axes {axis_names(len(plan.value) - start)} only",
-                       _SCALES_LAYOUT)
+        return Refusal(
+            "layout-non-spatial",
+            f"scales {list(plan.value)} change a non-spatial axis (N or C); the "
+            f"{layout} input holds the spatial axes {axis_names(len(plan.value) - start)} only",
+            _SCALES_LAYOUT,
+        )
     spatial = plan.value[start:]
     if layout == "factor":
         bad = [v for v in spatial if not _whole(v) or v < 1]
         if bad:
-            return Refusal("not-whole-factor", f"scale {bad[0]:g} is not a whole factor >= 1; layout=\"sizes\" or "
-                           "\"scales\" can express it", Fix("make_dynamic_scale", (("layout", "sizes"),)))
+            return Refusal(
+                "not-whole-factor",
+                f'scale {bad[0]:g} is not a whole factor >= 1; layout="sizes" or "scales" can express it',
+                Fix("make_dynamic_scale", (("layout", "sizes"),)),
+            )
     return None
 
 
@@ -138,8 +169,11 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
             shape = plan.site.input_shape
             dims = shape[start:] if shape is not None and len(shape) == len(plan.value) else (None,)
             # symbolic dims: the output size to feed depends on the input size (see sizes_feeds)
-            plan.fed = tuple(float(ort_output_length(d, s)) for d, s in zip(dims, plan.value[start:])) \
-                if all(isinstance(d, int) for d in dims) else ()
+            plan.fed = (
+                tuple(float(ort_output_length(d, s)) for d, s in zip(dims, plan.value[start:]))
+                if all(isinstance(d, int) for d in dims)
+                else ()
+            )
         kept.append(plan)
     return kept, skipped
 
@@ -149,8 +183,13 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
     site = plan.site
     if plan.runtime is not None:
         ort, trt = runtime_arithmetic(plan, layout)
-        return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
-                "onnxruntime": ort, "tensorrt": trt}
+        return {
+            "node": plan.label,
+            "layout": layout,
+            "original_scales": [float(v) for v in plan.value],
+            "onnxruntime": ort,
+            "tensorrt": trt,
+        }
     count = spatial_count(plan) or len(plan.value)
     spatial = plan.value[-count:]
     shape = site.input_shape
@@ -163,8 +202,10 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
         if whole_scales:
             trt = "equal: every scale is whole, so out/in == scale at every input size"
         elif known and not uneven:
-            trt = (f"equal at the original input size ({'x'.join(map(str, dims))}); TensorRT resizes by out/in, "
-                   "which departs from the scale wherever in*scale is not whole")
+            trt = (
+                f"equal at the original input size ({'x'.join(map(str, dims))}); TensorRT resizes by out/in, "
+                "which departs from the scale wherever in*scale is not whole"
+            )
         elif uneven:
             trt = f"differs: in*scale is not whole ({', '.join(uneven)}); TensorRT resizes by out/in"
         else:
@@ -184,8 +225,13 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
         else:
             ort = "equal only where in*scale is whole (elsewhere out/in != scale)"
         trt = "equal to ONNX Runtime (both resize by out/in)"
-    return {"node": plan.label, "layout": layout, "original_scales": [float(v) for v in plan.value],
-            "onnxruntime": ort, "tensorrt": trt}
+    return {
+        "node": plan.label,
+        "layout": layout,
+        "original_scales": [float(v) for v in plan.value],
+        "onnxruntime": ort,
+        "tensorrt": trt,
+    }
 
 
 def alternatives(plan: Plan) -> dict[str, dict[str, Any]]:
@@ -212,8 +258,11 @@ class _Consts:
         if key not in self.made:
             name = core_graph.unique_name(self.taken, f"onnxtool_{label}")
             self.taken.add(name)
-            self.nodes.append(helper.make_node("Constant", [], [name], name=name,
-                                               value=helper.make_tensor(name, dtype, [len(values)], values)))
+            self.nodes.append(
+                helper.make_node(
+                    "Constant", [], [name], name=name, value=helper.make_tensor(name, dtype, [len(values)], values)
+                )
+            )
             self.made[key] = name
         return self.made[key]
 
@@ -222,8 +271,9 @@ def _final_names(base: str, count: int) -> list[str]:
     return [base] if count == 1 else [f"{base}_{i}" for i in range(count)]
 
 
-def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared: bool,
-                    input_name: Optional[str]) -> tuple[list[NewInput], list[str], list[str]]:
+def rewrite_integer(
+    model: ModelProto, plans: list[Plan], *, layout: str, shared: bool, input_name: Optional[str]
+) -> tuple[list[NewInput], list[str], list[str]]:
     """Rewire every planned site to an int64 graph input with one entry per spatial axis (k of them).
 
     Returns (new inputs, removed, notes)."""
@@ -259,13 +309,16 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
         k = spatial_count(plan)
         shape, lead, size = fresh("shape"), fresh("lead"), fresh("out")
         minus = consts.get(f"minus{k}", [-k])
-        extra = [helper.make_node("Shape", [x], [shape], name=shape),
-                 helper.make_node("Slice", [shape, consts.get("zero", [0]), minus], [lead], name=lead)]
+        extra = [
+            helper.make_node("Shape", [x], [shape], name=shape),
+            helper.make_node("Slice", [shape, consts.get("zero", [0]), minus], [lead], name=lead),
+        ]
         hw = plan.input_name
         if layout == "factor":
             spatial, hw = fresh("in_spatial"), fresh("out_spatial")
-            extra.append(helper.make_node("Slice", [shape, minus, consts.get("end", [_INT64_MAX])], [spatial],
-                                          name=spatial))
+            extra.append(
+                helper.make_node("Slice", [shape, minus, consts.get("end", [_INT64_MAX])], [spatial], name=spatial)
+            )
             extra.append(helper.make_node("Mul", [spatial, plan.input_name], [hw], name=hw))
         extra.append(helper.make_node("Concat", [lead, hw], [size], name=size, axis=0))
         before.setdefault(plan.site.output_name, []).extend(extra)
@@ -317,8 +370,10 @@ def rewrite_integer(model: ModelProto, plans: list[Plan], *, layout: str, shared
     counts = sorted({spatial_count(p) for p in plans})
     spelled = " or ".join(axis_names(c) for c in counts)
     what = f"the whole factor per spatial axis {spelled}" if layout == "factor" else f"the output size {spelled}"
-    notes = [f"layout={layout!r}: int64 input(s) {', '.join(names)} hold {what}; TensorRT needs them in its "
-             "optimization profile as shape VALUES"]
+    notes = [
+        f"layout={layout!r}: int64 input(s) {', '.join(names)} hold {what}; TensorRT needs them in its "
+        "optimization profile as shape VALUES"
+    ]
     return new_inputs, removed, notes
 
 
@@ -338,15 +393,24 @@ def pending_sizes(plans: list[Plan], new_inputs: list[NewInput]) -> list[Pending
     seen: dict[str, PendingSizes] = {}
     for plan in plans:
         if plan.input_name in unknown and plan.input_name not in seen:
-            scales = tuple(float(v) for v in plan.value[len(plan.value) - spatial_count(plan):])
+            scales = tuple(float(v) for v in plan.value[len(plan.value) - spatial_count(plan) :])
             runtime = plan.runtime
-            seen[plan.input_name] = PendingSizes(plan.input_name, plan.site.input_name, scales,
-                                                 runtime.tensor if runtime else "", runtime.start if runtime else 0)
+            seen[plan.input_name] = PendingSizes(
+                plan.input_name,
+                plan.site.input_name,
+                scales,
+                runtime.tensor if runtime else "",
+                runtime.start if runtime else 0,
+            )
     return list(seen.values())
 
 
-def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes: dict[str, list[int]],
-                input_values: Optional[dict[str, np.ndarray]] = None) -> dict[str, np.ndarray]:
+def sizes_feeds(
+    original: ModelProto,
+    pending: list[PendingSizes],
+    input_shapes: dict[str, list[int]],
+    input_values: Optional[dict[str, np.ndarray]] = None,
+) -> dict[str, np.ndarray]:
     """The original output size at each pending site for concrete input shapes (ORT's floor rule).
 
     The site's input dims come from ONNX shape inference on the original model with the graph
@@ -365,12 +429,11 @@ def sizes_feeds(original: ModelProto, pending: list[PendingSizes], input_shapes:
     feeds: dict[str, np.ndarray] = {}
     runtime = [p for p in pending if p.sizes]
     if runtime:  # the original's own arithmetic at these shapes (resize.shape_flow computes small values)
-
         flow = ShapeFlow(original, input_shapes=input_shapes, input_values=input_values, probe_dims=None)
         for entry in runtime:
             known = flow.base.get(entry.sizes)
             if known is not None and known.value is not None:
-                feeds[entry.name] = np.asarray(known.value, dtype=np.int64).reshape(-1)[entry.start:]
+                feeds[entry.name] = np.asarray(known.value, dtype=np.int64).reshape(-1)[entry.start :]
     for name, x, scales, sizes, _ in pending:
         if sizes:
             continue

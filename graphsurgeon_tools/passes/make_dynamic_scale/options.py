@@ -51,8 +51,9 @@ class DynamicScaleOptions:
         if self.layout not in LAYOUTS:
             raise UsageError(f"layout={self.layout!r} is not a layout (choose from: {', '.join(LAYOUTS)})")
         if self.factor and self.layout != "scales":
-            raise UsageError(f'factor=True is the float form of the factor; it does not combine with '
-                             f'layout="{self.layout}"')
+            raise UsageError(
+                f'factor=True is the float form of the factor; it does not combine with layout="{self.layout}"'
+            )
         if not (self.atol >= 0 and self.rtol >= 0):  # NaN fails too
             raise UsageError(f"atol={self.atol} and rtol={self.rtol} must be >= 0")
         if self.input_name is not None and not self.input_name.strip():

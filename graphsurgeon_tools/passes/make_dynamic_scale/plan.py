@@ -42,8 +42,23 @@ CONSTANT_SOURCES = KNOWN_SOURCES
 # Ops whose schema changes between opset 7/8 and 9 only by accepting more types or
 # optional extras: raising the opset to 9 leaves their meaning alone.
 _SAFE_AT_OPSET_9 = frozenset(
-    {"Cast", "Constant", "Flatten", "Gemm", "Greater", "Less", "MatMul", "PRelu",
-     "Max", "Mean", "Min", "Sum", "MaxPool", "Upsample", "BatchNormalization"}
+    {
+        "Cast",
+        "Constant",
+        "Flatten",
+        "Gemm",
+        "Greater",
+        "Less",
+        "MatMul",
+        "PRelu",
+        "Max",
+        "Mean",
+        "Min",
+        "Sum",
+        "MaxPool",
+        "Upsample",
+        "BatchNormalization",
+    }
 )
 
 
@@ -77,25 +92,35 @@ SIMPLIFY = Fix("make_dynamic_scale", (("simplify", True),))
 def check_site(site: ResizeSite, from_sizes: bool) -> tuple[Optional[Plan], Optional[Refusal]]:
     """The rule's check: (a plan for the site, None) or (None, the refusal)."""
     if in_function(site):
-        return None, Refusal("in-function", f"inside {site.scope}: a model-local function is shared by its calls; "
-                             "inline_functions=True inlines it first, then its sites are rewritten", INLINE_FUNCTIONS)
+        return None, Refusal(
+            "in-function",
+            f"inside {site.scope}: a model-local function is shared by its calls; "
+            "inline_functions=True inlines it first, then its sites are rewritten",
+            INLINE_FUNCTIONS,
+        )
     if not site.in_main_graph and site.scales_source == ValueSource.ATTRIBUTE:
-        return None, Refusal("upsample7-in-body",
-                             f"Upsample-7 inside {site.scope} keeps its scales in an attribute; not rewritten there")
+        return None, Refusal(
+            "upsample7-in-body", f"Upsample-7 inside {site.scope} keeps its scales in an attribute; not rewritten there"
+        )
     if site.scales_source == ValueSource.GRAPH_INPUT:
         return None, Refusal("already-dynamic", f"scales already come from graph input {site.scales_tensor!r}")
     if site.scales_source == ValueSource.RUNTIME:
-        reason = next((n[len("scales:"):].strip() for n in site.notes if n.startswith("scales:")), "")
+        reason = next((n[len("scales:") :].strip() for n in site.notes if n.startswith("scales:")), "")
         return None, Refusal("runtime-scales", f"scales are computed at run time ({reason or 'not constant'})")
     if site.scales_source in CONSTANT_SOURCES and site.scales is not None:
         return Plan(site, label(site), site.scales, site.scales_source.value), None
     if site.sizes_tensor:
         if site.sizes is None or site.sizes_source not in CONSTANT_SOURCES:  # no flag converts these
-            return None, Refusal("runtime-sizes", f"driven by sizes, not scales; not converted: sizes are "
-                                 f"{site.sizes_source.value}, not constant")
+            return None, Refusal(
+                "runtime-sizes",
+                f"driven by sizes, not scales; not converted: sizes are {site.sizes_source.value}, not constant",
+            )
         if not from_sizes:
-            return None, Refusal("sizes-driven", "driven by sizes, not scales (from_sizes=True converts it when a "
-                                 "scale reproduces the sizes exactly)", FROM_SIZES)
+            return None, Refusal(
+                "sizes-driven",
+                "driven by sizes, not scales (from_sizes=True converts it when a scale reproduces the sizes exactly)",
+                FROM_SIZES,
+            )
         scales, reason = sizes_to_scales(site)
         if scales is None:
             return None, Refusal("sizes-not-exact", f"driven by sizes; not converted: {reason}")
@@ -164,8 +189,9 @@ def _with_shape_source(model: ModelProto, site: ResizeSite, refusal: Refusal, fl
     return refusal
 
 
-def _runtime_plan(model: ModelProto, site: ResizeSite, refusal: Refusal,
-                  flow: list[Any]) -> tuple[Optional[Plan], Optional[Refusal]]:
+def _runtime_plan(
+    model: ModelProto, site: ResizeSite, refusal: Refusal, flow: list[Any]
+) -> tuple[Optional[Plan], Optional[Refusal]]:
     """A plan for run-time sizes that are round(dim * constant) (resize.runtime_sizes), else the refusal
     with the reason the pattern was not recognised."""
     if not flow:
@@ -209,14 +235,21 @@ def plan_sites(
         blockers = opset9_blockers(model, opset)
         if blockers:
             for plan in bumps:
-                skipped.append(Skip(plan.label, plan.site.op_type, Refusal(
-                    "opset-bump-blocked",
-                    f"Upsample-7 keeps scales in an attribute; opset {opset} -> 9 would change {', '.join(blockers)}")))
+                skipped.append(
+                    Skip(
+                        plan.label,
+                        plan.site.op_type,
+                        Refusal(
+                            "opset-bump-blocked",
+                            f"Upsample-7 keeps scales in an attribute; opset {opset} -> 9 would change {', '.join(blockers)}",
+                        ),
+                    )
+                )
             plans = [p for p in plans if not p.needs_bump]
 
     for plan in plans:
         if plan.runtime is not None:  # the input holds the constants: one per resized (spatial) axis
-            plan.prefix, plan.fed = plan.value[:plan.runtime.start], plan.runtime.factors
+            plan.prefix, plan.fed = plan.value[: plan.runtime.start], plan.runtime.factors
         elif factor:
             start = spatial_suffix(plan.site, len(plan.value))
             if start is None:

@@ -53,8 +53,10 @@ def recorded_float_inputs(model: ModelProto) -> dict[str, list[float]]:
 def recorded_feeds(model: ModelProto) -> dict[str, np.ndarray]:
     """:func:`recorded_float_inputs` as arrays of each input's own element type (what to feed them)."""
     types = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
-    return {name: np.asarray(value, dtype=dtypes.np_dtype(types[name]))
-            for name, value in recorded_float_inputs(model).items()}
+    return {
+        name: np.asarray(value, dtype=dtypes.np_dtype(types[name]))
+        for name, value in recorded_float_inputs(model).items()
+    }
 
 
 def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite]) -> list[str]:
@@ -77,9 +79,15 @@ def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite
     wanted = set().union(*(behind.get(out, set()) for out in chosen)) if chosen else set()
     held = set().union(*(inputs for out, inputs in behind.items() if out not in chosen)) if behind else set()
     # (name, element type, dims) first: the input list is rebuilt below
-    put_back = [(i.name, i.type.tensor_type.elem_type,
-                 [d.dim_value for d in i.type.tensor_type.shape.dim] if i.type.tensor_type.HasField("shape") else [])
-                for i in model.graph.input if i.name in wanted and i.name not in held]
+    put_back = [
+        (
+            i.name,
+            i.type.tensor_type.elem_type,
+            [d.dim_value for d in i.type.tensor_type.shape.dim] if i.type.tensor_type.HasField("shape") else [],
+        )
+        for i in model.graph.input
+        if i.name in wanted and i.name not in held
+    ]
     if not put_back:
         return []
     gone = {name for name, _, _ in put_back}
@@ -93,7 +101,9 @@ def rebake(model: ModelProto, sites: list[ResizeSite], selected: list[ResizeSite
             array = array.reshape(dims)
         model.graph.initializer.append(numpy_helper.from_array(array, name))
         shown = ", ".join(f"{v:g}" for v in candidates[name])
-        notes.append(f"input {name!r} ({dtypes.dtype_name(elem)}, recorded original value [{shown}]) was put back "
-                     "as a constant and rewritten in the layout asked for")
+        notes.append(
+            f"input {name!r} ({dtypes.dtype_name(elem)}, recorded original value [{shown}]) was put back "
+            "as a constant and rewritten in the layout asked for"
+        )
     record_original_values(model, [])  # drops the record's entries for inputs that are gone
     return notes

@@ -61,8 +61,11 @@ class DynamicScaleResult(PassResult):
 
     def feeds(self) -> dict[str, np.ndarray]:
         """Inputs that make the rewritten model behave like the original."""
-        return {inp.name: np.asarray(inp.value, dtype=np.int64 if inp.dtype == "int64" else np.float32)
-                for inp in self.new_inputs if inp.value}
+        return {
+            inp.name: np.asarray(inp.value, dtype=np.int64 if inp.dtype == "int64" else np.float32)
+            for inp in self.new_inputs
+            if inp.value
+        }
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
@@ -82,9 +85,15 @@ def declare_new_inputs(new_inputs: list[NewInput], plans: list[Any], layout: str
         sites = reading.get(new.name, [])
         ranks = {s.input_rank for s in sites if s.input_rank}
         length = new.shape[0] if len(new.shape) == 1 else None
-        declared.append(DeclaredInput(
-            name=new.name, drives=tuple(s.node_name or f"#{s.node_index}" for s in sites), dtype=new.dtype,
-            shape=tuple(new.shape), layout=vector_layout(length, ranks.pop() if len(ranks) == 1 else None,
-                                                         sizes=layout == "sizes"),
-            original=tuple(new.value) if new.value else None, by=DynamicScaleResult.pass_name))
+        declared.append(
+            DeclaredInput(
+                name=new.name,
+                drives=tuple(s.node_name or f"#{s.node_index}" for s in sites),
+                dtype=new.dtype,
+                shape=tuple(new.shape),
+                layout=vector_layout(length, ranks.pop() if len(ranks) == 1 else None, sizes=layout == "sizes"),
+                original=tuple(new.value) if new.value else None,
+                by=DynamicScaleResult.pass_name,
+            )
+        )
     return declared

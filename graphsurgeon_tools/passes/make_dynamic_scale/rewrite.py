@@ -180,10 +180,15 @@ def _bump_upsample7(model: ModelProto, taken: set[str]) -> list[str]:
         del node.attribute[:]
         node.attribute.extend(kept)
         const_name = core_graph.unique_name(taken, f"{node.name or node.output[0]}_scales")
-        before[node.output[0]] = [helper.make_node(
-            "Constant", [], [const_name], name=const_name,
-            value=helper.make_tensor(const_name, TensorProto.FLOAT, [len(values)], values),
-        )]
+        before[node.output[0]] = [
+            helper.make_node(
+                "Constant",
+                [],
+                [const_name],
+                name=const_name,
+                value=helper.make_tensor(const_name, TensorProto.FLOAT, [len(values)], values),
+            )
+        ]
         node.input.append(const_name)
         made.append(const_name)
     _splice(graph, before)
@@ -242,7 +247,9 @@ def rewrite(
         old_tensors += _bump_upsample7(model, taken)
         for plan in plans:
             plan.bumped = plan.needs_bump
-        notes.append(f"opset raised from {opset} to 9: Upsample-7 keeps scales in an attribute, Upsample-9 reads an input")
+        notes.append(
+            f"opset raised from {opset} to 9: Upsample-7 keeps scales in an attribute, Upsample-9 reads an input"
+        )
 
     site_scopes = {p.site.scope for p in plans}
     scopes = _graphs(model, site_scopes)
@@ -264,12 +271,18 @@ def rewrite(
             if key not in expansions:
                 prefix_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_fixed")
                 full_name = core_graph.unique_name(taken, f"{pretty[plan.input_name]}_full")
-                extra.append(helper.make_node(
-                    "Constant", [], [prefix_name], name=prefix_name,
-                    value=helper.make_tensor(prefix_name, TensorProto.FLOAT, [len(plan.prefix)], list(plan.prefix)),
-                ))
-                extra.append(helper.make_node("Concat", [prefix_name, plan.input_name], [full_name],
-                                              name=full_name, axis=0))
+                extra.append(
+                    helper.make_node(
+                        "Constant",
+                        [],
+                        [prefix_name],
+                        name=prefix_name,
+                        value=helper.make_tensor(prefix_name, TensorProto.FLOAT, [len(plan.prefix)], list(plan.prefix)),
+                    )
+                )
+                extra.append(
+                    helper.make_node("Concat", [prefix_name, plan.input_name], [full_name], name=full_name, axis=0)
+                )
                 expansions[key] = full_name
             source = expansions[key]
         inputs = list(node.input)
@@ -283,8 +296,11 @@ def rewrite(
                 inputs[3] = ""
             if plan.site.op_version in (11, 12) and not inputs[1]:
                 roi = core_graph.unique_name(taken, f"{plan.label}_roi".replace(" ", "_"))
-                extra.append(helper.make_node(
-                    "Constant", [], [roi], name=roi, value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])))
+                extra.append(
+                    helper.make_node(
+                        "Constant", [], [roi], name=roi, value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])
+                    )
+                )
                 inputs[1] = roi
         while inputs and inputs[-1] == "":
             inputs.pop()

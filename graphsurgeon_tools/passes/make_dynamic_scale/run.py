@@ -65,8 +65,10 @@ def raise_layout_refused(layout: str, refused: list) -> None:
     (RefusedRequestError, exit 3) with every site's reason, instead of "nothing to rewrite"."""
     detail = "; ".join(f"{skip.node}: {skip.reason} [{skip.code}]" for skip in refused[:6])
     more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
-    raise RefusedRequestError(f"layout={layout!r} can express none of the {len(refused)} site(s) with constant "
-                              f"scales: {detail}{more}", tuple(refused))
+    raise RefusedRequestError(
+        f"layout={layout!r} can express none of the {len(refused)} site(s) with constant scales: {detail}{more}",
+        tuple(refused),
+    )
 
 
 def site_names(site: ResizeSite) -> tuple[str, str]:
@@ -81,9 +83,21 @@ def _rewritten(plans: list[Plan], layout: str = "scales") -> list[RewrittenSite]
     out = []
     for plan in plans:
         site = plan.site
-        key = None if plan.runtime is not None else (
-            plan.value, site.scope, site.op_type, site.op_version, site.opset, site.axes,
-            site.coordinate_transformation_mode, site.input_rank, site.input_shape)
+        key = (
+            None
+            if plan.runtime is not None
+            else (
+                plan.value,
+                site.scope,
+                site.op_type,
+                site.op_version,
+                site.opset,
+                site.axes,
+                site.coordinate_transformation_mode,
+                site.input_rank,
+                site.input_shape,
+            )
+        )
         analysis = analyses.get(key) if key is not None else None
         if analysis is None:
             facts = layouts.arithmetic(plan, layout)
@@ -91,18 +105,21 @@ def _rewritten(plans: list[Plan], layout: str = "scales") -> list[RewrittenSite]
             if key is not None:
                 analyses[key] = analysis
         here, every = analysis
-        out.append(RewrittenSite(
-            **here, layouts={name: dict(entry) for name, entry in every.items()},
-            node=plan.label,
-            op_type=site.op_type,
-            op_version=9 if plan.bumped else site.op_version,
-            mode=site.mode,
-            coordinate_transformation_mode=site.coordinate_transformation_mode,
-            source=plan.source,
-            original_scales=[float(v) for v in plan.value],
-            new_input=plan.input_name,
-            fed_value=[float(v) for v in plan.fed],
-        ))
+        out.append(
+            RewrittenSite(
+                **here,
+                layouts={name: dict(entry) for name, entry in every.items()},
+                node=plan.label,
+                op_type=site.op_type,
+                op_version=9 if plan.bumped else site.op_version,
+                mode=site.mode,
+                coordinate_transformation_mode=site.coordinate_transformation_mode,
+                source=plan.source,
+                original_scales=[float(v) for v in plan.value],
+                new_input=plan.input_name,
+                fed_value=[float(v) for v in plan.fed],
+            )
+        )
     return out
 
 
@@ -138,7 +155,8 @@ def dynamize_sites(
     levels, held = body_levels(model, [p.site for p in plans if not p.site.in_main_graph])
     if layout in layouts.INTEGER_LAYOUTS:
         result.new_inputs, result.removed_nodes, result.notes = layouts.rewrite_integer(
-            model, plans, layout=layout, shared=shared, input_name=input_name)
+            model, plans, layout=layout, shared=shared, input_name=input_name
+        )
     else:
         result.new_inputs, result.removed_nodes, result.notes = rewrite(
             model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
@@ -149,8 +167,11 @@ def dynamize_sites(
     for body, starts in levels:
         forget_body_shapes(body, starts)
     outputs = [p.site.output_name for p in plans if p.site.in_main_graph] + held
-    touched = refresh_shapes(model, outputs, factor_hints([p for p in plans if p.site.in_main_graph],
-                                                         factor or layout in layouts.INTEGER_LAYOUTS))
+    touched = refresh_shapes(
+        model,
+        outputs,
+        factor_hints([p for p in plans if p.site.in_main_graph], factor or layout in layouts.INTEGER_LAYOUTS),
+    )
     if touched:
         result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
     timer.lap("shapes")
@@ -192,9 +213,15 @@ class MakeDynamicScale(Pass):
             if not ok:
                 raise PreconditionError("onnxsim could not validate its simplified model (simplify=True)")
             before, after = len(model.graph.node), len(simplified.graph.node)
-            self._step("onnxsim", simplified, nodes_before=before, nodes_after=after, nodes_folded=before - after,
-                       initializers_before=len(model.graph.initializer),
-                       initializers_after=len(simplified.graph.initializer))
+            self._step(
+                "onnxsim",
+                simplified,
+                nodes_before=before,
+                nodes_after=after,
+                nodes_folded=before - after,
+                initializers_before=len(model.graph.initializer),
+                initializers_after=len(simplified.graph.initializer),
+            )
             model, inplace = simplified, True
             timer.lap("simplify")
 
@@ -244,13 +271,20 @@ class MakeDynamicScale(Pass):
         plans = expressible
         timer.lap("plan")
         if not plans:
-            result, _ = dynamize_sites(model, selected, from_sizes=options.from_sizes, factor=options.factor,
-                                       timings=timings, layout=options.layout)
+            result, _ = dynamize_sites(
+                model,
+                selected,
+                from_sizes=options.from_sizes,
+                factor=options.factor,
+                timings=timings,
+                layout=options.layout,
+            )
             result.skipped[:0] = held
             if relaid:  # no site takes the layout: the model goes back as it came, its inputs kept
                 result.model = given
-                result.notes.append(f"layout={options.layout!r} fits no selected site, so the float input(s) "
-                                    "stay as they are")
+                result.notes.append(
+                    f"layout={options.layout!r} fits no selected site, so the float input(s) stay as they are"
+                )
             return result
         check_input_name(model, plans, options.shared, options.input_name)
         self._scopes = {p.site.scope for p in plans}  # sites in If branches: see _check_other_branches
@@ -261,8 +295,15 @@ class MakeDynamicScale(Pass):
             model = copy
         timer.lap("copy")
         result, done = dynamize_sites(
-            model, selected, from_sizes=options.from_sizes, shared=options.shared, input_name=options.input_name,
-            factor=options.factor, keep_default=options.keep_default, timings=timings, layout=options.layout,
+            model,
+            selected,
+            from_sizes=options.from_sizes,
+            shared=options.shared,
+            input_name=options.input_name,
+            factor=options.factor,
+            keep_default=options.keep_default,
+            timings=timings,
+            layout=options.layout,
         )
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held
@@ -286,13 +327,23 @@ class MakeDynamicScale(Pass):
         original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
             shapes = concrete_input_shapes(original, check_dims)
-            feeds.update(layouts.sizes_feeds(original, self._pending, {k: list(v) for k, v in shapes.items()},
-                                             self.reference_feeds))
+            feeds.update(
+                layouts.sizes_feeds(
+                    original, self._pending, {k: list(v) for k, v in shapes.items()}, self.reference_feeds
+                )
+            )
         seeds = branches.branch_seeds(original, self._scopes, check_dims)
         with reuse_sessions(bool(seeds)):
             result.check = equivalence.compare_models(
-                reference, result.model, feeds, reference_feeds=self.reference_feeds, dims=check_dims,
-                atol=self.options.atol, rtol=self.options.rtol, optimized_figure=self.options.optimized_figure)
+                reference,
+                result.model,
+                feeds,
+                reference_feeds=self.reference_feeds,
+                dims=check_dims,
+                atol=self.options.atol,
+                rtol=self.options.rtol,
+                optimized_figure=self.options.optimized_figure,
+            )
             self._check_other_branches(reference, result, feeds, seeds)
         return result.check
 
@@ -303,12 +354,21 @@ class MakeDynamicScale(Pass):
             return
         check_dims = self.options.check_dims
         for seed in seeds:
-            other = equivalence.compare_models(reference, result.model, feeds, reference_feeds=self.reference_feeds,
-                                               dims=check_dims, seed=seed, atol=self.options.atol,
-                                               rtol=self.options.rtol)
+            other = equivalence.compare_models(
+                reference,
+                result.model,
+                feeds,
+                reference_feeds=self.reference_feeds,
+                dims=check_dims,
+                seed=seed,
+                atol=self.options.atol,
+                rtol=self.options.rtol,
+            )
             if other.passed is False:
                 result.check = other
                 break
         if seeds:
-            result.notes.append(f"sites in If branches: the check also ran with seed(s) "
-                                f"{', '.join(map(str, seeds))}, which flip the bool inputs, so every branch ran")
+            result.notes.append(
+                f"sites in If branches: the check also ran with seed(s) "
+                f"{', '.join(map(str, seeds))}, which flip the bool inputs, so every branch ran"
+            )

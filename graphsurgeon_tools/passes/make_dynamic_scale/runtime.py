@@ -29,8 +29,9 @@ from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 __all__ = ["replace_constants", "runtime_arithmetic"]
 
 
-def replace_constants(model: ModelProto, plan: Plan, source: str, taken: set[str],
-                      integer: bool = False) -> tuple[dict[str, list[NodeProto]], list[str]]:
+def replace_constants(
+    model: ModelProto, plan: Plan, source: str, taken: set[str], integer: bool = False
+) -> tuple[dict[str, list[NodeProto]], list[str]]:
     """Rewire every Mul of ``plan.runtime`` to read its factor from ``source``.
 
     Returns (nodes to insert before the node producing each key, the constants no longer read by
@@ -51,8 +52,9 @@ def replace_constants(model: ModelProto, plan: Plan, source: str, taken: set[str
     def const(values: list[int], scalar: bool = False) -> tuple[str, NodeProto]:
         name = fresh("index")
         dims = [] if scalar else [len(values)]
-        return name, helper.make_node("Constant", [], [name], name=name,
-                                      value=helper.make_tensor(name, TensorProto.INT64, dims, values))
+        return name, helper.make_node(
+            "Constant", [], [name], name=name, value=helper.make_tensor(name, TensorProto.INT64, dims, values)
+        )
 
     for mul_index in dict.fromkeys(a.mul for a in plan.runtime.axes):
         axes = sorted((a for a in plan.runtime.axes if a.mul == mul_index), key=lambda a: a.element)
@@ -87,12 +89,16 @@ def runtime_arithmetic(plan: Plan, layout: str) -> tuple[str, str]:
     assert plan.runtime is not None
     if layout == "sizes":
         value = plan.runtime.value
-        at = f" ({list(value[plan.runtime.start:])})" if value else ""
-        ort = (f"equal at the original input size{at}: the input is the output size the constants gave there; "
-               "elsewhere feed round(in*f) per axis")
+        at = f" ({list(value[plan.runtime.start :])})" if value else ""
+        ort = (
+            f"equal at the original input size{at}: the input is the output size the constants gave there; "
+            "elsewhere feed round(in*f) per axis"
+        )
     else:
-        ort = ("equal at every input size: the input replaces the constant factor in the same arithmetic "
-               f"({', '.join(a.rounding for a in plan.runtime.axes)} of in*f, resized by out/in)")
+        ort = (
+            "equal at every input size: the input replaces the constant factor in the same arithmetic "
+            f"({', '.join(a.rounding for a in plan.runtime.axes)} of in*f, resized by out/in)"
+        )
     trt = "equal to ONNX Runtime (a sizes-driven Resize: both resize by out/in)"
     if layout == "scales":
         trt += "; and TensorRT refuses a float32 graph input on a shape path (lint rule trt-shape-input-integer)"

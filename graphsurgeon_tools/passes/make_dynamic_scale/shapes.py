@@ -118,9 +118,7 @@ def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, 
     affected = [o for o in graph.output if o.name in down]
     if not affected and not had_info:
         return []
-    input_dims = {
-        d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")
-    }
+    input_dims = {d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
     taken = _declared_dim_names(model)
     graph.value_info.extend(
         helper.make_tensor_value_info(name, TensorProto.UNDEFINED, dims) for name, dims in hints.items()

@@ -117,14 +117,16 @@ class SetFactor(Pass):
         timer = Timer(result.timings)
         sites = find_sites(model)
         named = {name: _factor(value) for name, value in (options.sites or {}).items()}
-        self._plans, result.skipped = plan_sites(model, sites, named, _factor(options.every), options.original,
-                                                 read_original_values(model))
+        self._plans, result.skipped = plan_sites(
+            model, sites, named, _factor(options.every), options.original, read_original_values(model)
+        )
         timer.lap("plan")
         if not self._plans:
             if result.skipped:
                 detail = "; ".join(f"{s.node or '<unnamed>'}: {s.reason} [{s.code}]" for s in result.skipped[:5])
-                raise RefusedRequestError(f"set_factor can bake none of the requested site(s): {detail}",
-                                          tuple(result.skipped))
+                raise RefusedRequestError(
+                    f"set_factor can bake none of the requested site(s): {detail}", tuple(result.skipped)
+                )
             return result
         if not self.owned:  # not in place: the caller's proto stays as it was
             work = ModelProto()
@@ -133,8 +135,18 @@ class SetFactor(Pass):
             timer.lap("copy")
         result.removed_inputs, result.removed_nodes = bake(model, self._plans)
         result.model = model
-        result.rewritten = [BakedSite(p.site.node, p.site.op_type, list(p.site.inputs), dict(p.kinds),
-                                      list(p.factor), list(p.scales), p.source) for p in self._plans]
+        result.rewritten = [
+            BakedSite(
+                p.site.node,
+                p.site.op_type,
+                list(p.site.inputs),
+                dict(p.kinds),
+                list(p.factor),
+                list(p.scales),
+                p.source,
+            )
+            for p in self._plans
+        ]
         timer.lap("rewrite")
         return result
 
@@ -149,8 +161,14 @@ class SetFactor(Pass):
             return CheckResult(passed=None, skipped=why_not)
         # The factor feeds go to the input model; a dynamic input the written model still reads (a
         # site not selected, or refused) gets the same value there, since both draw from one feed.
-        return compare_models(reference, result.model, reference_feeds=feeds, dims=dims, session_factory=_session,
-                              optimized_figure=self.options.optimized_figure)
+        return compare_models(
+            reference,
+            result.model,
+            reference_feeds=feeds,
+            dims=dims,
+            session_factory=_session,
+            optimized_figure=self.options.optimized_figure,
+        )
 
 
 def _session(blob: bytes, options: Any) -> Any:
@@ -158,8 +176,9 @@ def _session(blob: bytes, options: Any) -> Any:
     return runtime_session.make_session(ModelProto.FromString(blob), sess_options=options)
 
 
-def check_feeds(model: ModelProto, plans: list[Plan],
-                input_shapes: dict[str, list[int]]) -> tuple[dict[str, np.ndarray], Optional[str]]:
+def check_feeds(
+    model: ModelProto, plans: list[Plan], input_shapes: dict[str, list[int]]
+) -> tuple[dict[str, np.ndarray], Optional[str]]:
     """The feeds that make ``model`` (the input model) compute each plan's scales; (feeds, why not).
 
     A scales or factor input is fed the plan's values; a sizes input ``floor(in * f)`` of the
@@ -182,15 +201,16 @@ def check_feeds(model: ModelProto, plans: list[Plan],
                     dims = _shapes_at(model, input_shapes)
                 x = dims.get(plan.site.x)
                 if not x or any(not isinstance(d, int) for d in x):
-                    return {}, (f"the shape of {plan.site.x!r} at the check's inputs is unknown, "
-                                f"so {name!r} has no value")
+                    return {}, (
+                        f"the shape of {plan.site.x!r} at the check's inputs is unknown, so {name!r} has no value"
+                    )
                 k = len(plan.factor)
                 out = [int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(x[-k:], plan.factor)]
                 if kind == "sizes":
                     feeds[name] = np.asarray(out, dtype=dtype)
                 else:
                     declared = static_shape(info) or ()
-                    lead = [d if isinstance(d, int) and d > 0 else 1 for d in declared[:len(declared) - 2]]
+                    lead = [d if isinstance(d, int) and d > 0 else 1 for d in declared[: len(declared) - 2]]
                     feeds[name] = np.zeros(lead + out[-2:], dtype=dtype)
     return feeds, None
 

@@ -138,16 +138,30 @@ def find_sites(model: ModelProto) -> list[SiteNode]:
             continue
         version = 0 if node.op_type == PLUGIN_OP else op_version(node.op_type, opset)
         slots = _slots(node.op_type, version, len(node.input))
-        inputs = tuple(sorted(core_graph.upstream_sources(graph, [node.input[s] for s in slots], producers,
-                                                          dynamic - {node.input[0]})))
+        inputs = tuple(
+            sorted(
+                core_graph.upstream_sources(graph, [node.input[s] for s in slots], producers, dynamic - {node.input[0]})
+            )
+        )
         rank = None
         if inputs:
             if ranks is None:
                 ranks = _ranks(model)
             rank = ranks.get(node.input[0])
         slot = slots[0] if slots else 1
-        sites.append(SiteNode(node.name, index, node.op_type, node.output[0] if node.output else "",
-                              node.input[0], rank, slot, slots, inputs))
+        sites.append(
+            SiteNode(
+                node.name,
+                index,
+                node.op_type,
+                node.output[0] if node.output else "",
+                node.input[0],
+                rank,
+                slot,
+                slots,
+                inputs,
+            )
+        )
     return sites
 
 
@@ -199,9 +213,14 @@ def _matches(site: SiteNode, pattern: str) -> bool:
     return any(name and fnmatch.fnmatchcase(name, pattern) for name in site.names())
 
 
-def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str, Optional[Factor]],
-               every: Optional[Factor], original: bool,
-               recorded: Mapping[str, Any]) -> tuple[list[Plan], list[Skip]]:
+def plan_sites(
+    model: ModelProto,
+    sites: Sequence[SiteNode],
+    named: Mapping[str, Optional[Factor]],
+    every: Optional[Factor],
+    original: bool,
+    recorded: Mapping[str, Any],
+) -> tuple[list[Plan], list[Skip]]:
     """The plans and refusals for ``named`` sites (pattern -> factor, None: the recorded one),
     then, with ``every`` or ``original``, every other dynamic site."""
     wanted: dict[int, tuple[Optional[tuple[float, ...]], str]] = {}
@@ -209,8 +228,10 @@ def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str,
         hits = [s for s in sites if _matches(s, pattern)]
         if not hits:
             shown = ", ".join(repr(s.node or s.output) for s in sites if s.inputs)[:300] or "none"
-            raise UsageError(f"site {pattern!r} matches no Resize/Upsample/DynamicTRTResize node or dynamic input "
-                             f"(dynamic sites: {shown})")
+            raise UsageError(
+                f"site {pattern!r} matches no Resize/Upsample/DynamicTRTResize node or dynamic input "
+                f"(dynamic sites: {shown})"
+            )
         parsed = parse_factor(value, f"site {pattern!r}") if value is not None else None
         for site in hits:
             wanted[site.index] = (parsed, "named" if parsed is not None else "original")
@@ -231,39 +252,65 @@ def plan_sites(model: ModelProto, sites: Sequence[SiteNode], named: Mapping[str,
             skipped.append(_skip(site, "no-dynamic-input", "its scales/sizes read no graph input: nothing to bake"))
             continue
         if not site.rank:  # unknown (or a scalar X, which no Resize takes)
-            skipped.append(_skip(site, "rank-unknown", f"the rank of its input {site.x!r} is unknown, so the "
-                                 "factor cannot be laid out per axis"))
+            skipped.append(
+                _skip(
+                    site,
+                    "rank-unknown",
+                    f"the rank of its input {site.x!r} is unknown, so the factor cannot be laid out per axis",
+                )
+            )
             continue
         kinds = {name: input_kind(model, name, site.rank) for name in site.inputs}
         if value is None:
             found = [_recorded(recorded, name, kinds[name], site.rank) for name in site.inputs]
             if len(found) != 1 or found[0] is None:
-                skipped.append(_skip(
-                    site, "no-recorded-value",
-                    f"no original value is recorded for {', '.join(map(repr, site.inputs))} (onnxtool.original_values)"
-                    "; give the factor with sites= or every="))
+                skipped.append(
+                    _skip(
+                        site,
+                        "no-recorded-value",
+                        f"no original value is recorded for {', '.join(map(repr, site.inputs))} (onnxtool.original_values)"
+                        "; give the factor with sites= or every=",
+                    )
+                )
                 continue
             value = found[0]
         scales = _full_scales(value, site.rank)
         if scales is None:
             k = _spatial(site.rank)
-            skipped.append(_skip(site, "factor-arity", f"factor {list(value)} has {len(value)} entries; its input "
-                                 f"{site.x!r} (rank {site.rank}) takes 1, {k} (one per spatial axis) or {site.rank}"))
+            skipped.append(
+                _skip(
+                    site,
+                    "factor-arity",
+                    f"factor {list(value)} has {len(value)} entries; its input "
+                    f"{site.x!r} (rank {site.rank}) takes 1, {k} (one per spatial axis) or {site.rank}",
+                )
+            )
             continue
-        spatial = scales[len(scales) - _spatial(site.rank):]
+        spatial = scales[len(scales) - _spatial(site.rank) :]
         # int64 factor/sizes and a size tensor's shape hold whole numbers: floor(in * f) only equals
         # the baked scales' output and coordinates when f is whole
         integer = [name for name, kind in kinds.items() if kind == "size-tensor" or not _is_float_input(model, name)]
         if integer and any(v != int(v) for v in spatial):
-            skipped.append(_skip(site, "factor-not-whole", f"{', '.join(map(repr, integer))} holds whole numbers "
-                                 f"({'/'.join(sorted({kinds[n] for n in integer}))}); factor {list(spatial)} is not "
-                                 "whole, so no value of it computes these scales"))
+            skipped.append(
+                _skip(
+                    site,
+                    "factor-not-whole",
+                    f"{', '.join(map(repr, integer))} holds whole numbers "
+                    f"({'/'.join(sorted({kinds[n] for n in integer}))}); factor {list(spatial)} is not "
+                    "whole, so no value of it computes these scales",
+                )
+            )
             continue
         clash = [name for name in site.inputs if name in fed and fed[name] != scales]
         if clash:
-            skipped.append(_skip(site, "shared-input-factors-differ",
-                                 f"{clash[0]!r} also feeds a site baked at {list(fed[clash[0]])}: one input cannot be "
-                                 f"fed both {list(fed[clash[0]])} and {list(scales)} to check the result"))
+            skipped.append(
+                _skip(
+                    site,
+                    "shared-input-factors-differ",
+                    f"{clash[0]!r} also feeds a site baked at {list(fed[clash[0]])}: one input cannot be "
+                    f"fed both {list(fed[clash[0]])} and {list(scales)} to check the result",
+                )
+            )
             continue
         for name in site.inputs:
             fed[name] = scales
@@ -293,7 +340,7 @@ def bake(model: ModelProto, plans: list[Plan]) -> tuple[list[str], list[str]]:
         while len(inputs) <= plan.site.slot:
             inputs.append("")
         inputs[plan.site.slot] = name
-        del inputs[plan.site.slot + 1:]  # Resize-11+: the sizes slot goes (scales and sizes are exclusive)
+        del inputs[plan.site.slot + 1 :]  # Resize-11+: the sizes slot goes (scales and sizes are exclusive)
         del node.input[:]
         node.input.extend(inputs)
         if node.op_type == PLUGIN_OP:

@@ -52,8 +52,16 @@ from graphsurgeon_tools.passes.swap_plugin.options import SIGNATURES, SwapPlugin
 from graphsurgeon_tools.passes.swap_plugin.result import SkippedNode, SwappedNode, SwapPluginResult
 from graphsurgeon_tools.plugins import PluginSpec, builtin_spec, resolve_spec
 
-__all__ = ["SIGNATURES", "SkippedNode", "SwapPlugin", "SwapPluginOptions", "SwapPluginResult", "SwappedNode",
-           "swap_plugin"]
+__all__ = [
+    "SIGNATURES",
+    "SkippedNode",
+    "SwapPlugin",
+    "SwapPluginOptions",
+    "SwapPluginResult",
+    "SwappedNode",
+    "swap_plugin",
+]
+
 
 def _resolve_spec(spec: Union[None, str, Path, PluginSpec]) -> PluginSpec:
     if spec is None:
@@ -80,7 +88,9 @@ class SwapPlugin(Pass):
         if options.reverse and self.spec.handler != "resize":
             raise UsageError(f"reverse=True only exists for the resize handler; spec {self.spec.source} is generic")
         if options.qdq_form != "inside" and (options.reverse or self.spec.handler != "resize"):
-            raise UsageError('qdq_form="integer" is a form of the forward Resize swap (no reverse=True, no generic spec)')
+            raise UsageError(
+                'qdq_form="integer" is a form of the forward Resize swap (no reverse=True, no generic spec)'
+            )
 
     def call(self, model: ModelProto) -> SwapPluginResult:
         options = self.options
@@ -96,15 +106,29 @@ class SwapPlugin(Pass):
             copy.CopyFrom(model)
             model = copy
         result = SwapPluginResult(
-            model=model, plugin=self.op_type, domain=self.domain,
+            model=model,
+            plugin=self.op_type,
+            domain=self.domain,
             signature=options.signature if self.spec.handler == "resize" else "generic",
-            reverse=options.reverse, spec_source=self.spec.source,
+            reverse=options.reverse,
+            spec_source=self.spec.source,
         )
         if options.reverse:
             reverse.reverse(model, self.spec, self.op_type, options.nodes, result, self.label)
         elif self.spec.handler == "resize":
-            forward.forward_resize(model, self.spec, self.op_type, self.domain, options.signature, options.nodes,
-                                   options.keep_constant, result, self.label, options.size_input, options.qdq_form)
+            forward.forward_resize(
+                model,
+                self.spec,
+                self.op_type,
+                self.domain,
+                options.signature,
+                options.nodes,
+                options.keep_constant,
+                result,
+                self.label,
+                options.size_input,
+                options.qdq_form,
+            )
             forward.raise_if_form_refused(options.signature, result, options.qdq_form)
         else:
             generic.forward_generic(model, self.spec, self.op_type, self.domain, options.nodes, result, self.label)
@@ -112,9 +136,16 @@ class SwapPlugin(Pass):
 
     def self_check(self, reference: Any, result: SwapPluginResult) -> Any:  # type: ignore[override]
         """The plugin model against ``reference`` (the user's model) in ONNX Runtime (:mod:`.check`)."""
-        check = run_check(reference, result.model, result, op_type=self.op_type,
-                          generic=self.spec.handler != "resize", pending=result.pending_sizes,
-                          dims=self.options.check_dims, optimized_figure=self.options.optimized_figure)
+        check = run_check(
+            reference,
+            result.model,
+            result,
+            op_type=self.op_type,
+            generic=self.spec.handler != "resize",
+            pending=result.pending_sizes,
+            dims=self.options.check_dims,
+            optimized_figure=self.options.optimized_figure,
+        )
         if check.skipped:
             result.notes.append(f"check skipped: {check.skipped}")
         elif check.tolerance:

@@ -101,11 +101,15 @@ KERNEL_ULPS = {"float32": 64.0, "float64": 64.0, "float16": 2.0, "bfloat16": 2.0
 def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[str]:
     """Why the check cannot run the plugin model here, or None when it can."""
     if generic:
-        return (f"the generic spec {spec_source} has no ONNX Runtime kernel for {op_type} here (only "
-                f"{', '.join(KERNEL_OP_TYPES)} has one); run the plugin model in TensorRT to compare it")
+        return (
+            f"the generic spec {spec_source} has no ONNX Runtime kernel for {op_type} here (only "
+            f"{', '.join(KERNEL_OP_TYPES)} has one); run the plugin model in TensorRT to compare it"
+        )
     if op_type not in KERNEL_OP_TYPES:
-        return (f"no ONNX Runtime kernel for plugin op_type {op_type!r} here (only {', '.join(KERNEL_OP_TYPES)} "
-                "has one); run the plugin model in TensorRT to compare it")
+        return (
+            f"no ONNX Runtime kernel for plugin op_type {op_type!r} here (only {', '.join(KERNEL_OP_TYPES)} "
+            "has one); run the plugin model in TensorRT to compare it"
+        )
     return None
 
 
@@ -114,8 +118,11 @@ def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]
     modes = {plugin_node_attributes(n)["mode"] for n in plugin_model.graph.node if n.op_type == op_type}
     if not modes - {"nearest"}:
         return None
-    return UlpTolerance(dict(KERNEL_ULPS), why="the plugin kernel interpolates in another float order than ONNX "
-                        "Runtime's Resize; nearest-only models are compared exactly")
+    return UlpTolerance(
+        dict(KERNEL_ULPS),
+        why="the plugin kernel interpolates in another float order than ONNX "
+        "Runtime's Resize; nearest-only models are compared exactly",
+    )
 
 
 class _Pinned:
@@ -145,8 +152,9 @@ class _Run(NamedTuple):
     opened: list[dict[str, Any]]
 
 
-def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list[Any],
-                   dims: Optional[dict[str, int]], run: _Run) -> Union[dict[str, np.ndarray], str]:
+def _forward_feeds(
+    result: SwapPluginResult, original: ModelProto, pending: list[Any], dims: Optional[dict[str, int]], run: _Run
+) -> Union[dict[str, np.ndarray], str]:
     """Feeds for the inputs the swap added, at the original factors; a string: why there are none."""
     feeds: dict[str, np.ndarray] = {}
     for item in result.new_inputs:
@@ -156,8 +164,10 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
         elif "shape_at_original_factor" in item:  # size_input=: only its shape is read
             shape = item["shape_at_original_factor"]
             if shape is None:
-                return (f"size_input={name!r}: the output size at the original factor is not static, so the "
-                        "check cannot shape that input")
+                return (
+                    f"size_input={name!r}: the output size at the original factor is not static, so the "
+                    "check cannot shape that input"
+                )
             feeds[name] = np.zeros(shape, dtype=np.dtype(item.get("dtype") or "float32"))
     if pending:  # signature="sizes" with symbolic dims: the original (h, w) at the check's input shapes
         shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
@@ -168,8 +178,9 @@ def _forward_feeds(result: SwapPluginResult, original: ModelProto, pending: list
     return feeds
 
 
-def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str, list[int]],
-                      run: _Run) -> dict[str, np.ndarray]:
+def _sizes_from_a_run(
+    original: ModelProto, pending: list[Any], shapes: dict[str, list[int]], run: _Run
+) -> dict[str, np.ndarray]:
     """The original output sizes of ``pending`` sites from the dims their input X has (or, for run-time
     sizes, the sizes tensor's own value) in one ORT run of the original on the check's inputs (ORT's
     floor rule), in the session the comparison then reuses; {} when the original does not run (the
@@ -179,8 +190,9 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
     try:
         session, fresh = session_for(run.key, original, run.level, names, _session, expose=run.expose)
         if fresh:
-            run.opened.append({"model": "reference", "level": run.level, "reused": False,
-                               "for": "the original output sizes"})
+            run.opened.append(
+                {"model": "reference", "level": run.level, "reused": False, "for": "the original output sizes"}
+            )
         takes = {i.name for i in session.get_inputs()}
         feed = {k: v for k, v in random_feeds(original, shapes).items() if k in takes}
         values = dict(zip(names, session.run(names, feed)))
@@ -194,8 +206,9 @@ def _sizes_from_a_run(original: ModelProto, pending: list[Any], shapes: dict[str
             continue
         dims = np.shape(values[x]) if x in values else ()
         if len(dims) >= len(scales):  # one scale per spatial axis: (l), (h, w), (d, h, w)
-            feeds[name] = np.array([ort_output_length(d, f) for d, f in zip(dims[-len(scales):], scales)],
-                                   dtype=np.int64)
+            feeds[name] = np.array(
+                [ort_output_length(d, f) for d, f in zip(dims[-len(scales) :], scales)], dtype=np.int64
+            )
     return feeds
 
 
@@ -249,9 +262,17 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.
     return pins, dims, all_recorded
 
 
-def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result: SwapPluginResult, *,
-              op_type: str, generic: bool, pending: Optional[list[Any]] = None,
-              dims: Optional[dict[str, int]] = None, optimized_figure: bool = False) -> CheckResult:
+def run_check(
+    original: Union[ModelProto, bytes],
+    rewritten: ModelProto,
+    result: SwapPluginResult,
+    *,
+    op_type: str,
+    generic: bool,
+    pending: Optional[list[Any]] = None,
+    dims: Optional[dict[str, int]] = None,
+    optimized_figure: bool = False,
+) -> CheckResult:
     """The built-in check of one swap-plugin run (forward or ``result.reverse``).
 
     Args:
@@ -274,13 +295,19 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         def pinned(blob: bytes, options: Any) -> Any:
             return _Pinned(_session(blob, options), pins)
 
-        checked = equivalence.compare_models(original, rewritten, dims={**recorded_dims, **(dims or {})},
-                                             tolerance=_tolerance(original_proto, op_type),
-                                             session_factory=pinned if pins else _session,
-                                             optimized_figure=optimized_figure)
+        checked = equivalence.compare_models(
+            original,
+            rewritten,
+            dims={**recorded_dims, **(dims or {})},
+            tolerance=_tolerance(original_proto, op_type),
+            session_factory=pinned if pins else _session,
+            optimized_figure=optimized_figure,
+        )
         if checked.skipped and pins and not all_recorded:  # say which factors it could not run at
-            checked.skipped += (f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
-                                f"and were fed factor {PINNED_FACTOR:g} (sizes {list(PINNED_SIZES)})")
+            checked.skipped += (
+                f"; its scale inputs had no recorded original value (metadata {ORIGINAL_VALUES_KEY}) "
+                f"and were fed factor {PINNED_FACTOR:g} (sizes {list(PINNED_SIZES)})"
+            )
         return checked
     quantized = qdq_sites(original_proto)
     level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
@@ -291,11 +318,29 @@ def run_check(original: Union[ModelProto, bytes], rewritten: ModelProto, result:
         if isinstance(feeds, str):
             return CheckResult(passed=None, skipped=feeds)
         tolerance = _tolerance(rewritten, op_type)
-        checked = equivalence.compare_models(original, rewritten, feeds, dims=dims, session_factory=_session,
-                                             level=level, tolerance=tolerance, optimized_figure=optimized_figure,
-                                             expose=run.expose)
+        checked = equivalence.compare_models(
+            original,
+            rewritten,
+            feeds,
+            dims=dims,
+            session_factory=_session,
+            level=level,
+            tolerance=tolerance,
+            optimized_figure=optimized_figure,
+            expose=run.expose,
+        )
         checked.sessions[:0] = run.opened  # the sizes run's session, which the comparison reused
         if quantized:
-            requantized.judge(checked, original_proto, rewritten, feeds, quantized, dims, _session, tolerance,
-                              op_type, reference=original)
+            requantized.judge(
+                checked,
+                original_proto,
+                rewritten,
+                feeds,
+                quantized,
+                dims,
+                _session,
+                tolerance,
+                op_type,
+                reference=original,
+            )
     return checked

@@ -20,7 +20,9 @@ from graphsurgeon_tools.plugins import PluginSpec
 __all__ = ["Builder", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
 
 
-def plugin_attributes(spec: PluginSpec, values: dict[str, Any], from_inputs: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def plugin_attributes(
+    spec: PluginSpec, values: dict[str, Any], from_inputs: Optional[dict[str, Any]] = None
+) -> dict[str, Any]:
     """The plugin node's attributes: the spec's rules applied to ``values``, then node data."""
     attrs = spec.attributes.apply(values)
     attrs.update(from_inputs or {})  # real node data beats [attributes.defaults]
@@ -44,8 +46,9 @@ def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = No
     return types
 
 
-def set_value_info(model: ModelProto, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None,
-                   prefix: str = "") -> None:
+def set_value_info(
+    model: ModelProto, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None, prefix: str = ""
+) -> None:
     """Replace value_info for ``name``: element type, rank, named dims (not for graph outputs).
     One rebuild of ``value_info``: for many names at once use :func:`set_value_infos`."""
     set_value_infos(model, [(name, elem_type, rank, dims, prefix)])
@@ -107,8 +110,9 @@ class Builder:
         nodes.append(helper.make_node(op_type, inputs, [out], name=self.name(f"{base}/{op_type}"), **attrs))
         return out
 
-    def value_info(self, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None,
-                   prefix: str = "") -> None:
+    def value_info(
+        self, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None, prefix: str = ""
+    ) -> None:
         """:func:`set_value_info`, deferred to :meth:`insert_all` (one rebuild for every site)."""
         self.value_infos.append((name, elem_type, rank, dims, prefix))
 

@@ -67,13 +67,26 @@ __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
 
 #: Refusals that depend on the signature asked for (another form, or make_dynamic_scale, may take the
 #: site): a request whose every matched site gets one of these failed, it did not find "nothing to swap".
-FORM_CODES = frozenset({
-    "sizes-driven", "static-shape-source", "sizes-not-exact", "sizes-not-hw",
-    "unknown-rank", "runtime-sizes",
-    "size-tensor-opset", "size-tensor-rank", "size-tensor-leading-axis", "size-tensor-inexact",
-    "layout-needs-resize-11", "layout-axes", "layout-tf-crop-and-resize", "layout-no-spatial-axes",
-    "layout-non-spatial", "not-whole-factor",
-})
+FORM_CODES = frozenset(
+    {
+        "sizes-driven",
+        "static-shape-source",
+        "sizes-not-exact",
+        "sizes-not-hw",
+        "unknown-rank",
+        "runtime-sizes",
+        "size-tensor-opset",
+        "size-tensor-rank",
+        "size-tensor-leading-axis",
+        "size-tensor-inexact",
+        "layout-needs-resize-11",
+        "layout-axes",
+        "layout-tf-crop-and-resize",
+        "layout-no-spatial-axes",
+        "layout-non-spatial",
+        "not-whole-factor",
+    }
+)
 
 _DYNAMIC = (ValueSource.GRAPH_INPUT, ValueSource.RUNTIME)
 
@@ -82,9 +95,19 @@ def _label(site: ResizeSite) -> str:
     return site.node_name or site.output_name
 
 
-def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_constant: bool,
-            result: SwapPluginResult, label: str, ranks: dict[str, Optional[int]], sources: SourceNotes,
-            types: dict[str, Any], op_type: str, integer: Optional[dict[str, Any]] = None) -> list[ResizeSite]:
+def _choose(
+    sites: list[ResizeSite],
+    spec: PluginSpec,
+    signature: str,
+    keep_constant: bool,
+    result: SwapPluginResult,
+    label: str,
+    ranks: dict[str, Optional[int]],
+    sources: SourceNotes,
+    types: dict[str, Any],
+    op_type: str,
+    integer: Optional[dict[str, Any]] = None,
+) -> list[ResizeSite]:
     """The rule's check for every selected site: the chosen ones, skips (with reasons) for the rest.
     Every refusal is decided here, before any input is added, so a skipped site leaves no trace."""
     chosen = []
@@ -94,14 +117,18 @@ def _choose(sites: list[ResizeSite], spec: PluginSpec, signature: str, keep_cons
         raise_if_nonsense(site, label)
         rank = ranks[site.output_name]
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
-        refusal = (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
-                   or refusals.dtype_refusal(site, types, op_type)
-                   or (qdq_forms.integer_refusal(integer[site.output_name], types, op_type, site.mode)
-                       if integer and site.output_name in integer else None)
-                   or refusals.rank_refusal(site, rank, signature)
-                   or refusals.resize_refusal(view, signature)
-                   or refusals.sizes_or_scales_refusal(site, signature, keep_constant,
-                                                       sources.of_site(site).get("sizes")))
+        refusal = (
+            refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
+            or refusals.dtype_refusal(site, types, op_type)
+            or (
+                qdq_forms.integer_refusal(integer[site.output_name], types, op_type, site.mode)
+                if integer and site.output_name in integer
+                else None
+            )
+            or refusals.rank_refusal(site, rank, signature)
+            or refusals.resize_refusal(view, signature)
+            or refusals.sizes_or_scales_refusal(site, signature, keep_constant, sources.of_site(site).get("sizes"))
+        )
         if refusal:
             result.skipped.append(Skip(_label(site), site.op_type, refusal))
         else:
@@ -122,8 +149,7 @@ def raise_if_form_refused(signature: str, result: SwapPluginResult, qdq_form: st
     detail = "; ".join(f"{s.node}: {s.reason} [{s.code}]" for s in refused[:6])
     more = f" (and {len(refused) - 6} more)" if len(refused) > 6 else ""
     asked = f"signature={signature!r}" + (f", qdq_form={qdq_form!r}" if qdq_form != "inside" else "")
-    raise RefusedRequestError(f"{asked} can swap none of the matched site(s): {detail}{more}",
-                              tuple(result.skipped))
+    raise RefusedRequestError(f"{asked} can swap none of the matched site(s): {detail}{more}", tuple(result.skipped))
 
 
 def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[ResizeSite]:
@@ -159,8 +185,9 @@ def _attribute(name: str, value: Any, builder: Builder) -> Any:
     return made
 
 
-def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult,
-                  layout: str = "scales") -> dict[str, ResizeSite]:
+def _make_dynamic(
+    model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult, layout: str = "scales"
+) -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
 
     Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
@@ -173,19 +200,25 @@ def _make_dynamic(model: ModelProto, sites: list[ResizeSite], result: SwapPlugin
     result.removed_nodes.extend(dyn.removed_nodes)
     for skip in dyn.skipped:
         refusal = skip.refusal  # make-dynamic-scale's own code: the same refusal, said in this pass
-        result.skipped.append(Skip(skip.node, skip.op_type, Refusal(refusal.code, f"make-dynamic-scale: {refusal.text}",
-                                                                    refusal.fix)))
+        result.skipped.append(
+            Skip(skip.node, skip.op_type, Refusal(refusal.code, f"make-dynamic-scale: {refusal.text}", refusal.fix))
+        )
     now: dict[str, ResizeSite] = {}
     for plan in plans:
         site = plan.site
         sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
         now[site.output_name] = dataclasses.replace(
             site,
-            scales=None, scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
-            scales_tensor="" if sizes else plan.input_name, scales_nodes=(), sizes=None,
+            scales=None,
+            scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
+            scales_tensor="" if sizes else plan.input_name,
+            scales_nodes=(),
+            sizes=None,
             sizes_source=ValueSource.GRAPH_INPUT if sizes else ValueSource.ABSENT,
-            sizes_tensor=plan.input_name if sizes else "", sizes_nodes=(),
-            op_version=9 if plan.bumped else site.op_version, opset=opsets.default_opset(model),
+            sizes_tensor=plan.input_name if sizes else "",
+            sizes_nodes=(),
+            op_version=9 if plan.bumped else site.op_version,
+            opset=opsets.default_opset(model),
             notes=tuple(n for n in site.notes if not n.startswith(("scales:", "sizes:"))),
         )
     return now
@@ -208,8 +241,11 @@ def forward_resize(
     ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
     tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
     inferred = checker.inferred_copy(model)  # one shape inference for the sites and the types below
-    found = [s for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
-             if s.op_type in spec.match.op_types]
+    found = [
+        s
+        for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
+        if s.op_type in spec.match.op_types
+    ]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
     for site in selected:
         if not site.in_main_graph:
@@ -223,22 +259,28 @@ def forward_resize(
     integer = {}
     if qdq_form == "integer":
         integer = {name: q for name, q in qdq_sites(model).items() if q.full}
-    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type,
-                     integer)
+    chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type, integer)
     if not chosen:
         return
     freedom = freedom_of(model, chosen)  # on the model as it was given
-    notes = {s.output_name: sources.notes(s) for s in chosen if s.scales_source == ValueSource.RUNTIME
-             or s.sizes_source == ValueSource.RUNTIME}
+    notes = {
+        s.output_name: sources.notes(s)
+        for s in chosen
+        if s.scales_source == ValueSource.RUNTIME or s.sizes_source == ValueSource.RUNTIME
+    }
     before = {s.output_name: s for s in chosen}
     if signature == shape_input.SIGNATURE:  # constant scales or sizes -> an int64 (h, w) input
         # run-time sizes too, where make-dynamic-scale rewrites them: round(dim * constant) (resize.runtime_sizes)
-        to_dynamic = [s for s in chosen if s.has_constant_scales
-                      or (s.sizes is not None and s.sizes_source not in _DYNAMIC)] + _runtime_sizes_sites(model, chosen)
+        to_dynamic = [
+            s for s in chosen if s.has_constant_scales or (s.sizes is not None and s.sizes_source not in _DYNAMIC)
+        ] + _runtime_sizes_sites(model, chosen)
     else:
         to_dynamic = [
-            s for s in chosen
-            if not keep_constant and size_input is None and s.scales_source not in _DYNAMIC
+            s
+            for s in chosen
+            if not keep_constant
+            and size_input is None
+            and s.scales_source not in _DYNAMIC
             and (s.scales_source != ValueSource.ABSENT or signature == "scales")
         ]
     if to_dynamic:
@@ -257,27 +299,54 @@ def forward_resize(
         orig = before.get(site.output_name, site)
         if site is orig and site.output_name in notes:  # run-time sources: the shape source says more
             site = dataclasses.replace(site, notes=notes[site.output_name])
-        swapped = _swap_site(model, builder, graph.node[position], position, site, spec, op_type, domain, signature,
-                             size_input, len(chosen), types, ranks[site.output_name], replaced_inputs,
-                             full_rank_view(orig, ranks[site.output_name]), result)
+        swapped = _swap_site(
+            model,
+            builder,
+            graph.node[position],
+            position,
+            site,
+            spec,
+            op_type,
+            domain,
+            signature,
+            size_input,
+            len(chosen),
+            types,
+            ranks[site.output_name],
+            replaced_inputs,
+            full_rank_view(orig, ranks[site.output_name]),
+            result,
+        )
         decided = freedom.get(_label(orig))
-        result.rewritten.append(dataclasses.replace(
-            swapped, scales_before=orig.scales if orig.has_constant_scales else None,
-            free=decided.free if decided is not None else None,
-            pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None))
+        result.rewritten.append(
+            dataclasses.replace(
+                swapped,
+                scales_before=orig.scales if orig.has_constant_scales else None,
+                free=decided.free if decided is not None else None,
+                pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None,
+            )
+        )
     builder.insert_all()
     folding = [integer[s.output_name] for s in chosen if s.output_name in integer]
     if folding:  # every one passed integer_refusal in _choose
         result.removed_nodes.extend(qdq_forms.fold_integer(model, folding, op_type))
         for site in folding:
             quantized = types.get(site.quantized_input)
-            set_value_info(model, site.quantized_outputs[0], quantized.tensor_type.elem_type,
-                           ranks.get(site.output))
+            set_value_info(model, site.quantized_outputs[0], quantized.tensor_type.elem_type, ranks.get(site.output))
         folded = {s.resize for s in folding}
-        result.rewritten[:] = [dataclasses.replace(r, notes=r.notes + (
-            'qdq_form="integer": one plugin node on the quantized tensors (DequantizeLinear and QuantizeLinear '
-            "removed); a TensorRT plugin must declare kINT8 with the tensor's scale",)) if r.node in folded else r
-            for r in result.rewritten]
+        result.rewritten[:] = [
+            dataclasses.replace(
+                r,
+                notes=r.notes
+                + (
+                    'qdq_form="integer": one plugin node on the quantized tensors (DequantizeLinear and QuantizeLinear '
+                    "removed); a TensorRT plugin must declare kINT8 with the tensor's scale",
+                ),
+            )
+            if r.node in folded
+            else r
+            for r in result.rewritten
+        ]
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
         result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
@@ -299,10 +368,24 @@ def _positions(graph: Any, sites: list[ResizeSite]) -> dict[str, int]:
     return found
 
 
-def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: int, site: ResizeSite,
-               spec: PluginSpec, op_type: str, domain: str, signature: str, size_input: Optional[str], count: int,
-               types: dict[str, Any], rank: Optional[int], replaced_inputs: list[str], original: ResizeSite,
-               result: SwapPluginResult) -> SwappedNode:
+def _swap_site(
+    model: ModelProto,
+    builder: Builder,
+    node: NodeProto,
+    position: int,
+    site: ResizeSite,
+    spec: PluginSpec,
+    op_type: str,
+    domain: str,
+    signature: str,
+    size_input: Optional[str],
+    count: int,
+    types: dict[str, Any],
+    rank: Optional[int],
+    replaced_inputs: list[str],
+    original: ResizeSite,
+    result: SwapPluginResult,
+) -> SwappedNode:
     """Swap one chosen site (``_choose`` has refused everything that cannot be swapped).
     ``original``: the site as given, full-rank view (its constant scales/sizes, before make-dynamic)."""
     notes: list[str] = []
@@ -329,20 +412,23 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
     else:
         assert rank is not None  # refused in _choose otherwise
         if size_input is not None:
-            second = size_tensor.size_input(model, builder, original, size_input, count, rank, elem,
-                                            result.new_inputs)
+            second = size_tensor.size_input(model, builder, original, size_input, count, rank, elem, result.new_inputs)
         elif site.scales_source != ValueSource.ABSENT:
             second = size_tensor.from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
-            if site.input_shape is None or any(not isinstance(d, int) for d in site.input_shape[-2:]) \
-                    or site.scales is None:
+            if (
+                site.input_shape is None
+                or any(not isinstance(d, int) for d in site.input_shape[-2:])
+                or site.scales is None
+            ):
                 notes.append("size tensor from dynamic shapes/scales: equals Resize only where in*scale is whole")
         else:
             second = size_tensor.from_sizes(builder, extra, base, sizes_name, rank, elem)
             if site.sizes is None:
                 notes.append("dynamic sizes: only their last two entries are used")
     if is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and not site.has_constant_scales:
-        notes.append(f"{site.op_type} nearest rounds up when downsampling; the plugin floors "
-                     "(same result for factors >= 1)")
+        notes.append(
+            f"{site.op_type} nearest rounds up when downsampling; the plugin floors (same result for factors >= 1)"
+        )
     attrs = plugin_attributes(spec, refusals.site_semantics(site))
     if signature == shape_input.SIGNATURE:
         attrs[shape_input.SHAPE_INPUT_INDICES] = [1]
@@ -354,6 +440,12 @@ def _swap_site(model: ModelProto, builder: Builder, node: NodeProto, position: i
         builder.pending.append((position, extra))
     builder.value_info(site.output_name, elem, rank)
     return SwappedNode(
-        node=base, op_type_before=site.op_type, op_type_after=op_type, domain_after=domain, signature=signature,
-        inputs=(site.input_name, second), attributes=attrs, notes=tuple(notes) + tuple(site.notes),
+        node=base,
+        op_type_before=site.op_type,
+        op_type_after=op_type,
+        domain_after=domain,
+        signature=signature,
+        inputs=(site.input_name, second),
+        attributes=attrs,
+        notes=tuple(notes) + tuple(site.notes),
     )

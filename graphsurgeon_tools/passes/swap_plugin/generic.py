@@ -44,8 +44,12 @@ def _slot_resolver(node: NodeProto, slot_names: list[str], source: str) -> Calla
     def resolve(ref: Union[int, str]) -> str:
         if isinstance(ref, str):
             if ref not in slot_names:
-                raise RefusedError(Refusal("spec-unknown-input", f"{node.op_type} has no input named {ref!r} "
-                                           f"(inputs: {', '.join(slot_names)}); see {source}"))
+                raise RefusedError(
+                    Refusal(
+                        "spec-unknown-input",
+                        f"{node.op_type} has no input named {ref!r} (inputs: {', '.join(slot_names)}); see {source}",
+                    )
+                )
             index = slot_names.index(ref)
         else:
             index = ref
@@ -64,8 +68,9 @@ def _node_attributes(node: NodeProto, schema: Any, spec: PluginSpec) -> dict[str
     return attrs
 
 
-def _inputs(node: NodeProto, spec: PluginSpec, slot_names: list[str], tracer: ConstantTracer
-            ) -> tuple[list[str], dict[str, Any]]:
+def _inputs(
+    node: NodeProto, spec: PluginSpec, slot_names: list[str], tracer: ConstantTracer
+) -> tuple[list[str], dict[str, Any]]:
     """The plugin's inputs and the attributes made from constant inputs; raises RefusedError."""
     resolve = _slot_resolver(node, slot_names, spec.source)
     from_inputs = {}
@@ -75,22 +80,29 @@ def _inputs(node: NodeProto, spec: PluginSpec, slot_names: list[str], tracer: Co
             continue  # an absent optional input: the plugin's default applies
         trace = tracer.trace(tensor)
         if trace.value is None or trace.source.value in ("graph_input", "runtime"):
-            raise RefusedError(Refusal("input-not-constant", f"input {ref!r} ({tensor}) must be constant to become "
-                                       f"attribute {attr_name!r}"))
+            raise RefusedError(
+                Refusal(
+                    "input-not-constant", f"input {ref!r} ({tensor}) must be constant to become attribute {attr_name!r}"
+                )
+            )
         flat = np.asarray(trace.value).reshape(-1)
         value = flat.tolist()
         from_inputs[attr_name] = value[0] if flat.size == 1 else value
     if spec.inputs is not None:
         order = list(spec.inputs)
     else:  # every original input except those turned into attributes
-        moved = {ref if isinstance(ref, int) else slot_names.index(ref)
-                 for ref in spec.input_attributes if isinstance(ref, int) or ref in slot_names}
+        moved = {
+            ref if isinstance(ref, int) else slot_names.index(ref)
+            for ref in spec.input_attributes
+            if isinstance(ref, int) or ref in slot_names
+        }
         order = [i for i in range(len(node.input)) if i not in moved]
     return [resolve(ref) for ref in order], from_inputs
 
 
-def _extra_inputs(model: ModelProto, spec: PluginSpec, builder: Builder, base: str, added: set[str],
-                  result: SwapPluginResult) -> list[str]:
+def _extra_inputs(
+    model: ModelProto, spec: PluginSpec, builder: Builder, base: str, added: set[str], result: SwapPluginResult
+) -> list[str]:
     names = []
     for extra in spec.extra_inputs:
         elem = dtypes.elem_type(extra.dtype)
@@ -142,15 +154,20 @@ def refuse_name_collisions(model: ModelProto, spec: PluginSpec) -> None:
         what = taken.get(extra.name)
         if what is None and extra.name in declared:
             tensor = declared[extra.name].tensor_type
-            dims = tuple(d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim) \
-                if tensor.HasField("shape") else None
+            dims = (
+                tuple(d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim)
+                if tensor.HasField("shape")
+                else None
+            )
             wanted = tuple(extra.shape) if extra.shape is not None else None
             if tensor.elem_type != dtypes.elem_type(extra.dtype) or (wanted is not None and dims != wanted):
                 shown = ", ".join(str(d) for d in dims or ())
                 what = f"a graph input of another type ({dtypes.dtype_name(tensor.elem_type)}[{shown}])"
         if what is not None:
-            raise InvalidSpecError(f"{spec.source}: [[inputs.extra]] name {extra.name!r} is already {what} in the "
-                                   "model; a new graph input needs a name the model does not use")
+            raise InvalidSpecError(
+                f"{spec.source}: [[inputs.extra]] name {extra.name!r} is already {what} in the "
+                "model; a new graph input needs a name the model does not use"
+            )
 
 
 def _output_value_info(builder: Builder, spec: PluginSpec, node: NodeProto, types: dict[str, Any], base: str) -> None:
@@ -162,27 +179,49 @@ def _output_value_info(builder: Builder, spec: PluginSpec, node: NodeProto, type
             source = node.input[rule.same_as_input] if rule.same_as_input < len(node.input) else ""
             t = types.get(source)
             elem = t.tensor_type.elem_type if t is not None else 0
-            rank = rule.rank if rule.rank is not None else (
-                len(t.tensor_type.shape.dim) if t is not None and t.tensor_type.HasField("shape") else None
+            rank = (
+                rule.rank
+                if rule.rank is not None
+                else (len(t.tensor_type.shape.dim) if t is not None and t.tensor_type.HasField("shape") else None)
             )
         else:
             elem, rank = dtypes.elem_type(rule.dtype or "float32"), rule.rank
         builder.value_info(output, elem, rank, rule.shape, prefix=f"{base}_out{index}")
 
 
-def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: str, nodes: Optional[list[str]],
-                    result: SwapPluginResult, label: str) -> None:
+def forward_generic(
+    model: ModelProto,
+    spec: PluginSpec,
+    op_type: str,
+    domain: str,
+    nodes: Optional[list[str]],
+    result: SwapPluginResult,
+    label: str,
+) -> None:
     """Swap the nodes of ``model`` (in place) that the generic ``spec`` matches."""
     graph = model.graph
     opset = opsets.default_opset(model)
-    candidates = [(i, n, scope.name) for scope in core_graph.scopes(model) for i, n in enumerate(scope.graph.node)
-                  if n.op_type in spec.match.op_types and opsets.is_default_domain(n.domain)]
-    selected = select(candidates, nodes, lambda c: (c[1].name, c[1].output[0] if c[1].output else ""),
-                      what="/".join(spec.match.op_types))
+    candidates = [
+        (i, n, scope.name)
+        for scope in core_graph.scopes(model)
+        for i, n in enumerate(scope.graph.node)
+        if n.op_type in spec.match.op_types and opsets.is_default_domain(n.domain)
+    ]
+    selected = select(
+        candidates,
+        nodes,
+        lambda c: (c[1].name, c[1].output[0] if c[1].output else ""),
+        what="/".join(spec.match.op_types),
+    )
     for _, node, where in selected:  # left as they are, never silently
         if where != core_graph.MAIN_GRAPH and refusals.name_matches(spec, node.name):
-            result.skipped.append(Skip(_label(node), node.op_type,
-                                       Refusal("in-body", f"inside {where}: swap-plugin swaps main-graph nodes only")))
+            result.skipped.append(
+                Skip(
+                    _label(node),
+                    node.op_type,
+                    Refusal("in-body", f"inside {where}: swap-plugin swaps main-graph nodes only"),
+                )
+            )
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     if any(refusals.name_matches(spec, n.name) for _, n in selected):
         refuse_name_collisions(model, spec)  # before the first change: the caller's proto may be this one
@@ -224,10 +263,17 @@ def forward_generic(model: ModelProto, spec: PluginSpec, op_type: str, domain: s
         dropped.extend(i for i in node.input if i and i not in inputs)
         live.CopyFrom(new)
         _output_value_info(builder, spec, node, types, base)
-        result.rewritten.append(SwappedNode(
-            node=base, op_type_before=node.op_type, op_type_after=op_type, domain_after=domain,
-            signature="generic", inputs=tuple(inputs), attributes=plugin_attrs,
-        ))
+        result.rewritten.append(
+            SwappedNode(
+                node=base,
+                op_type_before=node.op_type,
+                op_type_after=op_type,
+                domain_after=domain,
+                signature="generic",
+                inputs=tuple(inputs),
+                attributes=plugin_attrs,
+            )
+        )
     builder.insert_all()
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)

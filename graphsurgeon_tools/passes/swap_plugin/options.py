@@ -49,8 +49,10 @@ class SwapPluginOptions:
         if self.size_input is not None and (self.signature != "size-tensor" or self.reverse):
             raise UsageError('size_input= needs signature="size-tensor" (and no reverse=True)')
         if self.keep_constant and self.signature == "sizes":
-            raise UsageError('keep_constant=True has no signature="sizes" form: the V3 plugin reads its output '
-                             "(h, w) from an int64 input")
+            raise UsageError(
+                'keep_constant=True has no signature="sizes" form: the V3 plugin reads its output '
+                "(h, w) from an int64 input"
+            )
         if self.size_input is not None and not self.size_input.strip():
             raise UsageError("size_input must not be empty")
         if self.qdq_form not in QDQ_FORMS:

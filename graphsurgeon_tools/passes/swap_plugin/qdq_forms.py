@@ -43,26 +43,38 @@ def integer_refusal(site: QdqSite, types: dict[str, Any], op_type: str, mode: st
     info = types.get(site.quantized_input)
     elem = info.tensor_type.elem_type if info is not None and info.HasField("tensor_type") else 0
     if not elem:
-        return Refusal(DTYPE_CODE, 'qdq_form="integer": the quantized tensor is of unknown type, so no integer '
-                                   f'{op_type} node can be typed; qdq_form="inside" puts a float plugin between the '
-                                   "DequantizeLinear and the QuantizeLinear")
+        return Refusal(
+            DTYPE_CODE,
+            'qdq_form="integer": the quantized tensor is of unknown type, so no integer '
+            f'{op_type} node can be typed; qdq_form="inside" puts a float plugin between the '
+            "DequantizeLinear and the QuantizeLinear",
+        )
     refused = dtype_refusal(elem, op_type, mode=mode, what="the quantized tensor")
     if refused is not None:
-        return Refusal(DTYPE_CODE, f'qdq_form="integer": {refused.text}; qdq_form="inside" puts a float plugin '
-                                   "between the DequantizeLinear and the QuantizeLinear")
+        return Refusal(
+            DTYPE_CODE,
+            f'qdq_form="integer": {refused.text}; qdq_form="inside" puts a float plugin '
+            "between the DequantizeLinear and the QuantizeLinear",
+        )
     if mode != "nearest":
         # The integer kernel blends as ONNX Runtime's integer Resize does (float32 blend, truncated);
         # DequantizeLinear -> Resize -> QuantizeLinear rounds the same blend to nearest even, so the two
         # differ by one quantization step on a large share of the elements: refused, not left to the check.
-        return Refusal(ROUNDING_CODE, f'qdq_form="integer": mode \'{mode}\' on the quantized tensor truncates '
-                                      "its blend (ONNX Runtime's integer Resize arithmetic) where the DequantizeLinear -> Resize "
-                                      "-> QuantizeLinear pair rounds it, so one integer node differs from the pair by "
-                                      'one quantization step; qdq_form="inside" keeps the float plugin between them')
+        return Refusal(
+            ROUNDING_CODE,
+            f"qdq_form=\"integer\": mode '{mode}' on the quantized tensor truncates "
+            "its blend (ONNX Runtime's integer Resize arithmetic) where the DequantizeLinear -> Resize "
+            "-> QuantizeLinear pair rounds it, so one integer node differs from the pair by "
+            'one quantization step; qdq_form="inside" keeps the float plugin between them',
+        )
     if site.same_parameters is not True:
         what = "differ" if site.same_parameters is False else "are not constants"
-        return Refusal(PARAMETERS_CODE, f'qdq_form="integer": the DequantizeLinear and QuantizeLinear scale/zero point '
-                                        f"{what}, so one integer node cannot stand for the pair; qdq_form=\"inside\" "
-                                        "keeps both")
+        return Refusal(
+            PARAMETERS_CODE,
+            f'qdq_form="integer": the DequantizeLinear and QuantizeLinear scale/zero point '
+            f'{what}, so one integer node cannot stand for the pair; qdq_form="inside" '
+            "keeps both",
+        )
     return None
 
 

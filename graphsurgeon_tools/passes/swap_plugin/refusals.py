@@ -20,9 +20,15 @@ from graphsurgeon_tools.resize.semantics import PLUGIN_CTMS, attribute_problems,
 from graphsurgeon_tools.resize.sites import ValueSource, in_function
 
 __all__ = [
-    "attribute_conditions_hold", "dtype_refusal", "name_matches", "raise_if_bad_attributes",
-    "rank_refusal", "resize_refusal", "scope_refusal",
-    "site_semantics", "sizes_or_scales_refusal",
+    "attribute_conditions_hold",
+    "dtype_refusal",
+    "name_matches",
+    "raise_if_bad_attributes",
+    "rank_refusal",
+    "resize_refusal",
+    "scope_refusal",
+    "site_semantics",
+    "sizes_or_scales_refusal",
 ]
 
 
@@ -61,10 +67,15 @@ SIMPLIFY_FIRST = Fix("make_dynamic_scale", (("from_sizes", True), ("simplify", T
 def scope_refusal(site: Any) -> Refusal:
     """Why a site outside the main graph is not swapped (it always is refused)."""
     if in_function(site):
-        return Refusal("in-function", f"inside {site.scope}: swap-plugin swaps main-graph sites only "
-                       "(inline_functions=True inlines the function first)", INLINE_FUNCTIONS)
-    return Refusal("in-body", f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in "
-                   "control-flow bodies")
+        return Refusal(
+            "in-function",
+            f"inside {site.scope}: swap-plugin swaps main-graph sites only "
+            "(inline_functions=True inlines the function first)",
+            INLINE_FUNCTIONS,
+        )
+    return Refusal(
+        "in-body", f"inside {site.scope}: swap-plugin swaps main-graph sites only, not sites in control-flow bodies"
+    )
 
 
 def name_matches(spec: PluginSpec, name: str) -> bool:
@@ -82,14 +93,17 @@ def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Option
     return None
 
 
-def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool,
-                            sizes_source: Optional[str] = None) -> Optional[Refusal]:
+def sizes_or_scales_refusal(
+    site: Any, signature: str, keep_constant: bool, sizes_source: Optional[str] = None
+) -> Optional[Refusal]:
     """A sizes-driven site that the scales signature cannot take (a site with neither input is
     refused before, by resize.sanity). ``sizes_source``: where run-time sizes come from
     (resize.shape_source), added to the reason."""
     if signature == "scales" and site.scales_source == ValueSource.ABSENT and (keep_constant or site.sizes is None):
-        reason = ('driven by sizes, not scales: use signature="size-tensor" '
-                  "(or make_dynamic_scale with from_sizes=True first)")
+        reason = (
+            'driven by sizes, not scales: use signature="size-tensor" '
+            "(or make_dynamic_scale with from_sizes=True first)"
+        )
         text = f"{reason}; its sizes are {sizes_source}" if sizes_source else reason
         if sizes_source and "simplify=True" in sizes_source:  # static shape arithmetic: onnxsim folds it
             return Refusal("static-shape-source", text, SIMPLIFY_FIRST)
@@ -111,17 +125,25 @@ def dtype_refusal(site: Any, types: dict[str, Any], op_type: str) -> Optional[Re
 def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[Refusal]:
     """What needs the input's rank and lacks it: the size tensor, and expanding ``axes`` in-graph."""
     if rank is None and signature == "size-tensor":
-        return Refusal("unknown-rank", "the input's rank is unknown (X has no shape and no scales/sizes length fixes "
-                       "it); the size tensor needs it")
+        return Refusal(
+            "unknown-rank",
+            "the input's rank is unknown (X has no shape and no scales/sizes length fixes "
+            "it); the size tensor needs it",
+        )
     if site.axes is None:
         return None
     if rank is None:
-        return Refusal("axes-unknown-rank", f"axes={list(site.axes)} on an input of unknown rank: the full scales "
-                       "cannot be built in-graph")
+        return Refusal(
+            "axes-unknown-rank",
+            f"axes={list(site.axes)} on an input of unknown rank: the full scales cannot be built in-graph",
+        )
     normal = sorted({a % rank for a in site.axes})
     if signature == "size-tensor" and any(a < rank - 2 for a in normal):
-        return Refusal("size-tensor-leading-axis", f"axes={list(site.axes)} include a leading axis; the size-tensor "
-                       "signature resizes only the last two", SCALES_SIGNATURE)
+        return Refusal(
+            "size-tensor-leading-axis",
+            f"axes={list(site.axes)} include a leading axis; the size-tensor signature resizes only the last two",
+            SCALES_SIGNATURE,
+        )
     return None
 
 
@@ -131,19 +153,31 @@ def resize_refusal(site: Any, signature: str) -> Optional[Refusal]:
     if site.antialias:
         return Refusal("antialias", "antialias=1: DynamicTRTResize has no antialias field")
     if site.keep_aspect_ratio_policy != "stretch":
-        return Refusal("keep-aspect-ratio",
-                       f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported")
+        return Refusal(
+            "keep-aspect-ratio", f"keep_aspect_ratio_policy={site.keep_aspect_ratio_policy!r} is not supported"
+        )
     if site.coordinate_transformation_mode == "tf_crop_and_resize":
-        return Refusal("tf-crop-and-resize",
-                       "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take")
+        return Refusal(
+            "tf-crop-and-resize", "tf_crop_and_resize needs roi and extrapolation_value, which the plugin does not take"
+        )
     if site.coordinate_transformation_mode not in PLUGIN_CTMS:
-        return Refusal("ctm-without-kernel", (
-            f"coordinate_transformation_mode={site.coordinate_transformation_mode!r} (dropped from ONNX in "
-            "opset 13) has no kernel behind the plugin"))
-    if (is_legacy(site.op_type, site.op_version) and site.mode == "nearest" and site.scales is not None
-            and any(s < 1 for s in site.scales)):
-        return Refusal("legacy-nearest-downsample", f"{site.op_type}-10/Upsample nearest downsampling rounds up, "
-                       "which no Resize-11+ nearest_mode reproduces")
+        return Refusal(
+            "ctm-without-kernel",
+            (
+                f"coordinate_transformation_mode={site.coordinate_transformation_mode!r} (dropped from ONNX in "
+                "opset 13) has no kernel behind the plugin"
+            ),
+        )
+    if (
+        is_legacy(site.op_type, site.op_version)
+        and site.mode == "nearest"
+        and site.scales is not None
+        and any(s < 1 for s in site.scales)
+    ):
+        return Refusal(
+            "legacy-nearest-downsample",
+            f"{site.op_type}-10/Upsample nearest downsampling rounds up, which no Resize-11+ nearest_mode reproduces",
+        )
     if signature == "size-tensor":
         return _size_tensor_refusal(site)
     return None
@@ -152,36 +186,58 @@ def resize_refusal(site: Any, signature: str) -> Optional[Refusal]:
 def _size_tensor_refusal(site: Any) -> Optional[Refusal]:
     rank = site.input_rank
     if site.opset < 9:
-        return Refusal("size-tensor-opset", "the size-tensor signature needs ConstantOfShape (opset >= 9); the model "
-                       f"imports opset {site.opset}", SCALES_SIGNATURE)
+        return Refusal(
+            "size-tensor-opset",
+            f"the size-tensor signature needs ConstantOfShape (opset >= 9); the model imports opset {site.opset}",
+            SCALES_SIGNATURE,
+        )
     if rank is not None and rank != 4:
         # MMDeploy's plugin: getOutputDimensions builds 4 dims from (in0.d0, in0.d1, in1.d2, in1.d3)
-        return Refusal("size-tensor-rank", f"the size-tensor signature is 4-D only (N, C, H, W), this input has "
-                       f"rank {rank}", SCALES_SIGNATURE)
+        return Refusal(
+            "size-tensor-rank",
+            f"the size-tensor signature is 4-D only (N, C, H, W), this input has rank {rank}",
+            SCALES_SIGNATURE,
+        )
     if site.scales is not None and any(float(s) != 1.0 for s in site.scales[:-2]):
-        return Refusal("size-tensor-leading-axis", "the size-tensor signature resizes only the last two axes; this "
-                       "node scales others", SCALES_SIGNATURE)
+        return Refusal(
+            "size-tensor-leading-axis",
+            "the size-tensor signature resizes only the last two axes; this node scales others",
+            SCALES_SIGNATURE,
+        )
     shape = site.input_shape
     if site.scales is not None:
         dims = list(shape[-2:]) if shape is not None and len(shape) >= 2 else [None, None]
         for dim, scale in zip(dims, site.scales[-2:]):
             if isinstance(dim, int) and dim > 0:
                 if (np.float32(dim) * np.float32(scale)) % 1 != 0:
-                    return Refusal("size-tensor-inexact", (
-                        f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
-                        "the output size, so the plugin would resize with scale out/in instead"), SCALES_SIGNATURE)
+                    return Refusal(
+                        "size-tensor-inexact",
+                        (
+                            f"input size {dim} x scale {scale} is not a whole number: a size tensor carries only "
+                            "the output size, so the plugin would resize with scale out/in instead"
+                        ),
+                        SCALES_SIGNATURE,
+                    )
             elif float(scale) % 1 != 0:
                 # unknown size: exact for some sizes only, and nothing at run time would say so
-                return Refusal("size-tensor-inexact", (
-                    f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
-                    'sizes, and a size tensor carries only the output size; use signature="scales"'),
-                    SCALES_SIGNATURE)
+                return Refusal(
+                    "size-tensor-inexact",
+                    (
+                        f"scale {scale} on an input dim of unknown size: in x scale is whole only for some "
+                        'sizes, and a size tensor carries only the output size; use signature="scales"'
+                    ),
+                    SCALES_SIGNATURE,
+                )
     if site.sizes is not None:
         leading = list(shape[:-2]) if shape is not None else [None] * (len(site.sizes) - 2)
         for axis, (dim, size) in enumerate(zip(leading, site.sizes[:-2])):
             if dim != size:
                 known = f"{dim}" if isinstance(dim, int) else "of unknown size"
-                return Refusal("size-tensor-leading-axis", (
-                    f"sizes fix axis {axis} to {size} while the input's is {known}; the size-tensor "
-                    "signature resizes only the last two axes"))
+                return Refusal(
+                    "size-tensor-leading-axis",
+                    (
+                        f"sizes fix axis {axis} to {size} while the input's is {known}; the size-tensor "
+                        "signature resizes only the last two axes"
+                    ),
+                )
     return None

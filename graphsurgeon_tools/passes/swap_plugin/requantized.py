@@ -58,35 +58,57 @@ def _describe(quantized: Mapping[str, QdqSite], optimized: Mapping[str, Any]) ->
     if optimized.get("max_abs_diff") is not None:
         fused = f"the fused difference is the {optimized['level']} figure, {optimized['max_abs_diff']:g}"
     else:
-        fused = ("the fused difference is not measured " + (f"({optimized['note']})" if optimized.get("note") else
-                 "(ask with optimized_figure=True: one more session per model)"))
-    return (f"{len(quantized)} quantized Resize site(s): {'; '.join(kinds)}. ONNX Runtime's QDQ transformers "
-            f"(from {FUSED_LEVEL}) run a nearest Resize between an equal DQ/Q pair on the integer tensor and fuse "
-            "DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv in the original, and cannot look through a "
-            f"plugin node: compared at {UNFUSED_LEVEL}, where both models compute the same float function; {fused}")
+        fused = "the fused difference is not measured " + (
+            f"({optimized['note']})"
+            if optimized.get("note")
+            else "(ask with optimized_figure=True: one more session per model)"
+        )
+    return (
+        f"{len(quantized)} quantized Resize site(s): {'; '.join(kinds)}. ONNX Runtime's QDQ transformers "
+        f"(from {FUSED_LEVEL}) run a nearest Resize between an equal DQ/Q pair on the integer tensor and fuse "
+        "DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv in the original, and cannot look through a "
+        f"plugin node: compared at {UNFUSED_LEVEL}, where both models compute the same float function; {fused}"
+    )
 
 
-def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, feeds: Mapping[str, np.ndarray],
-          quantized: Mapping[str, QdqSite], dims: Optional[Mapping[str, int]],
-          session: Callable[[bytes, Any], Any], tolerance: Optional[UlpTolerance], op_type: str = "DynamicTRTResize",
-          *, reference: object = None) -> None:
+def judge(
+    checked: CheckResult,
+    original: ModelProto,
+    rewritten: ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    quantized: Mapping[str, QdqSite],
+    dims: Optional[Mapping[str, int]],
+    session: Callable[[bytes, Any], Any],
+    tolerance: Optional[UlpTolerance],
+    op_type: str = "DynamicTRTResize",
+    *,
+    reference: object = None,
+) -> None:
     """Add the QDQ figures to ``checked``; pass it where only requantization rounding differs.
     ``tolerance``: the float bound the check used (None: exact, where no rounding can move).
     ``reference``: the object the check ran the original as (bytes or ``original``): inside the
     check's :func:`~graphsurgeon_tools.check.reuse.reuse_sessions` the quantized tensors and each
     site's input come from the sessions the check kept (:func:`kept_tensors` names them)."""
-    checked.figures["qdq"] = {"text": _describe(quantized, checked.optimized),
-                              "sites": [s.to_dict() for s in quantized.values()]}
+    checked.figures["qdq"] = {
+        "text": _describe(quantized, checked.optimized),
+        "sites": [s.to_dict() for s in quantized.values()],
+    }
     if checked.passed is not False or checked.skipped or tolerance is None:
         return
     produced = {name for node in rewritten.graph.node for name in node.output if name}
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
     if not names:
         return
-    steps = equivalence.compare_models(original if reference is None else reference, rewritten, feeds, outputs=names,
-                                       dims=dims, session_factory=session, level=UNFUSED_LEVEL,
-                                       tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1,
-                                                              why="quantized tensors in steps"))
+    steps = equivalence.compare_models(
+        original if reference is None else reference,
+        rewritten,
+        feeds,
+        outputs=names,
+        dims=dims,
+        session_factory=session,
+        level=UNFUSED_LEVEL,
+        tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1, why="quantized tensors in steps"),
+    )
     if steps.skipped or not steps.outputs:
         return
     moved = [o for o in steps.outputs if (o.max_abs_error or 0.0) > 0]
@@ -105,9 +127,11 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
     alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type, key=reference)
     if alone is None or not all(c.passed for c in alone):  # each site on the original's own input must agree
         return
-    figure = (f"first moved by the QuantizeLinear after a site: {', '.join(o.name for o in roots)} one step apart "
-              "where the float site output (within the bound) sits on a rounding boundary; downstream of it the "
-              "models see different inputs, so what differs there is a figure, not a failure")
+    figure = (
+        f"first moved by the QuantizeLinear after a site: {', '.join(o.name for o in roots)} one step apart "
+        "where the float site output (within the bound) sits on a rounding boundary; downstream of it the "
+        "models see different inputs, so what differs there is a figure, not a failure"
+    )
     for comparison in failures:
         comparison.passed = True
         comparison.note = "; ".join(filter(None, ("downstream of a requantization flip: a figure", comparison.note)))
@@ -115,10 +139,12 @@ def judge(checked: CheckResult, original: ModelProto, rewritten: ModelProto, fee
         comparison.kind = "site"
         checked.sites.append(comparison)
     checked.figures["requantized"] = {
-        "text": (f"{figure}; every swapped site fed the original's input to it matches the original's Resize "
-                 f"within the bound ({len(alone)} site(s), max |diff| "
-                 f"{max((c.max_abs_diff for c in alone), default=0.0):g}); downstream graph outputs differ by up to "
-                 f"{max((c.max_abs_diff for c in failures if c.kind == 'output'), default=0.0):g}"),
+        "text": (
+            f"{figure}; every swapped site fed the original's input to it matches the original's Resize "
+            f"within the bound ({len(alone)} site(s), max |diff| "
+            f"{max((c.max_abs_diff for c in alone), default=0.0):g}); downstream graph outputs differ by up to "
+            f"{max((c.max_abs_diff for c in failures if c.kind == 'output'), default=0.0):g}"
+        ),
         "roots": [o.name for o in roots],
         "per_site": {c.name: c.max_abs_diff for c in alone},
         "outputs": {c.name: c.max_abs_diff for c in failures if c.kind == "output"},

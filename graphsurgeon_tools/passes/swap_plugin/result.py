@@ -72,12 +72,14 @@ class SwapPluginResult(PassResult):
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
-        data.update({
-            "plugin": self.plugin,
-            "domain": self.domain,
-            "signature": self.signature,
-            "reverse": self.reverse,
-            "spec": self.spec_source,
-            "swapped": data["rewritten"],
-        })
+        data.update(
+            {
+                "plugin": self.plugin,
+                "domain": self.domain,
+                "signature": self.signature,
+                "reverse": self.reverse,
+                "spec": self.spec_source,
+                "swapped": data["rewritten"],
+            }
+        )
         return data

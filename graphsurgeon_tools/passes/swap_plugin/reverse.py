@@ -54,17 +54,27 @@ def _label(node: NodeProto) -> str:
     return node.name or (node.output[0] if node.output else "")
 
 
-def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[list[str]],
-            result: SwapPluginResult, label: str) -> None:
+def reverse(
+    model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[list[str]], result: SwapPluginResult, label: str
+) -> None:
     """Turn the matching ``op_type`` plugin nodes of ``model`` (in place) back into Resize."""
     graph = model.graph
-    candidates = [(i, n, scope.name) for scope in core_graph.scopes(model) for i, n in enumerate(scope.graph.node)
-                  if n.op_type == op_type and not opsets.is_default_domain(n.domain)]
+    candidates = [
+        (i, n, scope.name)
+        for scope in core_graph.scopes(model)
+        for i, n in enumerate(scope.graph.node)
+        if n.op_type == op_type and not opsets.is_default_domain(n.domain)
+    ]
     selected = select(candidates, nodes, lambda c: (c[1].name, c[1].output[0] if c[1].output else ""), what=op_type)
     for _, node, where in selected:
         if where != core_graph.MAIN_GRAPH:
-            result.skipped.append(Skip(_label(node), node.op_type, Refusal(
-                "in-body", f"inside {where}: reverse=True turns main-graph plugin nodes back only")))
+            result.skipped.append(
+                Skip(
+                    _label(node),
+                    node.op_type,
+                    Refusal("in-body", f"inside {where}: reverse=True turns main-graph plugin nodes back only"),
+                )
+            )
     selected = [(i, n) for i, n, where in selected if where == core_graph.MAIN_GRAPH]
     opset = opsets.default_opset(model)
     tracer = ConstantTracer(model) if opset < 9 else None
@@ -77,8 +87,15 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
     dropped: list[str] = []
     for position, node in selected:
         if len(node.input) != 2 or len(node.output) != 1:
-            result.skipped.append(Skip(_label(node), node.op_type, Refusal(
-                "plugin-arity", f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}")))
+            result.skipped.append(
+                Skip(
+                    _label(node),
+                    node.op_type,
+                    Refusal(
+                        "plugin-arity", f"expected 2 inputs and 1 output, got {len(node.input)} and {len(node.output)}"
+                    ),
+                )
+            )
             continue
         plugin_domain = node.domain  # `node` is rewritten in place below
         x, second = node.input
@@ -86,25 +103,41 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         second_type = types.get(second)
         second_rank = (
             len(second_type.tensor_type.shape.dim)
-            if second_type is not None and second_type.tensor_type.HasField("shape") else None
+            if second_type is not None and second_type.tensor_type.HasField("shape")
+            else None
         )
         v3 = shape_input.integer_vector(second_type)  # (h, w) values: the V3 form
-        scales, sizes = (None, None) if v3 else \
-            (second, None) if second_rank == 1 else trace_size_tensor(model, second, producers)
+        scales, sizes = (
+            (None, None) if v3 else (second, None) if second_rank == 1 else trace_size_tensor(model, second, producers)
+        )
         extra: list[NodeProto] = []
         base = _label(node)
         if v3:
             if opset < 11:
                 result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
                 continue
-            sizes = shape_input.sizes_from_hw(builder, extra, base, x, second, opset,
-                                              second_type.tensor_type.elem_type,
-                                              shape_input.vector_length(second_type))
+            sizes = shape_input.sizes_from_hw(
+                builder,
+                extra,
+                base,
+                x,
+                second,
+                opset,
+                second_type.tensor_type.elem_type,
+                shape_input.vector_length(second_type),
+            )
         if scales is None and sizes is None:
             if second_rank is None:
-                result.skipped.append(Skip(base, node.op_type, Refusal(
-                    "unknown-second-input", f"cannot tell whether {second!r} is scales or a size tensor "
-                    "(no shape information)")))
+                result.skipped.append(
+                    Skip(
+                        base,
+                        node.op_type,
+                        Refusal(
+                            "unknown-second-input",
+                            f"cannot tell whether {second!r} is scales or a size tensor (no shape information)",
+                        ),
+                    )
+                )
                 continue
             if opset < 11:
                 result.skipped.append(Skip(base, node.op_type, _sizes_need_opset_11(opset)))
@@ -117,9 +150,17 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         if opset < 9:
             attribute_scales = _constant_scales(tracer, scales)
             if attribute_scales is None:
-                result.skipped.append(Skip(base, node.op_type, Refusal(
-                    "scales-need-opset-9", f"Upsample takes run-time scales from opset 9; the model imports {opset} "
-                    f"and {second!r} is not a constant that the scales attribute could hold")))
+                result.skipped.append(
+                    Skip(
+                        base,
+                        node.op_type,
+                        Refusal(
+                            "scales-need-opset-9",
+                            f"Upsample takes run-time scales from opset 9; the model imports {opset} "
+                            f"and {second!r} is not a constant that the scales attribute could hold",
+                        ),
+                    )
+                )
                 continue
         if opset >= 13:
             inputs = [x, "", scales or "", sizes or ""]
@@ -146,11 +187,17 @@ def reverse(model: ModelProto, spec: PluginSpec, op_type: str, nodes: Optional[l
         domains.add(plugin_domain)
         if second not in inputs:
             dropped.append(second)
-        result.rewritten.append(SwappedNode(
-            node=node_name, op_type_before=op_type, op_type_after=resize_op, domain_after="",
-            signature="sizes" if v3 else "size-tensor" if sizes is not None else "scales", inputs=tuple(inputs),
-            attributes=new_attrs,
-        ))
+        result.rewritten.append(
+            SwappedNode(
+                node=node_name,
+                op_type_before=op_type,
+                op_type_after=resize_op,
+                domain_after="",
+                signature="sizes" if v3 else "size-tensor" if sizes is not None else "scales",
+                inputs=tuple(inputs),
+                attributes=new_attrs,
+            )
+        )
     builder.insert_all()
     if result.rewritten:
         result.removed_nodes.extend(core_graph.remove_unused(graph, dropped))

@@ -37,14 +37,21 @@ from graphsurgeon_tools.refusal import Fix, Refusal
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
 SIGNATURE = "sizes"
-_SIZES_LAYOUT_FIRST = Fix("make_dynamic_scale", (("layout", "sizes"),),
-                          then=Fix("swap_plugin", (("signature", "sizes"),)))
+_SIZES_LAYOUT_FIRST = Fix(
+    "make_dynamic_scale", (("layout", "sizes"),), then=Fix("swap_plugin", (("signature", "sizes"),))
+)
 SHAPE_INPUT_INDICES = "tensorrt_plugin_shape_input_indices"
 _INTEGER = (TensorProto.INT32, TensorProto.INT64)
 
-__all__ = ["SHAPE_INPUT_INDICES", "SIGNATURE", "hw_behind_sizes", "integer_vector", "sizes_from_hw",
-           "vector_length",
-           "with_hw"]
+__all__ = [
+    "SHAPE_INPUT_INDICES",
+    "SIGNATURE",
+    "hw_behind_sizes",
+    "integer_vector",
+    "sizes_from_hw",
+    "vector_length",
+    "with_hw",
+]
 
 
 def hw_behind_sizes(model: ModelProto, sizes: str, producers: dict[str, int]) -> Optional[str]:
@@ -76,12 +83,26 @@ def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], s
     declared = {i.name: i.type for i in model.graph.input}
     kept = []
     for site in sites:
-        hw = site.sizes_tensor if site.sizes_source == ValueSource.GRAPH_INPUT and site.sizes_tensor in declared \
-            else hw_behind_sizes(model, site.sizes_tensor, producers) if site.sizes_tensor else None
+        hw = (
+            site.sizes_tensor
+            if site.sizes_source == ValueSource.GRAPH_INPUT and site.sizes_tensor in declared
+            else hw_behind_sizes(model, site.sizes_tensor, producers)
+            if site.sizes_tensor
+            else None
+        )
         if not hw or not integer_vector(declared.get(hw) or types.get(hw)):
-            skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
-                "sizes-not-hw", "the sizes are not Concat(<X dims>, s) with an integer s (one entry per spatial "
-                'axis): rewrite the model with make_dynamic_scale(layout="sizes") first', _SIZES_LAYOUT_FIRST)))
+            skipped.append(
+                Skip(
+                    site.node_name or site.output_name,
+                    site.op_type,
+                    Refusal(
+                        "sizes-not-hw",
+                        "the sizes are not Concat(<X dims>, s) with an integer s (one entry per spatial "
+                        'axis): rewrite the model with make_dynamic_scale(layout="sizes") first',
+                        _SIZES_LAYOUT_FIRST,
+                    ),
+                )
+            )
             continue
         if vector_length(declared.get(hw) or types.get(hw)) == 2:
             kept.append(dataclasses.replace(site, sizes_tensor=hw))
@@ -90,14 +111,30 @@ def with_hw(model: ModelProto, sites: list[ResizeSite], types: dict[str, Any], s
             full = node.input[3] if len(node.input) > 3 else ""
             if not full or full == hw:
                 length = vector_length(declared.get(hw) or types.get(hw))
-                skipped.append(Skip(site.node_name or site.output_name, site.op_type, Refusal(
-                    "sizes-form-not-full-rank", f"the sizes {hw!r} have {length} entries and are not "
-                    "Concat(Shape(X)[:-k], s): the compiled op reads 2 entries as (h, w) or rank(X) entries")))
+                skipped.append(
+                    Skip(
+                        site.node_name or site.output_name,
+                        site.op_type,
+                        Refusal(
+                            "sizes-form-not-full-rank",
+                            f"the sizes {hw!r} have {length} entries and are not "
+                            "Concat(Shape(X)[:-k], s): the compiled op reads 2 entries as (h, w) or rank(X) entries",
+                        ),
+                    )
+                )
                 continue
-            kept.append(dataclasses.replace(site, sizes_tensor=full, notes=site.notes + (
-                f"{site.input_rank or '?'}-D input: the plugin's shape input is the full-rank sizes "
-                f"Concat(Shape(X)[:-k], {hw}) (the compiled op reads 2 entries as (h, w), rank(X) entries as "
-                "every axis)",)))
+            kept.append(
+                dataclasses.replace(
+                    site,
+                    sizes_tensor=full,
+                    notes=site.notes
+                    + (
+                        f"{site.input_rank or '?'}-D input: the plugin's shape input is the full-rank sizes "
+                        f"Concat(Shape(X)[:-k], {hw}) (the compiled op reads 2 entries as (h, w), rank(X) entries as "
+                        "every axis)",
+                    ),
+                )
+            )
     return kept
 
 
@@ -109,8 +146,16 @@ def integer_vector(type_proto) -> bool:  # noqa: ANN001 - an onnx.TypeProto or N
     return tensor.elem_type in _INTEGER and tensor.HasField("shape") and len(tensor.shape.dim) == 1
 
 
-def sizes_from_hw(builder, extra: list[NodeProto], base: str, x: str, hw: str, opset: int,  # noqa: ANN001
-                  hw_type: int = TensorProto.INT64, count: Optional[int] = None) -> str:
+def sizes_from_hw(
+    builder,
+    extra: list[NodeProto],
+    base: str,
+    x: str,
+    hw: str,
+    opset: int,  # noqa: ANN001
+    hw_type: int = TensorProto.INT64,
+    count: Optional[int] = None,
+) -> str:
     """``Concat(Shape(X)[:-k], s)``: full-rank Resize sizes from the plugin's k spatial values
     (``count`` = k when the input's length is static; else k is read at run time as Size of ``s``,
     which also covers a full-rank ``s``: the lead is then empty)."""

@@ -75,12 +75,24 @@ def full_rank_view(site: ResizeSite, rank: Optional[int]) -> ResizeSite:
         sizes = tuple(site.sizes[axes.index(i)] if i in axes else shape[i] for i in range(rank))
         if any(not isinstance(s, int) for s in sizes):
             sizes = None
-    return dataclasses.replace(site, axes=None, scales=scales if site.scales is not None else None,
-                               sizes=sizes if site.sizes is not None else None, input_rank=rank)
+    return dataclasses.replace(
+        site,
+        axes=None,
+        scales=scales if site.scales is not None else None,
+        sizes=sizes if site.sizes is not None else None,
+        input_rank=rank,
+    )
 
 
-def expand_axes(builder: Builder, nodes: list[NodeProto], base: str, vector: str, rank: int, axes: tuple[int, ...],
-                x: Optional[str] = None) -> str:
+def expand_axes(
+    builder: Builder,
+    nodes: list[NodeProto],
+    base: str,
+    vector: str,
+    rank: int,
+    axes: tuple[int, ...],
+    x: Optional[str] = None,
+) -> str:
     """``vector`` (one entry per axis in ``axes``) expanded to ``rank`` entries in-graph: 1.0 on the
     other axes for scales, X's dims for sizes (``x`` given). Returns the full vector's name."""
     normal = [a % rank for a in axes]

@@ -56,8 +56,16 @@ def _finish(builder: Builder, nodes: list[NodeProto], base: str, full_shape: str
     return builder.node(nodes, "ConstantOfShape", [dims], f"{base}/size_tensor", value=zero)
 
 
-def size_input(model: ModelProto, builder: Builder, site: Any, base: str, count: int, rank: int, elem: int,
-               new_inputs: list[dict[str, Any]]) -> str:
+def size_input(
+    model: ModelProto,
+    builder: Builder,
+    site: Any,
+    base: str,
+    count: int,
+    rank: int,
+    elem: int,
+    new_inputs: list[dict[str, Any]],
+) -> str:
     """A new graph input whose last two dims are the output H, W (MMDeploy's tutorial layout)."""
     name = builder.name(base if count == 1 else f"{base}_{len(new_inputs)}")
     dims: list[Any] = [1] * (rank - 2) + [f"{name}_height", f"{name}_width"]
@@ -65,21 +73,26 @@ def size_input(model: ModelProto, builder: Builder, site: Any, base: str, count:
     at_original: Optional[list[int]] = None
     shape, scales = site.input_shape, site.scales
     if shape is not None and scales is not None and all(isinstance(d, int) for d in shape[-2:]):
-        at_original = [1] * (rank - 2) + [int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(shape[-2:], scales[-2:])]
+        at_original = [1] * (rank - 2) + [
+            int(np.floor(np.float32(d) * np.float32(f))) for d, f in zip(shape[-2:], scales[-2:])
+        ]
     elif site.sizes is not None:
         at_original = [1] * (rank - 2) + [int(v) for v in site.sizes[-2:]]
-    new_inputs.append({
-        "name": name,
-        "dtype": dtypes.dtype_name(elem),
-        "shape": dims,
-        "value": None,  # only the shape is read
-        "shape_at_original_factor": at_original,
-    })
+    new_inputs.append(
+        {
+            "name": name,
+            "dtype": dtypes.dtype_name(elem),
+            "shape": dims,
+            "value": None,  # only the shape is read
+            "shape_at_original_factor": at_original,
+        }
+    )
     return name
 
 
-def trace_size_tensor(model: ModelProto, name: str, producers: Optional[dict[str, int]] = None
-                      ) -> tuple[Optional[str], Optional[str]]:
+def trace_size_tensor(
+    model: ModelProto, name: str, producers: Optional[dict[str, int]] = None
+) -> tuple[Optional[str], Optional[str]]:
     """Recognise the subgraphs :func:`from_scales` / :func:`from_sizes` build.
 
     Returns (scales tensor, None), (None, sizes tensor) or (None, None). ``producers``: the

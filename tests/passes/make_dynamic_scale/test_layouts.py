@@ -66,11 +66,14 @@ def _resize10() -> onnx.ModelProto:
 g (float[1,3,5,7] X) => (float[?,?,?,?] Y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> { Y = Resize <mode="linear"> (X, s) }""")
 
 
-@pytest.mark.parametrize(("layout", "build", "reason"), [
-    ("factor", lambda: _model(13, "linear", "1.0, 1.0, 1.5, 2.0"), "not a whole factor"),
-    ("factor", lambda: _model(13, "linear", "1.0, 2.0, 2.0, 2.0"), "non-spatial"),
-    ("sizes", _resize10, "Resize-11 or later"),
-])
+@pytest.mark.parametrize(
+    ("layout", "build", "reason"),
+    [
+        ("factor", lambda: _model(13, "linear", "1.0, 1.0, 1.5, 2.0"), "not a whole factor"),
+        ("factor", lambda: _model(13, "linear", "1.0, 2.0, 2.0, 2.0"), "non-spatial"),
+        ("sizes", _resize10, "Resize-11 or later"),
+    ],
+)
 def test_layouts_refuse_what_they_cannot_express_with_the_reason(layout: str, build, reason: str) -> None:
     """A layout that can express no site fails the request (exit 3) with each site's reason."""
     from graphsurgeon_tools.errors import UnsupportedModelError
@@ -91,8 +94,9 @@ def test_the_report_says_where_tensorrt_departs_for_float_scales() -> None:
 
 @pytest.mark.parametrize("label", ["torchscript-11", "torchscript-17", "dynamo"])
 @pytest.mark.parametrize("layout", TRT_LAYOUTS)
-def test_srcnn_integer_layouts_match_pytorch_at_other_whole_factors(srcnn_exports, label: str, layout: str,
-                                                                    tmp_path) -> None:
+def test_srcnn_integer_layouts_match_pytorch_at_other_whole_factors(
+    srcnn_exports, label: str, layout: str, tmp_path
+) -> None:
     torch = pytest.importorskip("torch")
     from exporters.models import StaticSRCNN
     from graphsurgeon_tools.io import save_model
@@ -130,9 +134,11 @@ def test_ppocr_integer_layouts_are_bit_exact_at_its_factors_and_another_input_si
         from graphsurgeon_tools.resize import find_resize_sites
 
         sites = find_resize_sites(str(ppocr_det_path))
-        feeds = sizes_feeds(onnx.load(str(ppocr_det_path)),
-                            [(i.name, s.input_name, tuple(s.scales[-2:])) for i, s in zip(result.new_inputs, sites)],
-                            {"x": [1, 3, 64, 96]})
+        feeds = sizes_feeds(
+            onnx.load(str(ppocr_det_path)),
+            [(i.name, s.input_name, tuple(s.scales[-2:])) for i, s in zip(result.new_inputs, sites)],
+            {"x": [1, 3, 64, 96]},
+        )
     np.testing.assert_array_equal(_run(result.model, {"x": x, **feeds}), want)
 
 
@@ -154,6 +160,7 @@ def test_a_real_pytorch_model_matches_pytorch_at_other_whole_factors(real_models
     latents = model.example.numpy()
     interpolate = torch.nn.functional.interpolate
     for factor in (3, 1):
+
         def scaled(x, size=None, scale_factor=None, **kwargs):  # noqa: ANN001, ANN202 - torch's signature
             return interpolate(x, size=size, scale_factor=None if size is not None else factor, **kwargs)
 

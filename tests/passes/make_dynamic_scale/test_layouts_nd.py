@@ -90,5 +90,3 @@ g (float[1,2,3,5,7] X) => (float[?,?,?,?,?] Y, float[?,?,?,?,?] Z)
     assert [s["node"] for s in result.to_dict()["rewritten"]] == ["#0 (Y)"]
     (skip,) = result.skipped
     assert skip.code == "not-whole-factor" and result.check.passed is True
-
-

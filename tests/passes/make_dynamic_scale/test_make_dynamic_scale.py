@@ -36,19 +36,24 @@ def _x(shape=(1, 3, 8, 8), seed: int = 0) -> np.ndarray:
 
 
 def _dims(value_info) -> list:
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-            for d in value_info.type.tensor_type.shape.dim]
+    return [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in value_info.type.tensor_type.shape.dim
+    ]
 
 
 @pytest.mark.parametrize("opset", golden.RESIZE_OPSETS)
 @pytest.mark.parametrize("source", CONSTANT_SOURCES)
 def test_constant_scales_become_an_input(opset: int, source: str) -> None:
-    model = golden.resize_model(opset, source=source, scales=(1.0, 1.0, 2.0, 2.0), mode="linear" if opset > 10 else "nearest")
+    model = golden.resize_model(
+        opset, source=source, scales=(1.0, 1.0, 2.0, 2.0), mode="linear" if opset > 10 else "nearest"
+    )
     result = make_dynamic_scale(model)
     out = result.model
     # op types: the Resize stays a Resize of the same version, the scales producers are gone
     assert [n.op_type for n in out.graph.node if n.op_type == "Resize"] == ["Resize"]
-    assert not [n for n in out.graph.node if n.op_type in ("Identity", "Mul", "Concat") or n.name == "scales_const_node"]
+    assert not [
+        n for n in out.graph.node if n.op_type in ("Identity", "Mul", "Concat") or n.name == "scales_const_node"
+    ]
     assert not [i for i in out.graph.initializer if i.name.startswith("scales_const")]
     assert [i.name for i in out.graph.input] == ["x", "scales"]
     assert result.new_inputs[0].shape == [4] and result.new_inputs[0].dtype == "float32"
@@ -74,8 +79,9 @@ def test_result_report() -> None:
     assert site["node"] == "resize" and site["op_type"] == "Resize" and site["mode"] == "nearest"
     assert site["original_scales"] == [1.0, 1.0, 2.0, 3.0] and site["new_input"] == "scales"
     assert site["source"] == "constant"
-    assert report["new_inputs"] == [{"name": "scales", "dtype": "float32", "shape": [4], "default": None,
-                                     "value": [1.0, 1.0, 2.0, 3.0]}]
+    assert report["new_inputs"] == [
+        {"name": "scales", "dtype": "float32", "shape": [4], "default": None, "value": [1.0, 1.0, 2.0, 3.0]}
+    ]
     assert report["skipped"] == [] and report["check"]["passed"] is True
     assert {"find", "rewrite", "shapes", "checker", "check"} <= set(report["timings"])
 
@@ -138,7 +144,10 @@ def test_shared_input_for_equal_scales_and_refusal_for_different_ones() -> None:
     assert [i.name for i in result.new_inputs] == ["scales"]
     assert {s.new_input for s in result.rewritten} == {"scales"}
     assert result.check.passed is True
-    with pytest.raises(UsageError, match=r"shared=True needs equal scales.*resize_0: \[1.0, 1.0, 2.0, 2.0\].*resize_1: \[1.0, 1.0, 4.0, 4.0\]"):
+    with pytest.raises(
+        UsageError,
+        match=r"shared=True needs equal scales.*resize_0: \[1.0, 1.0, 2.0, 2.0\].*resize_1: \[1.0, 1.0, 4.0, 4.0\]",
+    ):
         make_dynamic_scale(golden.fpn_model(factors=(2.0, 4.0)), shared=True)
 
 
@@ -245,7 +254,9 @@ def test_a_constant_other_nodes_read_stays_for_them(via: str) -> None:
     result = make_dynamic_scale(model)
     mul = next(n for n in result.model.graph.node if n.op_type == "Mul")
     assert mul.input[1] == "scales_const"
-    producers = {o for n in result.model.graph.node for o in n.output} | {i.name for i in result.model.graph.initializer}
+    producers = {o for n in result.model.graph.node for o in n.output} | {
+        i.name for i in result.model.graph.initializer
+    }
     assert "scales_const" in producers
     assert result.check.passed is True and len(result.check.outputs) == 2
 
@@ -295,8 +306,11 @@ def test_custom_domain_ops_skip_the_check_with_a_reason() -> None:
 
 def test_a_difference_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     # Feed the rewritten model a wrong factor: the check must notice.
-    monkeypatch.setattr(DynamicScaleResult, "feeds",
-                        lambda self: {i.name: np.array([1, 1, 2, 2.5], np.float32) for i in self.new_inputs})
+    monkeypatch.setattr(
+        DynamicScaleResult,
+        "feeds",
+        lambda self: {i.name: np.array([1, 1, 2, 2.5], np.float32) for i in self.new_inputs},
+    )
     result = make_dynamic_scale(golden.resize_model(13, scales=(1.0, 1.0, 2.0, 2.0), mode="linear"))
     # The library returns a failed result (one failure policy for every pass); raise_if_failed raises.
     assert result.failed and result.check.passed is False and result.changed
@@ -393,8 +407,9 @@ def test_opset_bump_converts_unselected_upsample_7_too() -> None:
     # a second Upsample-7 after the first, left out of the selection
     last = model.graph.node[-1]
     last.output[0] = "mid"
-    model.graph.node.append(onnx.helper.make_node("Upsample", ["mid"], ["y"], name="second", mode="nearest",
-                                                  scales=[1.0, 1.0, 1.0, 2.0]))
+    model.graph.node.append(
+        onnx.helper.make_node("Upsample", ["mid"], ["y"], name="second", mode="nearest", scales=[1.0, 1.0, 1.0, 2.0])
+    )
     model.graph.output[0].type.tensor_type.shape.dim[3].dim_value = 28
     del model.graph.value_info[:]
     onnx.checker.check_model(model, full_check=True)
@@ -410,8 +425,9 @@ def test_opset_bump_converts_unselected_upsample_7_too() -> None:
 def test_two_resizes_reading_one_constant_get_their_own_inputs() -> None:
     model = golden.resize_model(13, post_op=False, scales=(1.0, 1.0, 2.0, 2.0))
     model.graph.node[-1].output[0] = "first"
-    model.graph.node.append(onnx.helper.make_node("Resize", ["first", "roi_empty", "scales_const"], ["y"],
-                                                  name="again", mode="nearest"))
+    model.graph.node.append(
+        onnx.helper.make_node("Resize", ["first", "roi_empty", "scales_const"], ["y"], name="again", mode="nearest")
+    )
     model.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 32
     model.graph.output[0].type.tensor_type.shape.dim[3].dim_value = 32
     del model.graph.value_info[:]

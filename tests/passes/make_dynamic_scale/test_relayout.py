@@ -32,8 +32,9 @@ def _run(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
 @pytest.mark.parametrize("layout", ["sizes", "factor"])
 def test_lints_fix_applies_to_the_float_scales_model_it_names(spatial: int, layout: str) -> None:
     scales_model = make_dynamic_scale(golden.spatial_resize_model(spatial), layout="scales").model
-    finding = next(f for f in lint_model(scales_model, "tensorrt").to_dict()["findings"]
-                   if f["rule"] == "trt-shape-input-integer")
+    finding = next(
+        f for f in lint_model(scales_model, "tensorrt").to_dict()["findings"] if f["rule"] == "trt-shape-input-integer"
+    )
     assert finding["fix"]["call"] == "make_dynamic_scale" and finding["fix"]["keywords"] == {"layout": "sizes"}
     result = make_dynamic_scale(scales_model, layout=layout)  # the fix (or its factor alternative), on that model
     assert result.check.passed is True and all(o.max_abs_diff == 0.0 for o in result.check.outputs)
@@ -43,8 +44,10 @@ def test_lints_fix_applies_to_the_float_scales_model_it_names(spatial: int, layo
     x = np.random.default_rng(spatial).standard_normal(SHAPES[spatial]).astype(np.float32)
     feed = [2] * spatial if layout == "factor" else [2 * d for d in SHAPES[spatial][2:]]
     assert result.new_inputs[0].value == feed
-    np.testing.assert_array_equal(_run(result.model, {"X": x, layout: np.array(feed, dtype=np.int64)}),
-                                  _run(golden.spatial_resize_model(spatial), {"X": x}))
+    np.testing.assert_array_equal(
+        _run(result.model, {"X": x, layout: np.array(feed, dtype=np.int64)}),
+        _run(golden.spatial_resize_model(spatial), {"X": x}),
+    )
 
 
 def test_a_float_scales_input_with_no_recorded_value_stays() -> None:

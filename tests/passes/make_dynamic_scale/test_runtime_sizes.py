@@ -45,8 +45,9 @@ def _module(spatial: int, factor: float):
             self.conv = conv
 
         def forward(self, x):
-            return F.interpolate(self.conv(x), scale_factor=factor, mode=mode, align_corners=False,
-                                 recompute_scale_factor=True)
+            return F.interpolate(
+                self.conv(x), scale_factor=factor, mode=mode, align_corners=False, recompute_scale_factor=True
+            )
 
     return Up().eval()
 
@@ -62,8 +63,16 @@ def _export(module, spatial: int, exporter: str, opset: int, path) -> onnx.Model
         kwargs["dynamic_axes"] = {"input": {axis + 2: name for axis, name in enumerate(names)}}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (example,), str(path), dynamo=exporter == "dynamo", opset_version=opset,
-                          input_names=["input"], output_names=["output"], **kwargs)
+        torch.onnx.export(
+            module,
+            (example,),
+            str(path),
+            dynamo=exporter == "dynamo",
+            opset_version=opset,
+            input_names=["input"],
+            output_names=["output"],
+            **kwargs,
+        )
     return onnx.load(str(path))
 
 
@@ -101,8 +110,9 @@ def test_inspect_shows_the_recognised_pattern(exports, spatial: int, factor: flo
 
 @pytest.mark.parametrize("layout", ["scales", "factor", "sizes"])
 @pytest.mark.parametrize(("spatial", "factor", "exporter"), CASES, ids=[f"{s}d-x{f:g}-{e}" for s, f, e in CASES])
-def test_every_layout_is_bit_exact_at_the_original_factor(exports, spatial: int, factor: float, exporter: str,
-                                                          layout: str) -> None:
+def test_every_layout_is_bit_exact_at_the_original_factor(
+    exports, spatial: int, factor: float, exporter: str, layout: str
+) -> None:
     original = exports[(spatial, factor, exporter)]
     if layout == "factor" and not factor.is_integer():
         from graphsurgeon_tools.errors import RefusedRequestError
@@ -172,5 +182,6 @@ g (float[1,3,H,W] x, float[1,1,P,Q] ref) => (float[1,3,?,?] y) <float half = {0.
     x = np.random.default_rng(7).standard_normal([1, 3, 4, 6]).astype(np.float32)
     r = np.zeros([1, 1, 9, 11], dtype=np.float32)
     want = _run(ref, {"x": x, "ref": r})
-    np.testing.assert_array_equal(_run(result.model, {"x": x, "ref": r, "scales": np.array([0.5, 0.5], np.float32)}),
-                                  want)
+    np.testing.assert_array_equal(
+        _run(result.model, {"x": x, "ref": r, "scales": np.array([0.5, 0.5], np.float32)}), want
+    )

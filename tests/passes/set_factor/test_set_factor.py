@@ -24,9 +24,12 @@ from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.runtime.session import make_session
 
 LAYOUTS = {"scales": {}, "factor-flag": {"factor": True}, "factor": {"layout": "factor"}, "sizes": {"layout": "sizes"}}
-PLUGIN_FORMS = {"plugin-scales": {"signature": "scales"}, "plugin-sizes": {"signature": "sizes"},
-                "plugin-size-tensor": {"signature": "size-tensor"},
-                "plugin-size-input": {"signature": "size-tensor", "size_input": "size"}}
+PLUGIN_FORMS = {
+    "plugin-scales": {"signature": "scales"},
+    "plugin-sizes": {"signature": "sizes"},
+    "plugin-size-tensor": {"signature": "size-tensor"},
+    "plugin-size-input": {"signature": "size-tensor", "size_input": "size"},
+}
 SIDES = ((1, 3, 7, 9), (2, 3, 16, 11))  # odd sides too: floor(in * f) is where layouts could part
 
 
@@ -105,11 +108,13 @@ def test_plugin_original_equals_the_plugin_model_fed_its_record(dynamic: dict, n
     result = set_factor(dynamic[name], original=True)
     assert result.check.passed is True
     node = next(n for n in result.model.graph.node if n.op_type == "DynamicTRTResize")
-    assert onnx.numpy_helper.to_array(next(t for t in result.model.graph.initializer
-                                           if t.name == node.input[1])).tolist() == [1, 1, 3, 3]
+    assert onnx.numpy_helper.to_array(
+        next(t for t in result.model.graph.initializer if t.name == node.input[1])
+    ).tolist() == [1, 1, 3, 3]
     x = _x(SIDES[1])
-    np.testing.assert_array_equal(_run(result.model, {"input": x}),
-                                  _run(dynamic[name], {"input": x, **_fed(name, 3.0, x)}))
+    np.testing.assert_array_equal(
+        _run(result.model, {"input": x}), _run(dynamic[name], {"input": x, **_fed(name, 3.0, x)})
+    )
 
 
 def test_sites_by_input_name_and_per_axis_factor(dynamic: dict) -> None:
@@ -130,6 +135,7 @@ def test_validate_drives_the_written_model(srcnn: onnx.ModelProto, dynamic: dict
 
 
 # -- refusals: one test per code ---------------------------------------------------------------------
+
 
 def _codes(exc: pytest.ExceptionInfo) -> list[str]:
     return [s.code for s in exc.value.skipped]

@@ -57,17 +57,30 @@ def test_builtin_dynamic_trt_resize_spec_is_a_toml_file_shipped_with_the_package
     spec = builtin_spec()
     assert BUILTIN_SPECS["DynamicTRTResize"].suffix == ".toml"
     assert (spec.op_type, spec.domain, spec.plugin_version, spec.plugin_namespace) == (
-        "DynamicTRTResize", "trt.plugins", "1", ""
+        "DynamicTRTResize",
+        "trt.plugins",
+        "1",
+        "",
     )
     assert spec.handler == "resize"
     assert spec.match.op_types == ("Resize", "Upsample")
-    attrs = spec.attributes.apply({
-        "mode": "cubic", "coordinate_transformation_mode": "align_corners", "cubic_coeff_a": -0.5,
-        "exclude_outside": 0, "nearest_mode": "floor", "antialias": 0,
-    })
+    attrs = spec.attributes.apply(
+        {
+            "mode": "cubic",
+            "coordinate_transformation_mode": "align_corners",
+            "cubic_coeff_a": -0.5,
+            "exclude_outside": 0,
+            "nearest_mode": "floor",
+            "antialias": 0,
+        }
+    )
     assert attrs == {
-        "mode": "cubic", "coordinate_transformation_mode": "align_corners", "cubic_coeff_a": -0.5,
-        "exclude_outside": 0, "nearest_mode": "floor", "align_corners": 1,
+        "mode": "cubic",
+        "coordinate_transformation_mode": "align_corners",
+        "cubic_coeff_a": -0.5,
+        "exclude_outside": 0,
+        "nearest_mode": "floor",
+        "align_corners": 1,
     }
     assert spec.attributes.apply({"coordinate_transformation_mode": "half_pixel"})["align_corners"] == 0
 
@@ -128,8 +141,10 @@ op_type = "Relu"
         (_VALID + "[[outputs]]\nrank = 2\n", "exactly one of"),
         (_VALID + "[[outputs]]\ntype = 'same_as:0'\n", "same_as_input:0"),
         (_VALID + "[[outputs]]\ndtype = 'int64'\nrank = 2\nshape = [1]\n", "shape has 1 dims but rank is 2"),
-        ("[plugin]\nop_type='P'\nhandler='resize'\n[match]\nop_type='Resize'\n[inputs]\norder=[0]\n",
-         "builds its own inputs"),
+        (
+            "[plugin]\nop_type='P'\nhandler='resize'\n[match]\nop_type='Resize'\n[inputs]\norder=[0]\n",
+            "builds its own inputs",
+        ),
     ],
 )
 def test_invalid_spec_is_one_line_naming_the_file(text, message):
@@ -166,8 +181,11 @@ def test_grid_sample_spec_emits_mmdeploy_grid_sampler_fields():
     node = result.model.graph.node[0]
     assert (node.op_type, node.domain, list(node.input)) == ("grid_sampler", "mmdeploy", ["x", "grid"])
     assert _attrs(node) == {
-        "interpolation_mode": 2, "padding_mode": 1, "align_corners": 1,
-        "plugin_version": "1", "plugin_namespace": "",
+        "interpolation_mode": 2,
+        "padding_mode": 1,
+        "align_corners": 1,
+        "plugin_version": "1",
+        "plugin_namespace": "",
     }
     assert any(op.domain == "mmdeploy" for op in result.model.opset_import)
     onnx.checker.check_model(result.model, full_check=True)
@@ -193,8 +211,10 @@ def test_grid_sample_spec_fills_schema_defaults_and_opset20_names():
 def test_grid_sample_near_miss_stays_unchanged():
     # a spec narrowed by a node-name pattern leaves other GridSample nodes alone
     model = _parse(GRID_SAMPLE_MODEL)
-    spec_text = (SPECS / "gridsample.toml").read_text().replace(
-        'op_type = "GridSample"', 'op_type = "GridSample"\nname = "decoder/*"'
+    spec_text = (
+        (SPECS / "gridsample.toml")
+        .read_text()
+        .replace('op_type = "GridSample"', 'op_type = "GridSample"\nname = "decoder/*"')
     )
     result = swap_plugin(model, spec=parse_spec(spec_text, source="narrow.toml"))
     assert not result.swapped
@@ -203,8 +223,10 @@ def test_grid_sample_near_miss_stays_unchanged():
 
 def test_match_attribute_conditions_skip_with_reason():
     model = _parse(GRID_SAMPLE_MODEL)
-    spec_text = (SPECS / "gridsample.toml").read_text().replace(
-        'mode = ["bilinear", "linear", "nearest", "bicubic", "cubic"]', 'mode = "nearest"'
+    spec_text = (
+        (SPECS / "gridsample.toml")
+        .read_text()
+        .replace('mode = ["bilinear", "linear", "nearest", "bicubic", "cubic"]', 'mode = "nearest"')
     )
     result = swap_plugin(model, spec=parse_spec(spec_text, source="nearest_only.toml"))
     assert not result.swapped
@@ -288,5 +310,3 @@ def test_nms_with_runtime_threshold_is_skipped_with_reason():
 def test_generic_spec_has_no_reverse():
     with pytest.raises(Exception, match="reverse=True only exists for the resize handler"):
         swap_plugin(_nms_model(), spec=SPECS / "nms.toml", reverse=True)
-
-

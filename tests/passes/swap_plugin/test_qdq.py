@@ -22,8 +22,13 @@ from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
 from graphsurgeon_tools.runtime import make_session
 
 
-def _qdq_model(mode: str = "linear", per_channel: bool = False, same: bool = True, channels: int = 4,
-               dequantize_output: bool = True) -> onnx.ModelProto:
+def _qdq_model(
+    mode: str = "linear",
+    per_channel: bool = False,
+    same: bool = True,
+    channels: int = 4,
+    dequantize_output: bool = True,
+) -> onnx.ModelProto:
     """x (float) -> Q -> DQ -> Resize x2 -> Q -> DQ -> y: the quantizer's QDQ form around a Resize."""
     if per_channel:
         scale = "float[%d] s = {%s}" % (channels, ", ".join(f"{0.02 + 0.01 * i:g}" for i in range(channels)))
@@ -94,8 +99,10 @@ def test_the_float_plugin_inside_the_qdq_pair_passes_the_check_like_with_like(mo
     assert producer[plugin.input[0]] == "DequantizeLinear"
     assert [n.op_type for n in result.model.graph.node if plugin.output[0] in n.input] == ["QuantizeLinear"]
     # and it runs at every ORT level
-    feeds = {"x": np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32),
-             "scales": np.array([1, 1, 2, 2], np.float32)}
+    feeds = {
+        "x": np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype(np.float32),
+        "scales": np.array([1, 1, 2, 2], np.float32),
+    }
     assert make_session(result.model).run(None, feeds)[0].shape == (1, 4, 16, 16)
 
 
@@ -142,8 +149,9 @@ def test_the_requantized_rule_passes_only_within_one_step() -> None:
 
     for shift, verdict in ((1, True), (2, False)):
         checked = CheckResult(passed=False, level=UNFUSED_LEVEL)
-        checked.sites = [compare_arrays(np.ones(3, np.float32), np.ones(3, np.float32), atol=0, rtol=0, name="r",
-                                        kind="site")]
+        checked.sites = [
+            compare_arrays(np.ones(3, np.float32), np.ones(3, np.float32), atol=0, rtol=0, name="r", kind="site")
+        ]
         checked.outputs = [compare_arrays(np.ones(3, np.float32), np.zeros(3, np.float32), atol=0, rtol=0, name="y")]
         requantized.judge(checked, model, plugin, feeds, sites, None, session_with_shift(shift), tolerance)
         assert checked.passed is verdict, (shift, checked.figures)
@@ -161,10 +169,19 @@ def test_a_float_site_that_differs_is_still_a_failure() -> None:
     model = _qdq_model(mode="linear")
     plugin = swap_plugin(model, check=False).model
     checked = CheckResult(passed=False, level=UNFUSED_LEVEL)
-    checked.sites = [compare_arrays(np.ones(3, np.float32), np.zeros(3, np.float32), atol=0, rtol=0, name="r",
-                                    kind="site")]
-    requantized.judge(checked, model, plugin, {"scales": np.array([1, 1, 2, 2], np.float32)}, qdq_sites(model),
-                      None, _session, UlpTolerance({"float32": 64.0}))
+    checked.sites = [
+        compare_arrays(np.ones(3, np.float32), np.zeros(3, np.float32), atol=0, rtol=0, name="r", kind="site")
+    ]
+    requantized.judge(
+        checked,
+        model,
+        plugin,
+        {"scales": np.array([1, 1, 2, 2], np.float32)},
+        qdq_sites(model),
+        None,
+        _session,
+        UlpTolerance({"float32": 64.0}),
+    )
     assert checked.passed is False and "requantized" not in checked.figures
 
 
@@ -219,17 +236,27 @@ def test_the_kernel_table_names_the_types_the_library_runs() -> None:
         x = helper.make_tensor_value_info("x", elem, [1, 1, 2, 2])
         s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])
         y = helper.make_tensor_value_info("y", elem, None)
-        node = helper.make_node("DynamicTRTResize", ["x", "s"], ["y"], domain="trt.plugins", mode="nearest",
-                                plugin_version="1", plugin_namespace="")
-        model = helper.make_model(helper.make_graph([node], "g", [x, s], [y]),
-                                  opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)])
+        node = helper.make_node(
+            "DynamicTRTResize",
+            ["x", "s"],
+            ["y"],
+            domain="trt.plugins",
+            mode="nearest",
+            plugin_version="1",
+            plugin_namespace="",
+        )
+        model = helper.make_model(
+            helper.make_graph([node], "g", [x, s], [y]),
+            opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("trt.plugins", 1)],
+        )
         session = make_session(model)
         if elem == TensorProto.BFLOAT16:  # numpy has no bfloat16: the session loading it is what is asked here
             assert session.get_inputs()[0].type == "tensor(bfloat16)"
             continue
         dtype = helper.tensor_dtype_to_np_dtype(elem)
-        out = session.run(None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2),
-                                 "s": np.array([1, 1, 2, 2], np.float32)})[0]
+        out = session.run(
+            None, {"x": np.arange(4, dtype=dtype).reshape(1, 1, 2, 2), "s": np.array([1, 1, 2, 2], np.float32)}
+        )[0]
         assert out.shape == (1, 1, 4, 4) and out.dtype == dtype
         np.testing.assert_array_equal(out[0, 0, ::2, ::2], np.arange(4, dtype=dtype).reshape(2, 2))
 
@@ -285,16 +312,24 @@ def test_the_integer_form_on_a_model_quantized_by_quantize_static(tmp_path) -> N
 
     quantization = pytest.importorskip("onnxruntime.quantization")
     rng = np.random.default_rng(3)
-    weights = [numpy_helper.from_array(rng.standard_normal((4, c, 3, 3)).astype(np.float32) * 0.3, f"w{i}")
-               for i, c in enumerate((3, 4))]
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((4, c, 3, 3)).astype(np.float32) * 0.3, f"w{i}")
+        for i, c in enumerate((3, 4))
+    ]
     scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "k")
-    nodes = [helper.make_node("Conv", ["input", "w0"], ["a"], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["a"], ["b"]),
-             helper.make_node("Resize", ["b", "", "k"], ["r"], mode=mode),
-             helper.make_node("Conv", ["r", "w1"], ["output"], pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(nodes, "net", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 16, 16])],
-                              weights + [scales])
+    nodes = [
+        helper.make_node("Conv", ["input", "w0"], ["a"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["b"]),
+        helper.make_node("Resize", ["b", "", "k"], ["r"], mode=mode),
+        helper.make_node("Conv", ["r", "w1"], ["output"], pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "net",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 16, 16])],
+        weights + [scales],
+    )
     source, target = tmp_path / "float.onnx", tmp_path / "int8.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), source)
 
@@ -305,9 +340,15 @@ def test_the_integer_form_on_a_model_quantized_by_quantize_static(tmp_path) -> N
         def get_next(self):  # noqa: ANN201 - ORT's protocol
             return next(self.batches, None)
 
-    quantization.quantize_static(str(source), str(target), Calibration(), quant_format=quantization.QuantFormat.QDQ,
-                                 per_channel=False, activation_type=quantization.QuantType.QInt8,
-                                 weight_type=quantization.QuantType.QInt8)
+    quantization.quantize_static(
+        str(source),
+        str(target),
+        Calibration(),
+        quant_format=quantization.QuantFormat.QDQ,
+        per_channel=False,
+        activation_type=quantization.QuantType.QInt8,
+        weight_type=quantization.QuantType.QInt8,
+    )
     quantized = onnx.load(target)
     (site,) = [s for s in qdq_sites(quantized).values() if s.full]
     assert site.same_parameters is True and not site.per_channel
@@ -387,11 +428,14 @@ def _moved(shifts: dict[str, float]):
     return factory
 
 
-@pytest.mark.parametrize(("shifts", "verdict"), [
-    ({"q1": 1, "q2": 3, "r2": 0.1, "y": 0.15}, True),  # q1 flips one step; everything after it follows
-    ({"q1": 2, "q2": 3, "r2": 0.1, "y": 0.15}, False),  # the first move is two steps: not a rounding flip
-    ({"r1": 0.1, "q2": 1, "y": 0.05}, False),  # the first site's own float output differs: a real failure
-])
+@pytest.mark.parametrize(
+    ("shifts", "verdict"),
+    [
+        ({"q1": 1, "q2": 3, "r2": 0.1, "y": 0.15}, True),  # q1 flips one step; everything after it follows
+        ({"q1": 2, "q2": 3, "r2": 0.1, "y": 0.15}, False),  # the first move is two steps: not a rounding flip
+        ({"r1": 0.1, "q2": 1, "y": 0.05}, False),  # the first site's own float output differs: a real failure
+    ],
+)
 def test_a_chain_is_judged_from_its_first_requantization_flip(shifts, verdict) -> None:
     from graphsurgeon_tools.check.equivalence import compare_models
     from graphsurgeon_tools.check.tolerance import UlpTolerance
@@ -403,8 +447,7 @@ def test_a_chain_is_judged_from_its_first_requantization_flip(shifts, verdict) -
     assert len(feeds) == 2
     tolerance = UlpTolerance({"float32": 64.0})
     session = _moved(shifts)
-    checked = compare_models(model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL,
-                             tolerance=tolerance)
+    checked = compare_models(model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL, tolerance=tolerance)
     assert checked.passed is False  # the shifted values differ
     requantized.judge(checked, model, plugin, feeds, qdq_sites(model), None, session, tolerance)
     assert checked.passed is verdict, checked.figures
@@ -442,7 +485,8 @@ def test_modelopts_float16_form_is_checked_in_float16_ulps() -> None:
     for index, init in enumerate(model.graph.initializer):  # the scales as ModelOpt stores them: float16
         if init.name in ("a", "b", "c"):
             model.graph.initializer[index].CopyFrom(
-                numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+                numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name)
+            )
     onnx.checker.check_model(model, full_check=True)
     sites = qdq_sites(model)
     assert len(sites) == 2 and all(s.full and s.same_parameters is False for s in sites.values())
@@ -484,8 +528,9 @@ def test_a_requantization_flip_is_judged_in_the_checks_own_two_sessions(monkeypa
     sites = qdq_sites(model)
     with reuse_sessions():
         kept = requantized.kept_tensors(sites, plugin, "DynamicTRTResize")
-        checked = compare_models(model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL,
-                                 tolerance=tolerance, expose=kept)
+        checked = compare_models(
+            model, plugin, feeds, session_factory=session, level=UNFUSED_LEVEL, tolerance=tolerance, expose=kept
+        )
         assert checked.passed is False
         requantized.judge(checked, model, plugin, feeds, sites, None, session, tolerance, reference=model)
     assert checked.passed is True and checked.figures["requantized"]["roots"] == ["q1"]

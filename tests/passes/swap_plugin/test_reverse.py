@@ -69,43 +69,70 @@ def test_reverse_reports_plugin_nodes_inside_bodies() -> None:
     from onnx import TensorProto, helper
 
     def branch(name: str):
-        node = helper.make_node("DynamicTRTResize", ["x", "scales"], [f"{name}_y"], name=f"{name}_plugin",
-                                domain="trt.plugins", mode="nearest", coordinate_transformation_mode="asymmetric")
-        return helper.make_graph([node], name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT,
-                                                                                  None)])
+        node = helper.make_node(
+            "DynamicTRTResize",
+            ["x", "scales"],
+            [f"{name}_y"],
+            name=f"{name}_plugin",
+            domain="trt.plugins",
+            mode="nearest",
+            coordinate_transformation_mode="asymmetric",
+        )
+        return helper.make_graph(
+            [node], name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, None)]
+        )
 
     graph = helper.make_graph(
-        [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("then"),
-                          else_branch=branch("else"))],
-        "g", [nested.X, nested.COND, helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)])
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13),
-                                                         onnx.helper.make_opsetid("trt.plugins", 1)])
+        [
+            helper.make_node(
+                "If", ["cond"], ["y"], name="branch", then_branch=branch("then"), else_branch=branch("else")
+            )
+        ],
+        "g",
+        [nested.X, nested.COND, helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4)],
+    )
+    model = onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid("", 13), onnx.helper.make_opsetid("trt.plugins", 1)]
+    )
     model.ir_version = 8
     result = swap_plugin(model, reverse=True)
     assert not result.changed
     assert {s.node: s.reason for s in result.skipped} == {
         "else_plugin": "inside If 'branch' else_branch: reverse=True turns main-graph plugin nodes back only",
-        "then_plugin": "inside If 'branch' then_branch: reverse=True turns main-graph plugin nodes back only"}
+        "then_plugin": "inside If 'branch' then_branch: reverse=True turns main-graph plugin nodes back only",
+    }
 
 
 def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
     """The MMDeploy tutorial's model: the size tensor is a graph input, not our subgraph."""
     helper = onnx.helper
     node = helper.make_node(
-        "DynamicTRTResize", ["x", "factor"], ["y"], name="resize", domain="mmdeploy",
-        align_corners=0, plugin_version="1", plugin_namespace="", mode="cubic",
+        "DynamicTRTResize",
+        ["x", "factor"],
+        ["y"],
+        name="resize",
+        domain="mmdeploy",
+        align_corners=0,
+        plugin_version="1",
+        plugin_namespace="",
+        mode="cubic",
         coordinate_transformation_mode="half_pixel",
     )
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"]),
-         helper.make_tensor_value_info("factor", onnx.TensorProto.FLOAT, [1, 1, "oh", "ow"])],
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"]),
+            helper.make_tensor_value_info("factor", onnx.TensorProto.FLOAT, [1, 1, "oh", "ow"]),
+        ],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 3, "oh", "ow"])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)])
-    feeds = {"x": np.random.default_rng(4).random((1, 3, 4, 6), dtype=np.float32),
-             "factor": np.zeros((1, 1, 9, 10), np.float32)}
+    feeds = {
+        "x": np.random.default_rng(4).random((1, 3, 4, 6), dtype=np.float32),
+        "factor": np.zeros((1, 1, 9, 10), np.float32),
+    }
     plugin_out = engines.plugin_run(model, feeds)[0]
     restored = swap_plugin(model, reverse=True)
     assert _op_types(restored.model) == ["Shape", "Shape", "Concat", "Resize"]
@@ -115,15 +142,15 @@ def test_reverse_of_an_outside_size_tensor_mmdeploy_style():
     np.testing.assert_allclose(plugin_out, stock, rtol=RTOL, atol=ATOL)
 
 
-
-
 def test_reverse_of_an_upsample_7_swap_writes_upsample_7_back() -> None:
     """Below opset 9 Upsample has no scales input: the constant the forward swap kept goes back
     into the scales attribute, and the round trip computes what the original computed."""
     graph = helper.make_graph(
-        [helper.make_node("Upsample", ["x"], ["y"], name="up", mode="nearest", scales=[1.0, 1.0, 2.0])], "g",
+        [helper.make_node("Upsample", ["x"], ["y"], name="up", mode="nearest", scales=[1.0, 1.0, 2.0])],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8])],
+    )
     original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)], ir_version=8)
     swapped = swap_plugin(original, keep_constant=True, check=False)
     assert [n.op_type for n in swapped.model.graph.node] == ["DynamicTRTResize"]

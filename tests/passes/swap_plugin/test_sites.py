@@ -76,18 +76,25 @@ def test_sizes_from_static_shapes_say_that_simplify_folds_them() -> None:
     assert "simplify=True folds it" in skip.reason
 
 
-@pytest.mark.parametrize("axes, scales", [((2, 3), (2.0, 3.0)), ((3, 2), (3.0, 2.0))],
-                         ids=["axes_2_3", "axes_3_2"])
+@pytest.mark.parametrize("axes, scales", [((2, 3), (2.0, 3.0)), ((3, 2), (3.0, 2.0))], ids=["axes_2_3", "axes_3_2"])
 @pytest.mark.parametrize("signature", ["scales", "size-tensor"])
 def test_resize_18_axes_sites_are_swapped_with_scales_expanded_in_graph(axes, scales, signature) -> None:
     # The ONNX spec cases test_resize_upsample_scales_nearest_axes_2_3 and _3_2.
     x = np.array([[[[1, 2], [3, 4]]]], dtype=np.float32)
-    model = onnx.helper.make_model(onnx.helper.make_graph(
-        [onnx.helper.make_node("Resize", ["X", "", "scales"], ["Y"], name="resize", mode="nearest", axes=list(axes))],
-        "axes", [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [1, 1, 2, 2])],
-        [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [1, 1, 4, 6])],
-        [onnx.numpy_helper.from_array(np.array(scales, np.float32), "scales")]),
-        opset_imports=[onnx.helper.make_opsetid("", 19)])
+    model = onnx.helper.make_model(
+        onnx.helper.make_graph(
+            [
+                onnx.helper.make_node(
+                    "Resize", ["X", "", "scales"], ["Y"], name="resize", mode="nearest", axes=list(axes)
+                )
+            ],
+            "axes",
+            [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [1, 1, 2, 2])],
+            [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [1, 1, 4, 6])],
+            [onnx.numpy_helper.from_array(np.array(scales, np.float32), "scales")],
+        ),
+        opset_imports=[onnx.helper.make_opsetid("", 19)],
+    )
     model.ir_version = 9
     expected = engines.ort_run(model, {"X": x})[0]
     assert expected.shape == (1, 1, 4, 6)

@@ -47,7 +47,8 @@ def test_the_v3_node_carries_a_shape_input_runs_in_make_session_and_round_trips(
     onnx.checker.check_model(result.model, full_check=True)
     report = lint_model(result.model, "tensorrt")
     assert not report.failed and [(f.rule, f.severity) for f in report.findings] == [
-        ("trt-plugin-shape-inputs", "info")], report.to_dict()  # a V2 creator of the same name would ignore it
+        ("trt-plugin-shape-inputs", "info")
+    ], report.to_dict()  # a V2 creator of the same name would ignore it
     want = _ort(original, {"X": X})
     (got,) = make_session(result.model).run(None, {"X": X, "sizes": np.array([10, 21], dtype=np.int64)})
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)  # the kernel behind the plugin

@@ -197,8 +197,12 @@ def test_srcnn_keep_constant_keeps_the_interface(srcnn_exports):
     assert [i.name for i in result.model.graph.input] == [i.name for i in model.graph.input]
     assert result.new_inputs == []
     feeds = {model.graph.input[0].name: srcnn_input}
-    np.testing.assert_allclose(engines.plugin_run(result.model, feeds)[0], engines.ort_run(model, feeds)[0], rtol=RTOL, atol=ATOL)
-    np.testing.assert_array_equal(engines.ort_run(swap_plugin(result.model, reverse=True).model, feeds)[0], engines.ort_run(model, feeds)[0])
+    np.testing.assert_allclose(
+        engines.plugin_run(result.model, feeds)[0], engines.ort_run(model, feeds)[0], rtol=RTOL, atol=ATOL
+    )
+    np.testing.assert_array_equal(
+        engines.ort_run(swap_plugin(result.model, reverse=True).model, feeds)[0], engines.ort_run(model, feeds)[0]
+    )
 
 
 @pytest.mark.slow
@@ -223,7 +227,9 @@ def test_shape_inference_continues_past_the_plugin(srcnn_exports):
     "build",
     [
         lambda: golden.resize_model(11, mode="linear", scales=(1, 1, 2, 3)),
-        lambda: golden.resize_model(13, mode="cubic", source="constant", coordinate_transformation_mode="align_corners"),
+        lambda: golden.resize_model(
+            13, mode="cubic", source="constant", coordinate_transformation_mode="align_corners"
+        ),
         lambda: golden.resize_model(10, mode="nearest"),
         lambda: golden.upsample_model(9, mode="linear"),
         lambda: golden.upsample_model(7, mode="nearest"),
@@ -336,9 +342,17 @@ def test_law_swap_matches_original_and_reverse_is_exact(mode, ctm, factor_h, fac
 @pytest.mark.parametrize(
     ("build", "error", "message"),
     [
-        (lambda: golden.resize_model(13, scales=(1, 1, float("nan"), 2)), "InvalidScalesError", "not a positive finite"),
+        (
+            lambda: golden.resize_model(13, scales=(1, 1, float("nan"), 2)),
+            "InvalidScalesError",
+            "not a positive finite",
+        ),
         # the one nonsense gate names it before the (once-per-run) full checker would
-        (lambda: golden.resize_model(13, scales=(1, 1, 2), infer=False), "InvalidScalesError", "have 3 entries for a rank-4 input"),
+        (
+            lambda: golden.resize_model(13, scales=(1, 1, 2), infer=False),
+            "InvalidScalesError",
+            "have 3 entries for a rank-4 input",
+        ),
         (lambda: golden.resize_model(13, scales=(1, 1, 2e5, 2)), "InvalidScalesError", "absurdly large"),
     ],
 )

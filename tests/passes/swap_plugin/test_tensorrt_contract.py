@@ -115,14 +115,20 @@ def _tensor_shapes(model: onnx.ModelProto, names: list[str], feeds: dict[str, np
             probe.graph.output.append(helper.make_empty_tensor_value_info(name))
     session = make_session(probe)
     wanted = [o.name for o in session.get_outputs() if o.name in names]
-    values = dict(zip(wanted, session.run(wanted, {k: v for k, v in feeds.items() if k in {i.name for i in session.get_inputs()}})))
+    values = dict(
+        zip(
+            wanted, session.run(wanted, {k: v for k, v in feeds.items() if k in {i.name for i in session.get_inputs()}})
+        )
+    )
     values.update({k: v for k, v in feeds.items() if k in names})
     return {name: (tuple(values[name].shape), values[name].dtype) for name in names}
 
 
 @pytest.mark.parametrize("ctm, align", [("half_pixel", 0), ("align_corners", 1), ("pytorch_half_pixel", 0)])
 def test_size_tensor_node_is_what_mmdeploy_dynamic_trt_resize_reads(ctm, align):
-    model = golden.resize_model(13, mode="cubic", coordinate_transformation_mode=ctm, scales=(1, 1, 3, 2), shape=(1, 3, 8, 8))
+    model = golden.resize_model(
+        13, mode="cubic", coordinate_transformation_mode=ctm, scales=(1, 1, 3, 2), shape=(1, 3, 8, 8)
+    )
     result = swap_plugin(model, signature="size-tensor")
     node = _the_plugin_node(result.model)
     parsed = parse_like_tensorrt(node)
@@ -141,7 +147,9 @@ def test_size_tensor_node_is_what_mmdeploy_dynamic_trt_resize_reads(ctm, align):
         feeds[item["name"]] = np.asarray(item["value"], dtype=np.float32)
     shapes = _tensor_shapes(result.model, [x_name, size_name, parsed.outputs[0]], feeds)
     (x_shape, x_dtype), (size_shape, size_dtype), (out_shape, out_dtype) = (
-        shapes[x_name], shapes[size_name], shapes[parsed.outputs[0]]
+        shapes[x_name],
+        shapes[size_name],
+        shapes[parsed.outputs[0]],
     )
     assert len(x_shape) == 4 and len(size_shape) == 4
     assert x_dtype == size_dtype == out_dtype == np.float32
@@ -165,9 +173,14 @@ def test_scales_signature_contract():
     attrs = {a.name: a for a in node.attribute}
     # every Resize semantic travels as a field a plugin can declare, with a TensorRT-convertible type
     expected_types = {
-        "mode": kCHAR, "coordinate_transformation_mode": kCHAR, "nearest_mode": kCHAR,
-        "cubic_coeff_a": kFLOAT32, "exclude_outside": kINT32, "align_corners": kINT32,
-        "plugin_version": kCHAR, "plugin_namespace": kCHAR,
+        "mode": kCHAR,
+        "coordinate_transformation_mode": kCHAR,
+        "nearest_mode": kCHAR,
+        "cubic_coeff_a": kFLOAT32,
+        "exclude_outside": kINT32,
+        "align_corners": kINT32,
+        "plugin_version": kCHAR,
+        "plugin_namespace": kCHAR,
     }
     assert {name: _FIELD_TYPES[a.type] for name, a in attrs.items()} == expected_types
     scales_input = next(i for i in swap_plugin(model).model.graph.input if i.name == node.input[1])
@@ -187,7 +200,9 @@ def test_grid_sample_spec_fields_match_mmdeploy_grid_sampler():
     assert parsed.creator is MMDEPLOY_GRID_SAMPLER
     # PyTorch's enums, which the plugin's kernels switch on: nearest 1, reflection 2
     assert parsed.fields == {
-        "interpolation_mode": (kINT32, 1), "padding_mode": (kINT32, 2), "align_corners": (kINT32, 0),
+        "interpolation_mode": (kINT32, 1),
+        "padding_mode": (kINT32, 2),
+        "align_corners": (kINT32, 0),
     }
     assert parsed.inputs == ["x", "grid"]
 
