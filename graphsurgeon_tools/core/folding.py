@@ -26,13 +26,13 @@ from graphsurgeon_tools.core.checker import shape_inference, static_shape
 from graphsurgeon_tools.core.dtypes import itemsize
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 
-__all__ = ["EVALUATOR_REFUSALS", "UNBOUNDED_OPS", "FoldTooBig", "evaluate_subgraph", "fold"]
+__all__ = ["BROADCASTING", "EVALUATOR_REFUSALS", "UNBOUNDED_OPS", "FoldTooBig", "evaluate_subgraph", "fold"]
 
 #: Ops whose output size is decided by an input's VALUE; sized before they are folded.
 _EXPANDING = frozenset({"ConstantOfShape", "Expand", "Tile", "Range"})
 #: Elementwise ops whose output takes the broadcast of their inputs' shapes (an outer product of
 #: two small vectors is big); sized before they are folded when shape inference could not.
-_BROADCASTING = frozenset(
+BROADCASTING = frozenset(
     {
         "Add",
         "Sub",
@@ -53,6 +53,7 @@ _BROADCASTING = frozenset(
         "And",
         "Or",
         "Xor",
+        "PRelu",
         "BitShift",
         "PRelu",
         "BitwiseAnd",
@@ -194,7 +195,7 @@ def _fold_stepwise(
     """Run node by node, sizing every expanding op from its (known) inputs before it runs."""
     values = dict(constants)
     for node in nodes:
-        if max_bytes is not None and node.op_type in _EXPANDING | _BROADCASTING | {"MatMul", "Gemm"}:
+        if max_bytes is not None and node.op_type in _EXPANDING | BROADCASTING | {"MatMul", "Gemm"}:
             nbytes = _expanded_nbytes(node, values)
             if nbytes is None or nbytes > max_bytes:
                 raise FoldTooBig(f"{node.op_type} would make over {max_bytes} bytes while folding")
@@ -214,11 +215,11 @@ def _expanded_nbytes(node: "NodeProto", values: dict[str, Any]) -> Optional[int]
         return values.get(node.input[slot]) if slot < len(node.input) else None
 
     known = [values.get(i) for i in node.input if i]
-    if node.op_type in _BROADCASTING or node.op_type in ("MatMul", "Gemm"):
+    if node.op_type in BROADCASTING or node.op_type in ("MatMul", "Gemm"):
         if any(v is None for v in known) or not known:
             return None
         itemsize = max(v.itemsize for v in known)
-        if node.op_type in _BROADCASTING:
+        if node.op_type in BROADCASTING:
             return int(np.prod(np.broadcast_shapes(*(v.shape for v in known)), dtype=np.float64)) * itemsize
         a, b = known[0], known[1]
         rows = a.shape[-2] if a.ndim >= 2 else 1

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from graphsurgeon_tools.core.attributes import get_attr
+from graphsurgeon_tools.core.folding import BROADCASTING
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.resize.semantics import PLUGIN_OP_TYPE
 
@@ -44,37 +45,6 @@ __all__ = [
     "resize_by_scales",
     "resize_by_scales_form",
 ]
-
-
-#: Ops whose inputs broadcast against each other (numpy rules).
-BROADCASTING = frozenset(
-    {
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Mod",
-        "Max",
-        "Min",
-        "Sum",
-        "Mean",
-        "Where",
-        "Equal",
-        "Less",
-        "Greater",
-        "LessOrEqual",
-        "GreaterOrEqual",
-        "And",
-        "Or",
-        "Xor",
-        "PRelu",
-        "BitShift",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-    }
-)
 
 
 @dataclass(frozen=True)
