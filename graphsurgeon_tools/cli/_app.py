@@ -252,6 +252,19 @@ def naming(model: Path, *also: Optional[Path]) -> Any:
     return errors.naming(model, *also)
 
 
+def check_lines(check: Optional[dict[str, Any]], headline: Callable[[dict[str, Any], float], str]) -> list[str]:
+    """A rewrite command's built-in check in text: nothing when it did not run, the skip reason, or
+    ``headline(check, worst)`` (each command says in its own words what it compared; ``worst`` is the
+    largest |diff| over the outputs) followed by :func:`check_detail_lines`. A failed check never
+    gets here: it exits 1."""
+    if check is None:
+        return []
+    if check["skipped"]:
+        return [f"check skipped: {check['skipped']}"]
+    worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
+    return [headline(check, worst), *check_detail_lines(check)]
+
+
 def check_detail_lines(check: dict[str, Any]) -> list[str]:
     """What every rewrite command prints under its check's headline (the headline says what was
     compared, in each command's words): the models and steps, the optimized-level figure, figures

@@ -20,7 +20,7 @@ from graphsurgeon_tools.cli._app import (
     OptimizedFigureOption,
     OutputOption,
     ProfileOption,
-    check_detail_lines,
+    check_lines,
     note,
     profile_lines,
     split_csv,
@@ -65,25 +65,22 @@ def _human(report: dict[str, Any]) -> str:
     lines.extend(f"note: {text}" for text in report["notes"])
     if not report["rewritten"]:
         lines.append("nothing to rewrite: no selected site has constant scales")
-    check = report["check"]
-    if check is not None:
-        if check["skipped"]:
-            lines.append(f"check skipped: {check['skipped']}")
-        else:
-            worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-            level = f" at {check['level']}" if check.get("level") else ""
-            sites = f" and {len(check['sites'])} site output(s)" if check.get("sites") else ""
-            within = "identical" if worst == 0 else f"within atol {check['atol']:g}"
-            lines.append(
-                f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
-                f"(the written model against your input model; inputs {check['input_shapes']}, "
-                f"max |diff| {worst:g})"
-            )
-            lines.extend(check_detail_lines(check))
+    lines.extend(check_lines(report["check"], _check_headline))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))
     return "\n".join(lines)
+
+
+def _check_headline(check: dict[str, Any], worst: float) -> str:
+    level = f" at {check['level']}" if check.get("level") else ""
+    sites = f" and {len(check['sites'])} site output(s)" if check.get("sites") else ""
+    within = "identical" if worst == 0 else f"within atol {check['atol']:g}"
+    return (
+        f"check passed{level}: {len(check['outputs'])} output(s){sites} {within} in ONNX Runtime "
+        f"(the written model against your input model; inputs {check['input_shapes']}, "
+        f"max |diff| {worst:g})"
+    )
 
 
 def make_dynamic_scale(

@@ -19,7 +19,7 @@ from graphsurgeon_tools.cli._app import (
     OptimizedFigureOption,
     OutputOption,
     ProfileOption,
-    check_detail_lines,
+    check_lines,
     profile_lines,
 )
 from graphsurgeon_tools.cli.rewrite import run_rewrite
@@ -74,22 +74,19 @@ def _human(report: dict[str, Any]) -> str:
     lines.extend(f"note: {text}" for text in report["notes"])
     if not report["rewritten"]:
         lines.append("nothing to bake: no selected site reads a dynamic factor")
-    check = report["check"]
-    if check is not None:
-        if check["skipped"]:
-            lines.append(f"check skipped: {check['skipped']}")
-        else:
-            worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
-            lines.append(
-                f"check passed at {check['level']}: {len(check['outputs'])} output(s) and "
-                f"{len(check['sites'])} site output(s) identical to MODEL fed the factor(s) in ONNX Runtime "
-                f"(inputs {check['input_shapes']}, max |diff| {worst:g})"
-            )
-            lines.extend(check_detail_lines(check))
+    lines.extend(check_lines(report["check"], _check_headline))
     if report["output"]:
         lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))
     return "\n".join(lines)
+
+
+def _check_headline(check: dict[str, Any], worst: float) -> str:
+    return (
+        f"check passed at {check['level']}: {len(check['outputs'])} output(s) and "
+        f"{len(check['sites'])} site output(s) identical to MODEL fed the factor(s) in ONNX Runtime "
+        f"(inputs {check['input_shapes']}, max |diff| {worst:g})"
+    )
 
 
 def set_factor(

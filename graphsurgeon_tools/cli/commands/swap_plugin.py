@@ -16,7 +16,7 @@ from graphsurgeon_tools.cli._app import (
     OptimizedFigureOption,
     OutputOption,
     ProfileOption,
-    check_detail_lines,
+    check_lines,
     emit,
     note,
     profile_lines,
@@ -33,23 +33,16 @@ def _default_output(model: Path, reverse: bool) -> Path:
     return derived_name(model, "resize" if reverse else "plugin", replaces=("plugin", "resize"))
 
 
-def _check_lines(check: Optional[dict[str, Any]]) -> list[str]:
-    """The built-in check in one or two lines (a failed check never gets here: exit 1)."""
-    if check is None:
-        return []
-    if check["skipped"]:
-        return [f"check skipped: {check['skipped']}"]
-    worst = max((o["max_abs_diff"] for o in check["outputs"]), default=0.0)
+def _check_headline(check: dict[str, Any], worst: float) -> str:
     within = (
         "identical"
         if not check["atol"]
         else ("within tolerance" if check.get("tolerance") else f"within atol {check['atol']:g}")
     )
-    lines = [
+    return (
         f"check passed at {check['level']}: {len(check['outputs'])} output(s) and {len(check['sites'])} site "
         f"output(s) {within} in ONNX Runtime (inputs {check['input_shapes']}, max |diff| {worst:g})"
-    ]
-    return lines + check_detail_lines(check)
+    )
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -72,7 +65,7 @@ def _human(report: dict[str, Any]) -> str:
     lines.extend(f"note: {text}" for text in report.get("notes", []) if not text.startswith("check skipped:"))
     if not report["swapped"]:
         lines.append("nothing to " + ("restore" if report["reverse"] else "swap"))
-    lines.extend(_check_lines(report.get("check")))
+    lines.extend(check_lines(report.get("check"), _check_headline))
     lines.append(f"wrote {report['output']}")
     lines.extend(profile_lines(report))
     return "\n".join(lines)
