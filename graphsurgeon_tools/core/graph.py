@@ -12,7 +12,7 @@ rewrites every weight), and does NOT touch weights it keeps.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Iterable, Iterator, NamedTuple, Optional
+from typing import Any, Container, Iterable, Iterator, NamedTuple, Optional
 
 import onnx.inliner
 from onnx import GraphProto, ModelProto, NodeProto
@@ -230,11 +230,17 @@ SHAPE_OF = ("Shape", "Size")
 
 
 def upstream_sources(
-    graph: "GraphProto", tensors: Iterable[str], producers: dict[str, int], sources: set[str]
+    graph: "GraphProto",
+    tensors: Iterable[str],
+    producers: dict[str, int],
+    sources: Container[str],
+    *,
+    stop_at: Container[str] = SHAPE_OF,
 ) -> set[str]:
-    """The names among ``sources`` whose values reach any of ``tensors`` in the main graph
-    (``producers`` as :func:`producers` gives it). The walk does not pass a :data:`SHAPE_OF`
-    node: a tensor read only for its shape is no source of the values. Linear in the nodes visited."""
+    """The names among ``sources`` that reach any of ``tensors`` in the main graph (``producers``
+    as :func:`producers` gives it). By default the walk does not pass a :data:`SHAPE_OF` node: a
+    tensor read only for its shape is no source of the values; ``stop_at=()`` also finds the
+    sources whose shape is read. Linear in the nodes visited."""
     found: set[str] = set()
     seen: set[str] = set()
     stack = list(tensors)
@@ -247,7 +253,7 @@ def upstream_sources(
             found.add(name)
             continue
         index = producers.get(name)
-        if index is not None and graph.node[index].op_type not in SHAPE_OF:
+        if index is not None and graph.node[index].op_type not in stop_at:
             stack.extend(graph.node[index].input)
     return found
 

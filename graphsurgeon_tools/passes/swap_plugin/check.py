@@ -68,6 +68,7 @@ from graphsurgeon_tools.check.reuse import reuse_sessions
 from graphsurgeon_tools.check.sessions import session_for
 from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
 from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import OnnxToolError
 from graphsurgeon_tools.passes.make_dynamic_scale import layouts
@@ -220,19 +221,9 @@ def _reverse_pins(plugin_model: ModelProto, op_type: str) -> tuple[dict[str, np.
     recorded original value)."""
     graph = plugin_model.graph
     inputs = {i.name: i for i in graph.input}
-    producer = {out: node for node in graph.node for out in node.output if out}
-    reached: set[str] = set()
-    todo = [node.input[1] for node in graph.node if node.op_type == op_type and len(node.input) == 2]
-    seen: set[str] = set()
-    while todo:  # each tensor once: linear in the nodes upstream of the plugin inputs
-        name = todo.pop()
-        if name in seen or not name:
-            continue
-        seen.add(name)
-        if name in inputs:
-            reached.add(name)
-        elif name in producer:
-            todo.extend(producer[name].input)
+    second_inputs = [node.input[1] for node in graph.node if node.op_type == op_type and len(node.input) == 2]
+    # Through Shape too: a size tensor's shape is what the plugin reads, and its record pins it.
+    reached = core_graph.upstream_sources(graph, second_inputs, core_graph.producers(graph), inputs, stop_at=())
     recorded = read_original_values(plugin_model)
     pins: dict[str, np.ndarray] = {}
     dims: dict[str, int] = {}
