@@ -180,16 +180,19 @@ def gate(plans: list[Plan], layout: str, opset: int) -> tuple[list[Plan], list[S
 
 def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
     """Where this layout equals the original at this site, in ONNX Runtime and in TensorRT."""
+    ort, trt = runtime_arithmetic(plan, layout) if plan.runtime is not None else _static_arithmetic(plan, layout)
+    return {
+        "node": plan.label,
+        "layout": layout,
+        "original_scales": [float(v) for v in plan.value],
+        "onnxruntime": ort,
+        "tensorrt": trt,
+    }
+
+
+def _static_arithmetic(plan: Plan, layout: str) -> tuple[str, str]:
+    """(ONNX Runtime, TensorRT) verdicts for a site with constant scales."""
     site = plan.site
-    if plan.runtime is not None:
-        ort, trt = runtime_arithmetic(plan, layout)
-        return {
-            "node": plan.label,
-            "layout": layout,
-            "original_scales": [float(v) for v in plan.value],
-            "onnxruntime": ort,
-            "tensorrt": trt,
-        }
     count = spatial_count(plan) or len(plan.value)
     spatial = plan.value[-count:]
     shape = site.input_shape
@@ -225,13 +228,7 @@ def arithmetic(plan: Plan, layout: str) -> dict[str, Any]:
         else:
             ort = "equal only where in*scale is whole (elsewhere out/in != scale)"
         trt = "equal to ONNX Runtime (both resize by out/in)"
-    return {
-        "node": plan.label,
-        "layout": layout,
-        "original_scales": [float(v) for v in plan.value],
-        "onnxruntime": ort,
-        "tensorrt": trt,
-    }
+    return ort, trt
 
 
 def alternatives(plan: Plan) -> dict[str, dict[str, Any]]:
