@@ -18,7 +18,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Collection, Optional
 
 import typer
 
@@ -165,36 +165,106 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN/Infinity; report them as strings rather than emitting invalid JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+_JSON_WORDS = {True: "true", False: "false", None: "null"}
+
+
+def _json_key(key: Any) -> str:
+    """A dict key as JSON writes it (json.dumps' rules: true/false/null, floats as repr or NaN)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, float):
+        if math.isfinite(key):
+            return float.__repr__(key)
+        return "NaN" if key != key else ("Infinity" if key > 0 else "-Infinity")
+    if key is True or key is False or key is None:
+        return _JSON_WORDS[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+
+def _json_ready(value: Any) -> Any:
+    """``value`` as plain JSON data (dict with str keys, list, str, int, float, bool, None): what
+    ``json.loads(json.dumps(value, default=_json_default))`` gives, with each non-finite float as its
+    text (JSON has no NaN/Infinity: "nan", "inf", "-inf" rather than invalid JSON), in one walk."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
+    if kind is list:
+        return [item if type(item) is str or type(item) is int else _json_ready(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {
+            key: item if type(item) is str or type(item) is int else _json_ready(item) for key, item in value.items()
+        }
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):  # bool is exact above; an int subclass (IntEnum) is written as its number
+        return int.__int__(value)
+    if isinstance(value, float):  # numpy's float64 too
+        number = float.__float__(value)
+        return number if math.isfinite(number) else str(number)
     if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
+        return [_json_ready(item) for item in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[_json_key(key)] = _json_ready(item)  # keys that become equal text: the last value wins
+        return out
+    return _json_ready(_json_default(value))
 
 
-def emit(report: dict[str, Any], *, as_json: bool, human: Callable[[dict[str, Any]], str]) -> None:
+def emit(
+    report: dict[str, Any],
+    *,
+    as_json: bool,
+    human: Callable[[dict[str, Any]], str],
+    unread: Collection[str] = (),
+) -> None:
     """Print the report: JSON on stdout with ``--json``, otherwise ``human(report)``.
 
     Library text in the report (skip reasons, notes) names API keywords; both forms show the
     flags instead (:func:`graphsurgeon_tools.cli.vocabulary.report_to_flags`), and every string
     as valid UTF-8: a file name's undecodable bytes as ``\\xNN`` (:func:`graphsurgeon_tools.io.names.printable`),
-    so no strict JSON parser or stream chokes; both in one walk over the report."""
+    so no strict JSON parser or stream chokes; both in one walk over the report.
+
+    ``unread``: what ``human`` never reads (the bulky parts of a big graph's report: every declared
+    input, every site's layout table): a top-level key (``"declared_inputs"``), or a key of each entry
+    of a list (``"rewritten.layouts"``). They are left out of what ``human`` is handed, not rewritten
+    for it: a renderer that reads one fails (KeyError) instead of printing library text. The JSON
+    always holds everything."""
     from graphsurgeon_tools.cli.vocabulary import report_to_flags
     from graphsurgeon_tools.io.names import printable
 
-    report = report_to_flags(report, printable)
     if as_json:
-        text = json.dumps(report, indent=2, default=_json_default)
-        sys.stdout.write(json.dumps(_finite(json.loads(text)), indent=2, allow_nan=False) + "\n")
+        text = json.dumps(_json_ready(report_to_flags(report, printable)), indent=2, allow_nan=False)
+        sys.stdout.write(text + "\n")
     else:
-        text = human(report)
+        text = human(report_to_flags(_shown(report, unread) if unread else report, printable))
         if text:
             sys.stdout.write(text.rstrip("\n") + "\n")
     sys.stdout.flush()
+
+
+def _shown(report: dict[str, Any], unread: Collection[str]) -> dict[str, Any]:
+    """``report`` without the keys in ``unread`` (``"key"``, or ``"key.inner"`` in each entry of a list)."""
+    inner: dict[str, set[str]] = {}
+    for path in unread:
+        key, _, entry_key = path.partition(".")
+        inner.setdefault(key, set()).add(entry_key)
+    shown = {}
+    for key, value in report.items():
+        drop = inner.get(key)
+        if drop is None or not isinstance(value, list):
+            if drop is None or "" not in drop:
+                shown[key] = value
+        elif "" not in drop:  # only some keys of each entry
+            shown[key] = [
+                {k: v for k, v in entry.items() if k not in drop} if isinstance(entry, dict) else entry
+                for entry in value
+            ]
+    return shown
 
 
 def resolve_output(model: Path, output: Optional[Path], in_place: bool, default: Callable[[Path], Path]) -> Path:

@@ -20,7 +20,7 @@ fast) and does NOT know any pass's flags.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Collection, Optional, Sequence
 
 from graphsurgeon_tools.cli._app import (
     check_profile_option,
@@ -44,6 +44,7 @@ def run_rewrite(
     default_output: Callable[[Path], Path],
     human: Callable[[dict[str, Any]], str],
     as_json: bool,
+    unread: Collection[str] = (),
     profile: Optional[str] = None,
     check: bool = True,
     check_dims: Optional[list[str]] = None,
@@ -61,7 +62,8 @@ def run_rewrite(
     that need the result (before anything is written). ``write_unchanged_in_place=False``:
     with ``--in-place``, a model the pass did not change is not rewritten. ``share_data``:
     external data referenced instead of copied (``save_model``'s keyword, as given). ``paths_first``:
-    ``input``/``output`` lead the report (else they follow the pass's keys).
+    ``input``/``output`` lead the report (else they follow the pass's keys). ``unread``: the report's
+    keys ``human`` never reads (:func:`graphsurgeon_tools.cli._app.emit`; the JSON holds them all).
     """
     from graphsurgeon_tools.io import load_model, save_model
     from graphsurgeon_tools.passes.base import collector_paused
@@ -92,5 +94,5 @@ def run_rewrite(
         if not paths_first:
             report["input"] = str(model)
         report["output"] = written
-        emit(report, as_json=as_json, human=human)
+        emit(report, as_json=as_json, human=human, unread=unread)
         return result, report

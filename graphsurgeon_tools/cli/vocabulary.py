@@ -145,37 +145,79 @@ def report_to_flags(report: Any, printable: Optional[Callable[[str], str]] = Non
     ``hint`` (:func:`fix_hint`) added beside each ``code`` whose ``fix`` names a call.
 
     ``printable``: the same walk also passes every non-ASCII string (dict keys and hints included)
-    through it and makes every tuple a list: what the CLI prints, in one walk instead of two."""
-    kind = type(report)
-    if kind in _PLAIN:
-        return report
-    if kind is list:
-        return [report_to_flags(item, printable) for item in report]
-    if isinstance(report, str):
-        text = to_flags(report)
-        return text if printable is None or text.isascii() else printable(text)
-    if isinstance(report, dict):
-        if printable is None:
-            out = {key: report_to_flags(value) for key, value in report.items()}
-        else:
-            out = {
-                (printable(key) if isinstance(key, str) and not key.isascii() else key): report_to_flags(
-                    value, printable
-                )
-                for key, value in report.items()
-            }
-        fix = report.get("fix")
-        if isinstance(report.get("code"), str) and isinstance(fix, dict) and "hint" not in out:
-            hint = fix_hint(fix)
-            out["hint"] = (
-                printable(hint) if printable is not None and isinstance(hint, str) and not hint.isascii() else hint
-            )
+    through it and makes every tuple a list: what the CLI prints, in one walk instead of two.
+    Other objects (a Path, a result with ``to_dict``) are given back as they are."""
+    return _walker(printable)(report)
+
+
+def _walker(printable: Optional[Callable[[str], str]]) -> Callable[[Any], Any]:
+    """One :func:`report_to_flags` walk. Numbers and strings, nearly every value of a big report, are
+    handled inside the container loops (a function call per value was most of the walk's time)."""
+    plain = _PLAIN
+
+    def text(message: str) -> str:
+        if "=" in message:
+            message = to_flags(message)
+        return message if printable is None or message.isascii() else printable(message)
+
+    def walk(value: Any) -> Any:
+        kind = type(value)
+        if kind in plain:
+            return value
+        if kind is str or isinstance(value, str):
+            return text(value)
+        if isinstance(value, dict):
+            return mapping(value)
+        if isinstance(value, list) or (printable is not None and isinstance(value, tuple)):
+            return items(value)
+        if isinstance(value, tuple):
+            return tuple(walk(item) for item in value)
+        return value
+
+    def items(values: Any) -> list[Any]:
+        out: list[Any] = []
+        append = out.append
+        for item in values:
+            kind = type(item)
+            if kind in plain:
+                append(item)
+            elif kind is str:
+                append(text(item))
+            else:
+                append(walk(item))
         return out
-    if isinstance(report, list) or (printable is not None and isinstance(report, tuple)):
-        return [report_to_flags(item, printable) for item in report]
-    if isinstance(report, tuple):
-        return tuple(report_to_flags(item) for item in report)
-    return report
+
+    def mapping(report: dict[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        keys_as_they_are = printable is None or _ascii_keys(report)
+        for key, item in report.items():
+            if not keys_as_they_are and isinstance(key, str) and not key.isascii():
+                key = printable(key)  # type: ignore[misc]  # keys_as_they_are is True without printable
+            kind = type(item)
+            if kind in plain:
+                out[key] = item
+            elif kind is str:
+                out[key] = text(item)
+            else:
+                out[key] = walk(item)
+        if isinstance(report.get("code"), str):
+            fix = report.get("fix")
+            if isinstance(fix, dict) and "hint" not in out:
+                hint = fix_hint(fix)
+                out["hint"] = (
+                    hint if printable is None or not isinstance(hint, str) or hint.isascii() else printable(hint)
+                )
+        return out
+
+    return walk
+
+
+def _ascii_keys(mapping: dict[Any, Any]) -> bool:
+    """Every str key ASCII only (one C-level join for the usual report dict, whose keys are all str)."""
+    try:
+        return "".join(mapping).isascii()
+    except TypeError:  # a key that is not a str
+        return all(not isinstance(key, str) or key.isascii() for key in mapping)
 
 
 def command_name(call: str) -> str:

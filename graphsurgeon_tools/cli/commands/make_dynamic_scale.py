@@ -43,6 +43,10 @@ def _values(values: Any) -> str:
     return "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
+#: The report's keys :func:`_human` never reads (bulky on big graphs: not rewritten for it).
+_UNREAD = ("declared_inputs", "removed_nodes", "timings", "rewritten.layouts")
+
+
 def _human(report: dict[str, Any]) -> str:
     lines = []
     for site in report["rewritten"]:
@@ -219,6 +223,7 @@ def make_dynamic_scale(
         default_output=lambda path: default_output(path, layout),
         human=_human,
         as_json=as_json,
+        unread=_UNREAD,
         profile=profile,
         check=check,
         check_dims=check_dims,

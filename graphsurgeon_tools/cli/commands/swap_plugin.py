@@ -45,6 +45,11 @@ def _check_headline(check: dict[str, Any], worst: float) -> str:
     )
 
 
+#: The report's keys :func:`_human` never reads (bulky on big graphs: not rewritten for it;
+#: ``rewritten`` is ``swapped`` under the name every pass's report has).
+_UNREAD = ("rewritten", "declared_inputs", "removed_nodes", "timings", "swapped.attributes")
+
+
 def _human(report: dict[str, Any]) -> str:
     lines = []
     verb = "restored" if report["reverse"] else "swapped"
@@ -236,6 +241,7 @@ def swap_plugin(
         default_output=lambda path: _default_output(path, reverse),
         human=_human,
         as_json=as_json,
+        unread=_UNREAD,
         profile=profile,
         check=check,
         check_dims=check_dims,
