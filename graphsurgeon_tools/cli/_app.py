@@ -14,9 +14,9 @@ does not map exceptions to exit codes (that is :func:`graphsurgeon_tools.cli.mai
 
 from __future__ import annotations
 
-import json
 import math
 import sys
+from json.encoder import encode_basestring_ascii as _quoted
 from pathlib import Path
 from typing import Annotated, Any, Callable, Collection, Optional
 
@@ -171,7 +171,7 @@ _JSON_WORDS = {True: "true", False: "false", None: "null"}
 def _json_key(key: Any) -> str:
     """A dict key as JSON writes it (json.dumps' rules: true/false/null, floats as repr or NaN)."""
     if isinstance(key, str):
-        return key
+        return str.__str__(key)
     if isinstance(key, float):
         if math.isfinite(key):
             return float.__repr__(key)
@@ -215,6 +215,36 @@ def _json_ready(value: Any) -> Any:
     return _json_ready(_json_default(value))
 
 
+def _json_text(value: Any, margin: str = "\n") -> str:
+    """``json.dumps(_json_ready(value), indent=2)``, written directly: json's own writer with an indent
+    is pure Python, yielding a piece per value; this one joins each container's items at once. The
+    usual kinds are handled here; anything else goes through :func:`_json_ready` first."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if kind is bool or value is None:
+        return _JSON_WORDS[value]
+    inner = margin + "  "
+    if kind is list:
+        if not value:
+            return "[]"
+        items = [_quoted(item) if type(item) is str else _json_text(item, inner) for item in value]
+        return "[" + inner + ("," + inner).join(items) + margin + "]"
+    if kind is dict and all(type(key) is str for key in value):
+        if not value:
+            return "{}"
+        pairs = [
+            _quoted(key) + ": " + (_quoted(item) if type(item) is str else _json_text(item, inner))
+            for key, item in value.items()
+        ]
+        return "{" + inner + ("," + inner).join(pairs) + margin + "}"
+    return _json_text(_json_ready(value), margin)
+
+
 def emit(
     report: dict[str, Any],
     *,
@@ -238,8 +268,7 @@ def emit(
     from graphsurgeon_tools.io.names import printable
 
     if as_json:
-        text = json.dumps(_json_ready(report_to_flags(report, printable)), indent=2, allow_nan=False)
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(_json_text(report_to_flags(report, printable)) + "\n")
     else:
         text = human(report_to_flags(_shown(report, unread) if unread else report, printable))
         if text:

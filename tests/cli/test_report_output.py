@@ -3,7 +3,9 @@ finite numbers), and a text renderer is handed only what it reads."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import io
 import json
 import math
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphsurgeon_tools.cli._app import _json_default, emit
 from graphsurgeon_tools.cli.vocabulary import report_to_flags
@@ -85,6 +89,36 @@ def test_the_json_report_is_the_report_through_json_with_flags_and_finite_number
     assert data["skipped"][0]["reason"] == "use --from-sizes" and data["skipped"][0]["hint"]
     assert data["numpy"][0] == 7 and data["numpy"][2][0][1] == "nan" and data["level"] == 3
     assert data["1"] == "the same key as 1, later" and data["NaN"] == "a NaN key" and data["false"] == "a bool key"
+
+
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, blacklist_categories=()), max_size=8)
+    | st.sampled_from(["shared=True", "nodes=['a', 'b']", "check=False skips", "x=1"])
+)
+_KEYS = st.text(max_size=4) | st.integers(-3, 3) | st.floats(allow_nan=True) | st.sampled_from([True, None])
+_REPORTS = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(_KEYS, inner, max_size=4)
+        | st.fixed_dictionaries({"code": st.just("c"), "fix": st.just({"call": "swap_plugin"})})
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_REPORTS)
+def test_the_json_writer_equals_the_round_trip_on_any_report(report: Any) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        emit({"report": report}, as_json=True, human=lambda _: "")
+    assert out.getvalue() == _by_round_trip({"report": report})
 
 
 @pytest.mark.parametrize("report", [{"k": object()}, {(1, 2): 1}, {np.int64(1): 2}])

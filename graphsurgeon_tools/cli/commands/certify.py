@@ -5,8 +5,6 @@ Exit codes: 0 certified (or the certificate holds), 1 a counterexample inside th
 certificate that no longer holds), 2 usage, 3 unreadable models, 5 environment.
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated, Optional

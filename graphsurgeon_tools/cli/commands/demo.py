@@ -5,8 +5,6 @@ The implementation is the PyTorch side's, registered as ``"demo"`` in
 what to install (an environment problem).
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional

@@ -5,8 +5,6 @@ where things are built, and one fix command per missing piece. Builds nothing; e
 finds (the JSON's ``ok`` says whether anything is missing).
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import typer

@@ -6,8 +6,6 @@ PyTorch side (``pip install 'onnxtool[torch]'``), or when the C++ op a variant n
 the command exits 5 (an environment problem) with one line naming what to install.
 """
 
-from __future__ import annotations
-
 import enum
 from pathlib import Path
 from typing import Annotated, Optional

@@ -4,8 +4,6 @@ The CLI face of :func:`graphsurgeon_tools.inspection.inspect_model`. Reads the m
 stay on disk), never writes anything.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 import typer

@@ -6,8 +6,6 @@ as the onnxtool command line that makes it from the file named, ready to paste, 
 it writes (JSON ``command``, ``writes``).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

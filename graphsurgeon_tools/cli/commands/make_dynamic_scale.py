@@ -3,8 +3,6 @@
 its keywords) plus the file handling: where to write, never over the input unless asked.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

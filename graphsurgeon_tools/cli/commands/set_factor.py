@@ -3,8 +3,6 @@
 :func:`graphsurgeon_tools.cli.rewrite.run_rewrite`'s.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

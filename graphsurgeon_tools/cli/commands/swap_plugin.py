@@ -1,7 +1,5 @@
 """`onnxtool swap-plugin MODEL`: the CLI face of :func:`graphsurgeon_tools.passes.swap_plugin.swap_plugin`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 

@@ -1,7 +1,5 @@
 """`onnxtool validate CANDIDATE --reference REF`: the CLI face of :func:`graphsurgeon_tools.validate`."""
 
-from __future__ import annotations
-
 import shutil
 import sys
 from pathlib import Path
