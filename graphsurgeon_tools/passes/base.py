@@ -51,6 +51,7 @@ from graphsurgeon_tools.check.steps import Intermediate, measure_step, name_mode
 from graphsurgeon_tools.core import graphs
 from graphsurgeon_tools.core.checker import (
     check_model_full,
+    check_model_inference,
     check_model_structure,
     check_tensor_data,
     weightless_bytes,
@@ -149,6 +150,9 @@ class PassResult:
     check: Optional[Any] = None
 
     pass_name = "pass"
+    #: The full check's inference, run and passed by ``call`` on the model it returns
+    #: (:class:`graphsurgeon_tools.core.checker.StrictInference`), or None. Not a field: not reported.
+    strict_inference: Optional[Any] = None
 
     @property
     def changed(self) -> bool:
@@ -258,7 +262,10 @@ class ModelCheck:
     fails is the snapshot of the input fully checked, to tell the user's fault
     (PreconditionError) from ours (PostconditionError). ``unchanged``: when nothing was
     rewritten, the full check of the input instead. Either way the full checker runs once on
-    the success path.
+    the success path. Its inference half may have run inside ``call`` already, on the output
+    (``result.strict_inference``: the one inference that also re-inferred the output shapes);
+    ``check_model_full`` then runs the structural half only if the model is still what was
+    inferred, the whole check otherwise: the verdicts and errors are the full checker's.
     """
 
     def __init__(self, model: ModelProto, *, label: str = "the input model") -> None:
@@ -280,15 +287,17 @@ class ModelCheck:
     def unchanged(self) -> None:
         """The full check of the input (nothing was rewritten, so nothing else is checked)."""
         try:
-            # the snapshot's opsets were judged at construction: the checker itself is what is left
-            onnx.checker.check_model(self.snapshot, full_check=True)
+            # the snapshot's opsets and structure were judged at construction: its inference is what is left
+            check_model_inference(self.snapshot)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
             raise PreconditionError(f"{self.label} fails the ONNX checker: {_one_line(exc)}") from None
 
-    def ensures(self, model: ModelProto, what: str) -> None:
-        """The full check of the output; a failure is ours unless the input fails it too."""
+    def ensures(self, model: ModelProto, what: str, inference: Any = None) -> None:
+        """The full check of the output (``inference``: its inference half, when ``call`` ran it);
+        a failure is ours unless the input fails it too."""
         try:
-            check_model_full(model, check_data=False)  # weights untouched: their sizes were checked before
+            # weights untouched: their sizes were checked before
+            check_model_full(model, check_data=False, inference=inference)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, InvalidModelError) as exc:
             self.unchanged()
             raise PostconditionError(f"{what} produced a model the ONNX checker rejects: {exc}") from exc
@@ -423,7 +432,8 @@ class Pass:
             record_declared_inputs(result.model, result.declared_inputs)
         timer = Timer(result.timings)
         if result.changed:
-            model_check.ensures(result.model, self.name)
+            model_check.ensures(result.model, self.name, result.strict_inference)
+            result.strict_inference = None  # the inferred bytes are not kept past the check
         else:
             model_check.unchanged()
         timer.lap("checker")

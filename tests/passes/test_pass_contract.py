@@ -31,19 +31,27 @@ COMMON_KEYS = {
 
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often the full ONNX checker and Resize-site discovery run."""
+    """How often the full ONNX checker and Resize-site discovery run. The full checker's inference
+    counts wherever it runs: inside ``check_model(full_check=True)`` or as the strict, type-checking
+    shape inference a pass shares with its shape refresh (then only the structural checker follows)."""
     seen = {"checker": 0, "discovery": 0}
     check_model, find = onnx.checker.check_model, resize_sites.find_resize_sites
+    infer_shapes = onnx.shape_inference.infer_shapes
 
     def counting_check(model, full_check=False, *args, **kwargs):
         seen["checker"] += bool(full_check)
         return check_model(model, full_check, *args, **kwargs)
+
+    def counting_inference(model, check_type=False, strict_mode=False, data_prop=False):
+        seen["checker"] += bool(check_type and strict_mode and not data_prop)
+        return infer_shapes(model, check_type, strict_mode, data_prop)
 
     def counting_find(model, **kwargs):
         seen["discovery"] += 1
         return find(model, **kwargs)
 
     monkeypatch.setattr(onnx.checker, "check_model", counting_check)
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", counting_inference)
     monkeypatch.setattr(resize_sites, "find_resize_sites", counting_find)
     return seen
 
@@ -63,6 +71,54 @@ def test_make_dynamic_scale_checks_once_and_finds_sites_once(counts) -> None:
     result = make_dynamic_scale(model, check=False)
     assert result.changed
     assert counts == {"checker": 1, "discovery": 1}
+
+
+def _relu_resize_chain(length: int = 30, read_output: bool = False) -> onnx.ModelProto:
+    """x -> Relu x length -> Resize(constant scales) -> y: no op that makes the shared inference unprovable.
+    ``read_output``: y is also read by a node (a Relu to a second output)."""
+    value = onnx.helper.make_tensor_value_info
+    nodes = [onnx.helper.make_node("Relu", [f"a{i}" if i else "x"], [f"a{i + 1}"]) for i in range(length)]
+    nodes.append(onnx.helper.make_node("Resize", [f"a{length}", "", "s"], ["y"], mode="nearest", name="up"))
+    outputs = [value("y", onnx.TensorProto.FLOAT, [1, 3, 16, 16])]
+    if read_output:
+        nodes.append(onnx.helper.make_node("Relu", ["y"], ["y2"]))
+        outputs.append(value("y2", onnx.TensorProto.FLOAT, [1, 3, 16, 16]))
+    graph = onnx.helper.make_graph(
+        nodes,
+        "chain",
+        [value("x", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
+        outputs,
+        [onnx.numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")],
+    )
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("read_output", [False, True])
+def test_one_inference_serves_the_shape_refresh_and_the_full_check(counts, monkeypatch, read_output) -> None:
+    """make-dynamic-scale re-infers its output shapes after the rewrite; where provable, that one
+    inference is the full checker's own and the contract runs the structural checker after it. The
+    written model is byte for byte the one the two separate calls give, and passes the full checker."""
+    from graphsurgeon_tools.core import checker
+
+    full_checks = []
+    counting = onnx.checker.check_model
+
+    def spy(model, full_check=False, *args, **kwargs):
+        full_checks.append(full_check)
+        return counting(model, full_check, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.checker, "check_model", spy)
+    shared = make_dynamic_scale(_relu_resize_chain(read_output=read_output), check=False)
+    assert counts["checker"] == 1
+    # an output another node reads: its declared dims reach that node in the full check only
+    assert full_checks.count(True) == (1 if read_output else 0)
+    onnx.checker.check_model(shared.model, full_check=True)
+    monkeypatch.setattr(checker, "_shareable", lambda model, data: False)  # the two calls, as before
+    counts.update(checker=0)
+    unshared = make_dynamic_scale(_relu_resize_chain(read_output=read_output), check=False)
+    assert counts["checker"] == 1
+    assert shared.model.SerializeToString() == unshared.model.SerializeToString()
+    assert shared.to_dict() | {"timings": None} == unshared.to_dict() | {"timings": None}
 
 
 def test_nothing_to_do_still_checks_the_input_once(counts) -> None:

@@ -167,7 +167,7 @@ def dynamize_sites(
     for body, starts in levels:
         forget_body_shapes(body, starts)
     outputs = [p.site.output_name for p in plans if p.site.in_main_graph] + held
-    touched = refresh_shapes(
+    touched, result.strict_inference = refresh_shapes(  # the contract's full check may reuse it
         model,
         outputs,
         factor_hints([p for p in plans if p.site.in_main_graph], factor or layout in layouts.INTEGER_LAYOUTS),

@@ -17,7 +17,7 @@ Does NOT touch graph inputs, and never fails: inference that fails leaves dims u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import onnx
 from onnx import ModelProto, TensorProto, helper
@@ -98,8 +98,11 @@ def factor_hints(plans: list[Plan], factor: bool) -> dict[str, list[Any]]:
     return hints
 
 
-def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]]) -> list[str]:
-    """Make every shape that depended on a rewritten factor symbolic; return touched outputs.
+def refresh_shapes(
+    model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]]
+) -> tuple[list[str], Optional[checker.StrictInference]]:
+    """Make every shape that depended on a rewritten factor symbolic; return touched outputs, and
+    the full check's inference of the model as left here where the one inference run here was it.
 
     value_info downstream of a rewritten site is dropped and re-inferred (only for names
     that had one). Each affected graph-output dim becomes, in order of preference: what
@@ -107,6 +110,13 @@ def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, 
     name, which would claim "same as the input"); a fresh ``<output>_dim<axis>`` symbol.
     ``hints`` are known output dims of rewritten sites (factor mode: the dims whose scale
     stays a constant 1), given to inference so batch/channel names survive.
+
+    The one whole-graph inference here is :func:`checker.checked_output_types` (the output shapes
+    cleared: inference derives them, then they are written) where nothing else is inferred: no
+    ``hints`` (they are not in the written model) and no value_info to refresh (a second
+    inference, with the new output shapes). It gives the lenient inference's types, and where
+    it can, also stands for the full check's inference of the model written
+    (:class:`checker.StrictInference`: the contract checks that the model is still that one).
     """
     graph = model.graph
     down = core_graph.downstream_tensors(graph, site_outputs)
@@ -117,16 +127,20 @@ def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, 
         graph.value_info.extend(kept)
     affected = [o for o in graph.output if o.name in down]
     if not affected and not had_info:
-        return []
+        return [], None
     input_dims = {d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
     taken = _declared_dim_names(model)
     graph.value_info.extend(
         helper.make_tensor_value_info(name, TensorProto.UNDEFINED, dims) for name, dims in hints.items()
     )
     refreshed = []
+    strict = None
     try:
         try:
-            inferred = checker.inferred_output_types(model)
+            if hints or had_info:
+                inferred = checker.inferred_output_types(model)
+            else:
+                inferred, strict = checker.checked_output_types(model)
         except _INFERENCE_FAILURES:  # must not keep a stale shape: fall back to "all unknown"
             inferred = {}
         for output in affected:
@@ -161,4 +175,4 @@ def refresh_shapes(model: ModelProto, site_outputs: list[str], hints: dict[str, 
         del graph.value_info[:]
         graph.value_info.extend(kept)
     graph.value_info.extend(refreshed)
-    return [o.name for o in affected]
+    return [o.name for o in affected], strict
