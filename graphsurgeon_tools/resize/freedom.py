@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from graphsurgeon_tools.core.graphs import as_model
 from graphsurgeon_tools.resize.shape_flow import BudgetSpent, Clash, ShapeFlow, Tensor, format_shape
+from graphsurgeon_tools.resize.shape_rules import UNKNOWN
 from graphsurgeon_tools.resize.sites import MAIN_GRAPH, find_resize_sites
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -139,6 +140,7 @@ def site_freedom(
     proto, found, flow = _prepare(model, sites, input_shapes, input_values)
     limit = max_visits if max_visits is not None else max(MIN_VISITS, VISITS_PER_NODE * len(proto.graph.node))
     budget = [limit]
+    spent = f"analysis budget spent (max_visits={limit}; raise it to decide more sites)"
     answer: dict[str, Freedom] = {}
     # Last sites first: their cones are the smallest, so a spent budget leaves the fewest undecided.
     for site in reversed(found):
@@ -154,8 +156,8 @@ def site_freedom(
                 f"({flow.base_clash.describe()}); give input_shapes=",
             )
             continue
-        x = flow.base.get(site.input_name, Tensor())
-        out = flow.base.get(site.output_name, Tensor())
+        x = flow.base.get(site.input_name, UNKNOWN)
+        out = flow.base.get(site.output_name, UNKNOWN)
         if not x.static or not out.static or len(out.shape) != len(x.shape):
             answer[key] = Freedom(
                 key,
@@ -167,16 +169,14 @@ def site_freedom(
         axes = _resized_axes(site, x.shape, out.shape)
         # One factor step more on every resized axis: out + x (x2 -> x3, x0.5 -> x1.5).
         probe = tuple(o + d if i in axes else o for i, (d, o) in enumerate(zip(x.shape, out.shape)))
+        if budget[0] <= 0:  # downstream's answer (BudgetSpent on its first visit) without the call
+            answer[key] = Freedom(key, None, probe=probe, reason=spent)
+            continue
         grown = Tensor(out.elem, probe)
         try:
             clash, lost = flow.downstream({site.node_index: lambda _inputs, t=grown: t}, budget=budget)
         except BudgetSpent:
-            answer[key] = Freedom(
-                key,
-                None,
-                probe=probe,
-                reason=f"analysis budget spent (max_visits={limit}; raise it to decide more sites)",
-            )
+            answer[key] = Freedom(key, None, probe=probe, reason=spent)
             continue
         if clash is not None:
             answer[key] = Freedom(key, False, pinned_by=clash, probe=probe)

@@ -90,8 +90,11 @@ class ShapeFlow:
         #: tensor -> indices of the nodes reading it (core.graph.consumers' answer), built by the base pass
         self.consumers: dict[str, list[int]] = {}
         #: node index -> (node, its inputs, its outputs, its kind): read once from the proto by the base pass
-        self._facts: list[tuple["NodeProto", tuple[str, ...], tuple[str, ...], int]] = []
+        self._facts: list[tuple["NodeProto", list[str], list[str], int]] = []
         self._schemas: dict[tuple[str, str], Any] = {}
+        #: node index -> {(X's element type, X's shape): output} of a Resize of resize_by_scales_form at its
+        #: base scales, filled by downstream passes (a site's probe meets the same nodes again and again)
+        self._resized: dict[int, dict[tuple[int, Any], Optional[Tensor]]] = {}
         self.base: dict[str, Tensor] = {}
         self.base_clash: Optional[Clash] = None
         self._seed(input_shapes or {}, probe_dims)
@@ -147,28 +150,71 @@ class ShapeFlow:
         state: dict[str, Tensor] = {}
         lost: list[str] = []
         base = self.base
+        base_get = base.get
         facts = self._facts
         consumers = self.consumers
+        resized_at = self._resized
+        pop, push = heapq.heappop, heapq.heappush
         while heap:
-            index = heapq.heappop(heap)
+            index = pop(heap)
             if budget is not None:
                 if budget[0] <= 0:
                     raise BudgetSpent()
                 budget[0] -= 1
             node, names, outs, kind = facts[index]
-            inputs = [(state[n] if n in state else base.get(n, UNKNOWN)) if n else UNKNOWN for n in names]
-            if index in overrides:
-                outputs: Any = {outs[0]: overrides[index](inputs)}
+            if kind and index not in overrides:
+                # _known's answer without the full input list: X (and a Resize's scales) is all it reads
+                x_name = names[0]
+                x = (state[x_name] if x_name in state else base_get(x_name, UNKNOWN)) if x_name else UNKNOWN
+                new: Optional[Tensor] = None
+                if kind == _UNARY:
+                    if x.static and x.elem:
+                        new = x if x.value is None else Tensor(x.elem, x.shape)
+                else:
+                    s_name = names[2]
+                    if s_name in state:  # the scales changed too: no memo (keyed by X alone)
+                        new = resize_by_scales(x, state[s_name])
+                    else:  # the base scales: the answer is a function of X's type and shape, kept per node
+                        memo = resized_at.get(index)
+                        if memo is None:
+                            memo = resized_at[index] = {}
+                        key = (x.elem, x.shape)
+                        if key in memo:
+                            new = memo[key]
+                        else:
+                            new = memo[key] = resize_by_scales(x, base_get(s_name, UNKNOWN) if s_name else UNKNOWN)
+                if new is not None:  # the one output, as the loop below takes it, without the dict
+                    name = outs[0]
+                    if not name:
+                        continue
+                    if not new.static and not lost:
+                        lost.append(f"{node.op_type} {label(node)}")
+                    old = base_get(name, UNKNOWN)
+                    if new.shape == old.shape and new.value is None and old.value is None or new.same_as(old):
+                        continue
+                    state[name] = new
+                    for nxt in consumers.get(name, ()):
+                        if nxt not in seen:
+                            seen.add(nxt)
+                            push(heap, nxt)
+                    continue
+                inputs = [(state[n] if n in state else base_get(n, UNKNOWN)) if n else UNKNOWN for n in names]
+                outputs = self._node(node, inputs)  # what _known falls back on
+                if isinstance(outputs, Clash):
+                    if all(base_get(o, UNKNOWN).shape is not None for o in outs if o):
+                        return outputs, None
+                    outputs = {}
             else:
-                if kind:
-                    outputs = self._known(node, inputs, outs, kind)
+                inputs = [(state[n] if n in state else base_get(n, UNKNOWN)) if n else UNKNOWN for n in names]
+                if index in overrides:
+                    outputs = {outs[0]: overrides[index](inputs)}
                 else:
                     clash = clash_at(node, inputs, [n for n in names if n in state])
                     if clash is not None:
                         return clash, None
                     outputs = self._node(node, inputs)
                 if isinstance(outputs, Clash):
-                    if all(base.get(o, UNKNOWN).shape is not None for o in outs if o):
+                    if all(base_get(o, UNKNOWN).shape is not None for o in outs if o):
                         return outputs, None
                     outputs = {}
             for name in outs:
@@ -177,29 +223,32 @@ class ShapeFlow:
                     continue
                 if not new.static and not lost:  # a changed input went where shapes are not followed
                     lost.append(f"{node.op_type} {label(node)}")
-                if new.same_as(base.get(name, UNKNOWN)):
+                if new.same_as(base_get(name, UNKNOWN)):
                     continue
                 state[name] = new
                 for nxt in consumers.get(name, ()):
                     if nxt not in seen:
                         seen.add(nxt)
-                        heapq.heappush(heap, nxt)
+                        push(heap, nxt)
         return None, (lost[0] if lost else None)
 
     def _run_base(self) -> None:
         """The base pass, in node order. It also records each node's inputs, outputs and kind and
         the consumer map (no other walk over the graph), so a downstream pass never reads the proto."""
         base = self.base
+        base_get = base.get
         consumers = self.consumers
+        readers_of = consumers.get
         facts = self._facts
         kinds: dict[str, int] = {}  # op type -> kind, for the default domains
         for index, node in enumerate(self.graph.node):
-            names = tuple(node.input)
-            outs = tuple(node.output)
+            # slices, not tuple(): a repeated field's slice is the cheapest copy of it (a visit only iterates)
+            names = node.input[:]
+            outs = node.output[:]
             # once per node, as core.graph.consumers: a body's captures count as the node's reads
             for name in node_reads(node) if len(node.attribute) else (names if len(names) == 1 else set(names)):
                 if name:
-                    readers = consumers.get(name)
+                    readers = readers_of(name)
                     if readers is None:
                         consumers[name] = [index]
                     else:
@@ -211,7 +260,7 @@ class ShapeFlow:
                     kind = kinds[op] = _UNARY if op in _FAST_UNARY else _RESIZE if op == "Resize" else _OTHER
             else:
                 kind = _OTHER
-            if (
+            if kind and (
                 len(outs) != 1
                 or not names
                 or (kind == _UNARY and not names[0])
@@ -220,12 +269,12 @@ class ShapeFlow:
                 kind = _OTHER
             facts.append((node, names, outs, kind))
             if kind == _UNARY:  # _known's answer inline: a chain of such ops is most of a big graph
-                first = base.get(names[0], UNKNOWN)
+                first = base_get(names[0], UNKNOWN)
                 if first.static and first.elem:
                     if outs[0]:
                         base[outs[0]] = first if first.value is None else Tensor(first.elem, first.shape)
                     continue
-            inputs = [base.get(n, UNKNOWN) if n else UNKNOWN for n in names]
+            inputs = [base_get(n, UNKNOWN) if n else UNKNOWN for n in names]
             if kind:
                 outputs = self._known(node, inputs, outs, kind)
             else:

@@ -31,15 +31,17 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core.attributes import attributes
-from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
 from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes
 from graphsurgeon_tools.core.graphs import as_model
+from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.resize import semantics
 from graphsurgeon_tools.resize.sanity import scales_problems
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
     from onnx import ModelProto
 
 __all__ = [
@@ -112,33 +114,59 @@ def in_function(site: ResizeSite) -> bool:
     return site.scope.startswith("function ")
 
 
-def _value_infos(graphs: list[Any]) -> dict[str, Any]:
+def _value_infos(graphs: list[Any], wanted: set[str]) -> dict[str, Any]:
     """Declared value infos of ``graphs`` (the main graph, then bodies: names are unique
-    model-wide)."""
-    if len(graphs) == 1:
-        return value_info_map(graphs[0])
+    model-wide), as :func:`~graphsurgeon_tools.core.checker.value_info_map` gives them (inputs win,
+    then outputs), for the names in ``wanted`` only (a site reads its inputs' infos, no other)."""
     merged: dict[str, Any] = {}
     for graph in graphs:
-        merged.update(value_info_map(graph))
+        merged.update({v.name: v for v in graph.value_info if v.name in wanted})
+        merged.update({v.name: v for v in graph.output if v.name in wanted})
+        merged.update({v.name: v for v in graph.input if v.name in wanted})
     return merged
 
 
 def _inferred_value_infos(
-    model: "ModelProto", infos: dict[str, Any], nested: bool, inferred: Optional["ModelProto"] = None
+    model: "ModelProto",
+    infos: dict[str, Any],
+    nested: bool,
+    wanted: set[str],
+    inferred: Optional["ModelProto"] = None,
 ) -> dict[str, Any]:
-    """Value infos with shape inference's answers added (on a weightless copy; model untouched).
-    ``nested``: the model has If/Loop/Scan bodies, whose answers are added too. ``inferred``:
-    the caller's inference result for this model (not run again).
+    """Value infos with shape inference's answers added (on a weightless copy; model untouched),
+    for the names in ``wanted``. ``nested``: the model has If/Loop/Scan bodies, whose answers are
+    added too. ``inferred``: the caller's inference result for this model (not run again).
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
     inferred = inferred if inferred is not None else inferred_copy(model)
     if inferred is None:
         return infos
-    merged = {v.name: v for v in inferred.graph.value_info}
+    merged = {v.name: v for v in inferred.graph.value_info if v.name in wanted}
     if nested:
         for scope in scopes(inferred, functions=False):
-            merged.update({v.name: v for v in scope.graph.value_info})
+            merged.update({v.name: v for v in scope.graph.value_info if v.name in wanted})
     merged.update(infos)
     return merged
+
+
+def _walk(model: "ModelProto", nested: bool) -> list[tuple[Scope, list[tuple[int, Any]]]]:
+    """Each scope and the (index, node) of its sites: the main graph's in one pass over its nodes that
+    also sees whether any holds a body; :func:`~graphsurgeon_tools.core.graph.scopes` walks again only
+    when one does (or the model has functions)."""
+    main_sites = []
+    bodies = False
+    for index, node in enumerate(model.graph.node):
+        if node.op_type in semantics.RESIZE_OPS and node.domain in DEFAULT_DOMAINS:
+            main_sites.append((index, node))
+        # what scopes() counts as a body: a graph or graphs held by any attribute
+        if nested and not bodies and len(node.attribute):
+            bodies = any(attr.HasField("g") or len(attr.graphs) for attr in node.attribute)
+    if nested and (bodies or len(model.functions)):
+        return [(s, main_sites if s.parent is None and not s.function else _sites_of(s.graph)) for s in scopes(model)]
+    return [(_main_scope(model), main_sites)]
+
+
+def _sites_of(graph: Any) -> list[tuple[int, Any]]:
+    return [(i, n) for i, n in enumerate(graph.node) if semantics.is_resize_node(n)]
 
 
 def find_resize_sites(
@@ -183,23 +211,21 @@ def _find_resize_sites(
     inferred: Optional["ModelProto"] = None,
 ) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
-    # The one walk over every node: scopes and (index, node) of their sites.
-    walked = [
-        (s, [(i, n) for i, n in enumerate(s.graph.node) if semantics.is_resize_node(n)])
-        for s in (scopes(model) if nested else [_main_scope(model)])
-    ]
+    walked = _walk(model, nested)
     for _, resize_nodes in walked:
         for _, node in resize_nodes:
             if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
                 label = node.name or (node.output[0] if node.output else "?")
                 raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
     graphs = [s.graph for s, _ in walked if not s.function]  # main graph, then its bodies
-    infos = _value_infos(graphs)
+    wanted = {name for _, nodes in walked for _, n in nodes for name in n.input}
+    infos = _value_infos(graphs, wanted)
     declared = set(infos)
     if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for _, n in nodes):
-        infos = _inferred_value_infos(model, infos, len(graphs) > 1, inferred)
+        infos = _inferred_value_infos(model, infos, len(graphs) > 1, wanted, inferred)
 
     tracers: dict[str, ConstantTracer] = {}
+    forms: dict[Any, Any] = {}
     sites: list[ResizeSite] = []
     for scope, resize_nodes in walked:
         if scope.parent is None and not scope.function:
@@ -216,12 +242,24 @@ def _find_resize_sites(
             continue
         versions = {op: semantics.op_version(op, tracer.opset) for op in semantics.RESIZE_OPS}
         for index, node in resize_nodes:
-            sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared))
+            sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared, forms))
     return sites
 
 
 def _main_scope(model: "ModelProto") -> Any:
     return Scope(MAIN_GRAPH, model.graph, None, None, False)
+
+
+def _dtype_name(array: "np.ndarray") -> str:
+    """``array.dtype.name``, looked up once per dtype (numpy computes the name on every read)."""
+    dtype = array.dtype
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
 
 
 def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
@@ -230,10 +268,86 @@ def _dtype_of(tensor: str, trace: ValueTrace, infos: dict[str, Any]) -> str:
     if not tensor:
         return ""
     if trace.value is not None:
-        return trace.value.dtype.name if trace.value.size else ""
+        return _dtype_name(trace.value) if trace.value.size else ""
     info = infos.get(tensor)
     elem = info.type.tensor_type.elem_type if info is not None and info.type.HasField("tensor_type") else 0
     return dtypes.dtype_name(elem) if elem and dtypes.is_known(elem) else ""
+
+
+def _floats(flat: "np.ndarray") -> tuple[float, ...]:
+    """``tuple(float(s) for s in flat)``: ``tolist`` gives the same Python floats for float32/64 at once."""
+    if flat.dtype.char in "fd":
+        return tuple(flat.tolist())
+    return tuple(float(s) for s in flat)
+
+
+def _ints(flat: "np.ndarray") -> tuple[int, ...]:
+    """``tuple(int(s) for s in flat)``: ``tolist`` gives the same Python ints for integer arrays at once."""
+    if flat.dtype.kind in "iu":
+        return tuple(flat.tolist())
+    return tuple(int(s) for s in flat)
+
+
+@dataclass(frozen=True)
+class _Form:
+    """What a site's op type, op version and attributes decide, read once for every site that has the
+    same (a graph's Resize nodes mostly share their attributes)."""
+
+    attrs: dict[str, Any]
+    mode: str
+    coordinate_transformation_mode: str
+    nearest_mode: str
+    axes: Optional[tuple[int, ...]]
+    notes: tuple[str, ...]
+    slots: Optional[semantics.InputSlots]  # None: Upsample with a scales attribute
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The attribute values read after the scales and sizes (a bad value raises there, as it always has)
+    and the attributes' problems."""
+
+    cubic_coeff_a: float
+    exclude_outside: int
+    antialias: int
+    extrapolation_value: float
+    keep_aspect_ratio_policy: str
+    problems: tuple[str, ...]
+
+
+def _form(node: Any, op_version: int) -> _Form:
+    attrs = attributes(node)
+    given = semantics.defaults(node.op_type, op_version)
+    notes: list[str] = []
+    mode = _text(attrs.get("mode"), given["mode"])
+    if mode == "bilinear":
+        mode = "linear"
+        notes.append("Upsample mode 'bilinear' reported as 'linear'")
+    if semantics.is_legacy(node.op_type, op_version):
+        ctm, nearest_mode = given["coordinate_transformation_mode"], given["nearest_mode"]
+        notes.append(f"{node.op_type}-{op_version or '?'} has asymmetric coordinates and floor rounding by definition")
+    else:
+        ctm = _text(attrs.get("coordinate_transformation_mode"), given["coordinate_transformation_mode"])
+        nearest_mode = _text(attrs.get("nearest_mode"), given["nearest_mode"])
+    axes = tuple(int(a) for a in attrs["axes"]) if "axes" in attrs else None
+    upsample_attribute = node.op_type == "Upsample" and "scales" in attrs
+    slots = None if upsample_attribute else semantics.input_slots(node.op_type, op_version)
+    return _Form(attrs, mode, ctm, nearest_mode, axes, tuple(notes), slots)
+
+
+def _tail(node: Any, op_version: int, attrs: dict[str, Any]) -> _Tail:
+    given = semantics.defaults(node.op_type, op_version)
+    # Attributes out of range (mode="bogus"...) pass the checker but no runtime loads them:
+    # the same gate refuses them, so no command writes (or describes as fine) such a node.
+    problems = tuple(semantics.attribute_problems(node, op_version))
+    return _Tail(
+        float(attrs.get("cubic_coeff_a", given["cubic_coeff_a"])),
+        int(attrs.get("exclude_outside", given["exclude_outside"])),
+        int(attrs.get("antialias", given["antialias"])),
+        float(attrs.get("extrapolation_value", given["extrapolation_value"])),
+        _text(attrs.get("keep_aspect_ratio_policy"), given["keep_aspect_ratio_policy"]),
+        problems,
+    )
 
 
 def _describe(
@@ -244,28 +358,21 @@ def _describe(
     op_version: int,
     infos: dict[str, Any],
     declared: set[str],
+    forms: dict[Any, Any],
 ) -> ResizeSite:
-    """One site: semantics, where its scales and sizes come from, what is wrong with them."""
+    """One site: semantics, where its scales and sizes come from, what is wrong with them.
+    ``forms``: what :func:`_form` and :func:`_tail` made of earlier sites, by op type, version and
+    serialized attributes (identical attributes decide identically)."""
     graph = tracer.graph
 
     def names(trace: ValueTrace) -> tuple[str, ...]:
         return tuple(graph.node[i].name or graph.node[i].output[0] for i in trace.nodes)
 
-    attrs = attributes(node)
-    given = semantics.defaults(node.op_type, op_version)
-    notes: list[str] = []
-    mode = _text(attrs.get("mode"), given["mode"])
-    if mode == "bilinear":
-        mode = "linear"
-        notes.append("Upsample mode 'bilinear' reported as 'linear'")
-    legacy = semantics.is_legacy(node.op_type, op_version)
-    if legacy:
-        ctm, nearest_mode = given["coordinate_transformation_mode"], given["nearest_mode"]
-        notes.append(f"{node.op_type}-{op_version or '?'} has asymmetric coordinates and floor rounding by definition")
-    else:
-        ctm = _text(attrs.get("coordinate_transformation_mode"), given["coordinate_transformation_mode"])
-        nearest_mode = _text(attrs.get("nearest_mode"), given["nearest_mode"])
-    axes = tuple(int(a) for a in attrs["axes"]) if "axes" in attrs else None
+    key = (node.op_type, op_version, tuple(a.SerializeToString() for a in node.attribute) if node.attribute else ())
+    form = forms.get(key)
+    if form is None:
+        form = forms[key] = _form(node, op_version)
+    notes = list(form.notes)
     inputs = list(node.input) + [""] * 4
     scales_tensor = sizes_tensor = roi_tensor = ""
     scales: Optional[tuple[float, ...]] = None
@@ -274,17 +381,17 @@ def _describe(
     scales_nodes: tuple[str, ...] = ()
     sizes_nodes: tuple[str, ...] = ()
     problems: list[str] = []
-    if node.op_type == "Upsample" and "scales" in attrs:
-        scales = tuple(float(s) for s in attrs["scales"])
+    slots = form.slots
+    if slots is None:
+        scales = tuple(float(s) for s in form.attrs["scales"])
         scales_source = ValueSource.ATTRIBUTE
     else:
-        slots = semantics.input_slots(node.op_type, op_version)
         scales_tensor = inputs[slots.scales] if slots.scales is not None else ""
         roi_tensor = inputs[slots.roi] if slots.roi is not None else ""
         sizes_tensor = inputs[slots.sizes] if slots.sizes is not None else ""
         trace = tracer.trace(scales_tensor)
         scales_source = trace.source
-        scales_nodes = names(trace)
+        scales_nodes = names(trace) if trace.nodes else ()
         problems.extend(
             semantics.input_type_problems(node.op_type, op_version, "scales", _dtype_of(scales_tensor, trace, infos))
         )
@@ -292,7 +399,7 @@ def _describe(
             if trace.value.ndim != 1 and trace.value.size:
                 problems.append(f"scales must be a 1-D tensor, got shape {list(trace.value.shape)}")
             flat = trace.value.reshape(-1)
-            scales = tuple(float(s) for s in flat) if flat.size else None
+            scales = _floats(flat) if flat.size else None
             if not flat.size and scales_source != ValueSource.GRAPH_INPUT:
                 scales_source = ValueSource.ABSENT  # the empty-tensor placeholder exporters write
         if trace.reason:
@@ -300,7 +407,7 @@ def _describe(
         if sizes_tensor:
             size_trace = tracer.trace(sizes_tensor)
             sizes_source = size_trace.source
-            sizes_nodes = names(size_trace)
+            sizes_nodes = names(size_trace) if size_trace.nodes else ()
             problems.extend(
                 semantics.input_type_problems(
                     node.op_type, op_version, "sizes", _dtype_of(sizes_tensor, size_trace, infos)
@@ -309,7 +416,7 @@ def _describe(
             if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
                 problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
             if size_trace.value is not None and size_trace.value.size:
-                sizes = tuple(int(s) for s in size_trace.value.reshape(-1))
+                sizes = _ints(size_trace.value.reshape(-1))
             if size_trace.reason:
                 notes.append(f"sizes: {size_trace.reason}")
     x_shape = static_shape(infos.get(inputs[0]))
@@ -318,15 +425,17 @@ def _describe(
         x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
     if x_shape is None and node.input[0] in tracer.initializers:
         x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
+    axes = form.axes
     rank = len(x_shape) if x_shape is not None else None
     if rank is None and scales is not None and axes is None:
         rank = len(scales)
     elif rank is None and sizes is not None and axes is None:
         rank = len(sizes)
     problems.extend(scales_problems(scales, scales_source, sizes, sizes_source, sizes_tensor, rank, axes))
-    # Attributes out of range (mode="bogus"...) pass the checker but no runtime loads them:
-    # the same gate refuses them, so no command writes (or describes as fine) such a node.
-    problems.extend(semantics.attribute_problems(node, op_version))
+    tail = forms.get((key, "tail"))
+    if tail is None:
+        tail = forms[(key, "tail")] = _tail(node, op_version, form.attrs)
+    problems.extend(tail.problems)
     return ResizeSite(
         node_name=node.name,
         node_index=index,
@@ -334,14 +443,14 @@ def _describe(
         opset=tracer.opset,
         input_name=node.input[0],
         output_name=node.output[0],
-        mode=mode,
-        coordinate_transformation_mode=ctm,
-        cubic_coeff_a=float(attrs.get("cubic_coeff_a", given["cubic_coeff_a"])),
-        nearest_mode=nearest_mode,
-        exclude_outside=int(attrs.get("exclude_outside", given["exclude_outside"])),
-        antialias=int(attrs.get("antialias", given["antialias"])),
-        extrapolation_value=float(attrs.get("extrapolation_value", given["extrapolation_value"])),
-        keep_aspect_ratio_policy=_text(attrs.get("keep_aspect_ratio_policy"), given["keep_aspect_ratio_policy"]),
+        mode=form.mode,
+        coordinate_transformation_mode=form.coordinate_transformation_mode,
+        cubic_coeff_a=tail.cubic_coeff_a,
+        nearest_mode=form.nearest_mode,
+        exclude_outside=tail.exclude_outside,
+        antialias=tail.antialias,
+        extrapolation_value=tail.extrapolation_value,
+        keep_aspect_ratio_policy=tail.keep_aspect_ratio_policy,
         axes=axes,
         scales=scales,
         scales_source=scales_source,
