@@ -319,3 +319,11 @@ def test_a_model_only_strict_shape_inference_rejects_is_refused_by_every_pass(tm
         run(path, check=False)
     assert caught.value.exit_code == ExitCode.INVALID_INPUT
     assert sorted(p.name for p in tmp_path.iterdir()) == ["add.onnx"]
+
+
+def test_swap_plugin_checks_once_where_make_dynamic_scale_shares_its_inference(counts) -> None:
+    """swap-plugin rewrites on after make-dynamic-scale's step: the step's shape refresh stays the
+    lenient inference (the full check's would stand for a model that is not written)."""
+    result = swap_plugin(_relu_resize_chain(), check=False)
+    assert result.changed and result.new_inputs
+    assert counts == {"checker": 1, "discovery": 1}

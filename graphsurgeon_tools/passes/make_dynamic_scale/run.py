@@ -134,12 +134,16 @@ def dynamize_sites(
     keep_default: bool = False,
     timings: Optional[dict[str, float]] = None,
     layout: str = "scales",
+    full_check: bool = False,
 ) -> tuple[DynamicScaleResult, list[Plan]]:
     """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
 
     No discovery, no checker, no ORT check: the caller has done or will do those. Returns the
     result (``model`` is the same proto) and the plans (``plan.site.output_name`` ->
-    ``plan.input_name`` tells which sites now read which input).
+    ``plan.input_name`` tells which sites now read which input). ``full_check``: the model is
+    written as left here and fully checked next (the pass's own contract), so the shape refresh
+    may run the full check's inference (``result.strict_inference``); a caller that goes on
+    changing the model leaves it False (that inference would stand for nothing and cost more).
     """
     timer = Timer({} if timings is None else timings)
     opset = opsets.default_opset(model)
@@ -171,6 +175,7 @@ def dynamize_sites(
         model,
         outputs,
         factor_hints([p for p in plans if p.site.in_main_graph], factor or layout in layouts.INTEGER_LAYOUTS),
+        full_check=full_check,
     )
     if touched:
         result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
@@ -304,6 +309,7 @@ class MakeDynamicScale(Pass):
             keep_default=options.keep_default,
             timings=timings,
             layout=options.layout,
+            full_check=True,  # the contract checks the model as dynamize_sites leaves it
         )
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held

@@ -99,7 +99,7 @@ def factor_hints(plans: list[Plan], factor: bool) -> dict[str, list[Any]]:
 
 
 def refresh_shapes(
-    model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]]
+    model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]], *, full_check: bool = False
 ) -> tuple[list[str], Optional[checker.StrictInference]]:
     """Make every shape that depended on a rewritten factor symbolic; return touched outputs, and
     the full check's inference of the model as left here where the one inference run here was it.
@@ -111,12 +111,13 @@ def refresh_shapes(
     ``hints`` are known output dims of rewritten sites (factor mode: the dims whose scale
     stays a constant 1), given to inference so batch/channel names survive.
 
-    The one whole-graph inference here is :func:`checker.checked_output_types` (the output shapes
-    cleared: inference derives them, then they are written) where nothing else is inferred: no
-    ``hints`` (they are not in the written model) and no value_info to refresh (a second
-    inference, with the new output shapes). It gives the lenient inference's types, and where
-    it can, also stands for the full check's inference of the model written
-    (:class:`checker.StrictInference`: the contract checks that the model is still that one).
+    ``full_check`` (the model is fully checked next, as left here): the one whole-graph inference
+    here is :func:`checker.checked_output_types` (the output shapes cleared: inference derives
+    them, then they are written) where nothing else is inferred: no ``hints`` (they are not in
+    the written model) and no value_info to refresh (a second inference, with the new output
+    shapes). It gives the lenient inference's types, and where it can, also stands for the full
+    check's inference of the model written (:class:`checker.StrictInference`: the contract checks
+    that the model is still that one). Otherwise the lenient inference alone, and None.
     """
     graph = model.graph
     down = core_graph.downstream_tensors(graph, site_outputs)
@@ -137,7 +138,7 @@ def refresh_shapes(
     strict = None
     try:
         try:
-            if hints or had_info:
+            if hints or had_info or not full_check:
                 inferred = checker.inferred_output_types(model)
             else:
                 inferred, strict = checker.checked_output_types(model)
