@@ -60,6 +60,8 @@ _FAST_UNARY = SAME_SHAPE - VALUE_OPS - {"Cast"}
 #: of resize_by_scales_form), ``_OTHER`` (the general rules). Neither of the first two has clash rules
 #: or a computed value: their answer is quick_output's, or the general rules' where it has none.
 _OTHER, _UNARY, _RESIZE = 0, 1, 2
+#: Not in a memo yet (None is an answer there: "the general rules decide").
+_UNSEEN = object()
 
 __all__ = ["BudgetSpent", "Clash", "MAX_VALUE_ELEMENTS", "ShapeFlow", "Tensor", "format_shape"]
 
@@ -107,15 +109,16 @@ class ShapeFlow:
     def _seed(self, input_shapes: Mapping[str, Sequence[int]], probe: Optional[tuple[int, int]]) -> None:
         for init in self.graph.initializer:
             value = None
+            dims = init.dims[:]  # Python ints
             count = 1
-            for d in init.dims:
-                count *= int(d)
+            for d in dims:
+                count *= d
             if count <= MAX_VALUE_ELEMENTS:
                 try:
                     value = tensor_to_array(init, self.model)
                 except InvalidModelError:
                     value = None
-            self.base[init.name] = Tensor(init.data_type, tuple(int(d) for d in init.dims), value)
+            self.base[init.name] = Tensor(init.data_type, tuple(dims), value)
         for info in self.graph.input:
             if info.name in self.base:
                 continue  # an initializer's default stays (ONNX: initializers override)
@@ -154,6 +157,7 @@ class ShapeFlow:
         facts = self._facts
         consumers = self.consumers
         resized_at = self._resized
+        state_get = state.get
         pop, push = heapq.heappop, heapq.heappush
         while heap:
             index = pop(heap)
@@ -165,7 +169,7 @@ class ShapeFlow:
             if kind and index not in overrides:
                 # _known's answer without the full input list: X (and a Resize's scales) is all it reads
                 x_name = names[0]
-                x = (state[x_name] if x_name in state else base_get(x_name, UNKNOWN)) if x_name else UNKNOWN
+                x = (state_get(x_name) or base_get(x_name, UNKNOWN)) if x_name else UNKNOWN  # a Tensor is truthy
                 new: Optional[Tensor] = None
                 if kind == _UNARY:
                     if x.static and x.elem:
@@ -179,9 +183,8 @@ class ShapeFlow:
                         if memo is None:
                             memo = resized_at[index] = {}
                         key = (x.elem, x.shape)
-                        if key in memo:
-                            new = memo[key]
-                        else:
+                        new = memo.get(key, _UNSEEN)
+                        if new is _UNSEEN:
                             new = memo[key] = resize_by_scales(x, base_get(s_name, UNKNOWN) if s_name else UNKNOWN)
                 if new is not None:  # the one output, as the loop below takes it, without the dict
                     name = outs[0]

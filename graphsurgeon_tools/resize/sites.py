@@ -368,12 +368,15 @@ def _describe(
     def names(trace: ValueTrace) -> tuple[str, ...]:
         return tuple(graph.node[i].name or graph.node[i].output[0] for i in trace.nodes)
 
-    key = (node.op_type, op_version, tuple(a.SerializeToString() for a in node.attribute) if node.attribute else ())
+    op_type = node.op_type  # each read of a proto field costs a lookup: read once
+    held = node.attribute
+    key = (op_type, op_version, tuple(a.SerializeToString() for a in held) if len(held) else ())
     form = forms.get(key)
     if form is None:
         form = forms[key] = _form(node, op_version)
     notes = list(form.notes)
-    inputs = list(node.input) + [""] * 4
+    inputs = node.input[:] + [""] * 4
+    x_name = inputs[0]
     scales_tensor = sizes_tensor = roi_tensor = ""
     scales: Optional[tuple[float, ...]] = None
     sizes: Optional[tuple[int, ...]] = None
@@ -393,7 +396,7 @@ def _describe(
         scales_source = trace.source
         scales_nodes = names(trace) if trace.nodes else ()
         problems.extend(
-            semantics.input_type_problems(node.op_type, op_version, "scales", _dtype_of(scales_tensor, trace, infos))
+            semantics.input_type_problems(op_type, op_version, "scales", _dtype_of(scales_tensor, trace, infos))
         )
         if trace.value is not None:
             if trace.value.ndim != 1 and trace.value.size:
@@ -409,9 +412,7 @@ def _describe(
             sizes_source = size_trace.source
             sizes_nodes = names(size_trace) if size_trace.nodes else ()
             problems.extend(
-                semantics.input_type_problems(
-                    node.op_type, op_version, "sizes", _dtype_of(sizes_tensor, size_trace, infos)
-                )
+                semantics.input_type_problems(op_type, op_version, "sizes", _dtype_of(sizes_tensor, size_trace, infos))
             )
             if size_trace.value is not None and size_trace.value.ndim != 1 and size_trace.value.size:
                 problems.append(f"sizes must be a 1-D tensor, got shape {list(size_trace.value.shape)}")
@@ -419,12 +420,12 @@ def _describe(
                 sizes = _ints(size_trace.value.reshape(-1))
             if size_trace.reason:
                 notes.append(f"sizes: {size_trace.reason}")
-    x_shape = static_shape(infos.get(inputs[0]))
-    if x_shape is not None and inputs[0] not in declared:
+    x_shape = static_shape(infos.get(x_name))
+    if x_shape is not None and x_name not in declared:
         # names shape inference invents (unk__12) are not stable: report them as unknown
         x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
-    if x_shape is None and node.input[0] in tracer.initializers:
-        x_shape = tuple(int(d) for d in tracer.initializers[node.input[0]].dims)
+    if x_shape is None and x_name in tracer.initializers:
+        x_shape = tuple(int(d) for d in tracer.initializers[x_name].dims)
     axes = form.axes
     rank = len(x_shape) if x_shape is not None else None
     if rank is None and scales is not None and axes is None:
@@ -439,9 +440,9 @@ def _describe(
     return ResizeSite(
         node_name=node.name,
         node_index=index,
-        op_type=node.op_type,
+        op_type=op_type,
         opset=tracer.opset,
-        input_name=node.input[0],
+        input_name=x_name,
         output_name=node.output[0],
         mode=form.mode,
         coordinate_transformation_mode=form.coordinate_transformation_mode,
