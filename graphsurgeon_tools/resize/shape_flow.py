@@ -193,7 +193,8 @@ class ShapeFlow:
                     if not new.static and not lost:
                         lost.append(f"{node.op_type} {label(node)}")
                     old = base_get(name, UNKNOWN)
-                    if new.shape == old.shape and new.value is None and old.value is None or new.same_as(old):
+                    # same_as, asked only where the shapes agree (it is False where they do not)
+                    if new.shape == old.shape and (new.value is None and old.value is None or new.same_as(old)):
                         continue
                     state[name] = new
                     for nxt in consumers.get(name, ()):
