@@ -4,6 +4,7 @@ Modules, each small and importable on its own (nothing here imports a pass, a ch
 CLI, ``exporters`` or torch):
 
 - :mod:`.graph`      producer/consumer maps, names, ``downstream_tensors``, linear ``remove_unused``
+- :mod:`.mentions`   whether any node reads or produces a few names, from the graph's bytes (no walk)
 - :mod:`.opsets`     default domains, ``default_opset``, opset-import edits
 - :mod:`.dtypes`     the one dtype table (ONNX element type <-> numpy dtype <-> name)
 - :mod:`.attributes` the one node-attribute reader and maker

@@ -5,22 +5,27 @@ Requires: a ``GraphProto`` (main graph; subgraphs count as reads of their parent
 Ensures: every walk over nested graphs uses an explicit stack (any depth; no RecursionError),
 and every function is linear in the graph's size: :func:`remove_unused` builds its
 maps once and walks a worklist over a consumer-count map, so a pass calls it ONCE with
-all its candidates. Does NOT go through onnx-graphsurgeon (its import/export round trip
+all its candidates; on a big graph, candidates that no node mentions are found by searching the
+graph's bytes instead of walking every node. Does NOT go through onnx-graphsurgeon (its import/export round trip
 rewrites every weight), and does NOT touch weights it keeps.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Container, Iterable, Iterator, NamedTuple, Optional
+from typing import Any, Container, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 import onnx.inliner
-from onnx import GraphProto, ModelProto, NodeProto
+from onnx import GraphProto, ModelProto, NodeProto, helper
 
+from graphsurgeon_tools.core.checker import is_big
+from graphsurgeon_tools.core.mentions import Mentions
 from graphsurgeon_tools.errors import PreconditionError
 
 __all__ = [
     "NONDETERMINISTIC_OPS",
+    "NameSet",
+    "add_tensor_value_info",
     "all_tensor_names",
     "consumers",
     "downstream_tensors",
@@ -197,7 +202,90 @@ def all_tensor_names(graph: "GraphProto") -> set[str]:
     return names
 
 
-def unique_name(taken: set[str], base: str) -> str:
+def add_tensor_value_info(field: Any, name: str, elem_type: int, shape: Optional[Sequence[Any]]) -> None:
+    """Append to ``field`` (a graph's inputs, outputs or value_info) the entry that
+    ``field.append(helper.make_tensor_value_info(name, elem_type, shape))`` appends, built in place:
+    the helper builds a TypeProto and copies it, and append copies the result (a third of the cost,
+    once per site of a big rewrite). ``shape``: ints, strings (names) or None (unknown dims)."""
+    if shape is not None and not all(d is None or isinstance(d, (int, str)) for d in shape):
+        field.append(helper.make_tensor_value_info(name, elem_type, shape))  # its ValueError, in its words
+        return
+    info = field.add()
+    info.name = name
+    tensor = info.type.tensor_type
+    tensor.elem_type = elem_type
+    if shape is not None:
+        dims = tensor.shape.dim
+        dims.extend([])  # an empty shape is written (a scalar), as the helper does
+        for d in shape:
+            dim = dims.add()
+            if d is None:
+                continue
+            if isinstance(d, int):
+                dim.dim_value = d
+            else:
+                dim.dim_param = d
+
+
+#: Searches of the graph's bytes a :class:`NameSet` makes before it gathers the names instead (one
+#: per name asked about would read the bytes once per site of a big rewrite).
+_NAME_SEARCHES = 16
+
+
+class NameSet:
+    """The graph's names (:func:`all_tensor_names` of the graph as it is at construction) with the
+    caller's own additions and removals, used as a set (``in``, ``add``, ``update``, ``-=``): what
+    :func:`unique_name` needs.
+
+    A name that does not occur in the graph's serialized bytes is none of its names (protobuf
+    keeps strings verbatim), so the walk over every node that gathers them runs only when a
+    name asked about does occur there, or past :data:`_NAME_SEARCHES` searches: usually "scales"
+    and its kin do not. A graph holding big or external weights is walked at once instead (its
+    bytes would copy the weights)."""
+
+    def __init__(self, graph: "GraphProto") -> None:
+        self._names: Optional[set[str]] = None
+        if any(is_big(init) for init in graph.initializer):
+            self._names = all_tensor_names(graph)
+        self._blob = b"" if self._names is not None else graph.SerializeToString()  # as it is now
+        self._added: set[str] = set()
+        self._removed: set[str] = set()
+        self._searches = 0  # each reads the whole blob: past _NAME_SEARCHES the names are gathered once
+
+    def _gathered(self) -> set[str]:
+        if self._names is None:
+            graph = GraphProto()
+            graph.ParseFromString(self._blob)
+            self._names = all_tensor_names(graph)
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        if name in self._added:
+            return True
+        if name in self._removed or not isinstance(name, str):
+            return False
+        if self._names is None and self._searches < _NAME_SEARCHES:
+            self._searches += 1
+            if name.encode() not in self._blob:
+                return False
+        return name in self._gathered()
+
+    def add(self, name: str) -> None:
+        self._added.add(name)
+        self._removed.discard(name)
+
+    def update(self, names: Iterable[str]) -> None:
+        for name in names:
+            self.add(name)
+
+    def __isub__(self, names: Iterable[str]) -> "NameSet":
+        for name in names:
+            self._added.discard(name)
+            self._removed.add(name)
+        return self
+
+
+def unique_name(taken: Any, base: str) -> str:
     """``base`` if unused, else ``base__1``, ``base__2``...; the result is added to ``taken``."""
     name, counter = base, 0
     while name in taken:
@@ -209,10 +297,13 @@ def unique_name(taken: set[str], base: str) -> str:
 
 def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
     """Every tensor computed (directly or transitively) from ``start`` in the main graph,
-    ``start`` included. Requires a topologically sorted graph (one pass in node order)."""
+    ``start`` included. Requires a topologically sorted graph (one pass in node order; none on a
+    big graph where no node reads ``start``, :class:`~graphsurgeon_tools.core.mentions.Mentions`)."""
     tainted = set(start)
     empty = "" in tainted
     tainted.discard("")  # an empty optional input reads nothing (node_reads leaves "" out)
+    if Mentions(graph, tainted).unread():  # a site at the end of a big graph: nothing below it
+        return tainted | ({""} if empty else set())
     for node in graph.node:
         # No set per node: isdisjoint on the inputs, captures only for nodes with attributes.
         hit = not tainted.isdisjoint(node.input)
@@ -299,14 +390,18 @@ def remove_unused(graph: "GraphProto", candidates: Iterable[str]) -> list[str]:
     inputs are never removed. A node goes only when none of its outputs is read or is a
     graph output. Linear: one consumer-count map, one producer map, each node visited at
     most once per output; nodes are deleted once at the end. Call it once per pass with
-    all candidates.
+    all candidates. A big graph whose nodes mention none of a few candidates is not walked
+    (:class:`~graphsurgeon_tools.core.mentions.Mentions`).
     """
     pending = [name for name in candidates if name]
     if not pending:  # nothing was replaced: no scan of the whole graph
         return []
     outputs = {o.name for o in graph.output}
     inputs = {i.name for i in graph.input}
-    counts, prod = _scan(graph)
+    # Candidates no node mentions (a site's old scales initializer) have no reads and no producer:
+    # the walk below then only removes initializers, with the same answer as after a full scan.
+    mentions = Mentions(graph, set(pending))
+    counts, prod = (Counter(), {}) if mentions.unread() and mentions.unproduced() else _scan(graph)
     init_index = {init.name: index for index, init in enumerate(graph.initializer)}
     dead_nodes: set[int] = set()
     dead_inits: set[int] = set()

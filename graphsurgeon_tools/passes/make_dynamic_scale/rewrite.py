@@ -28,14 +28,14 @@ model at its own original factors without the original at hand.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
-from graphsurgeon_tools.core import checker, opsets
 from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import UsageError
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 from graphsurgeon_tools.passes.make_dynamic_scale.result import NewInput
@@ -46,62 +46,6 @@ __all__ = ["check_input_name", "rewrite"]
 #: Names this rewrite generates (``unique_name`` may append ``__N``): a final input name that
 #: could be one of them goes through a placeholder, so every name comes out as it would then.
 _GENERATED = re.compile(r".*_(scales|fixed|full|roi)(__[0-9]+)?$")
-
-
-#: Searches of the graph's bytes before the names are gathered instead (one per site's new input name
-#: would read the bytes once per site).
-_SEARCHES = 16
-
-
-class _Names:
-    """The graph's names (:func:`core_graph.all_tensor_names` of the graph as it was) with this
-    rewrite's own additions and removals, used as a set (``in``, ``add``, ``update``, ``-=``).
-
-    A name that does not occur in the graph's serialized bytes is none of its names (protobuf
-    keeps strings verbatim), so the walk over every node that gathers them runs only when a
-    name asked about does occur there: usually "scales" and its kin do not. A graph holding big
-    or external weights is walked at once instead (its bytes would copy the weights)."""
-
-    def __init__(self, graph: onnx.GraphProto) -> None:
-        self._names: Optional[set[str]] = None
-        if any(checker.is_big(init) for init in graph.initializer):
-            self._names = core_graph.all_tensor_names(graph)
-        self._blob = b"" if self._names is not None else graph.SerializeToString()  # as it was now
-        self._added: set[str] = set()
-        self._removed: set[str] = set()
-        self._searches = 0  # each reads the whole blob: past _SEARCHES the names are gathered once
-
-    def _gathered(self) -> set[str]:
-        if self._names is None:
-            graph = onnx.GraphProto()
-            graph.ParseFromString(self._blob)
-            self._names = core_graph.all_tensor_names(graph)
-        return self._names
-
-    def __contains__(self, name: object) -> bool:
-        if name in self._added:
-            return True
-        if name in self._removed or not isinstance(name, str):
-            return False
-        if self._names is None and self._searches < _SEARCHES:
-            self._searches += 1
-            if name.encode() not in self._blob:
-                return False
-        return name in self._gathered()
-
-    def add(self, name: str) -> None:
-        self._added.add(name)
-        self._removed.discard(name)
-
-    def update(self, names: Iterable[str]) -> None:
-        for name in names:
-            self.add(name)
-
-    def __isub__(self, names: Iterable[str]) -> "_Names":
-        for name in names:
-            self._added.discard(name)
-            self._removed.add(name)
-        return self
 
 
 def _final_names(base: str, count: int) -> list[str]:
@@ -222,7 +166,7 @@ def rewrite(
     """Rewire every planned site to a new graph input. Returns (new inputs, removed tensors, notes)."""
     graph = model.graph
     notes: list[str] = []
-    taken = _Names(graph)
+    taken = core_graph.NameSet(graph)
     old_tensors = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
     old_tensors += [p.site.sizes_tensor for p in plans if p.source == "sizes"]
 
@@ -342,7 +286,7 @@ def rewrite(
         owners.setdefault(plan.input_name, plan)
     for name in names:
         value = [float(v) for v in owners[name].fed]
-        graph.input.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, [len(value)]))
+        core_graph.add_tensor_value_info(graph.input, name, TensorProto.FLOAT, [len(value)])
         default = None
         if keep_default:
             graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(value, dtype=np.float32), name))
