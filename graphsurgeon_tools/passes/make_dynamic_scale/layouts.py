@@ -268,6 +268,19 @@ def _final_names(base: str, count: int) -> list[str]:
     return [base] if count == 1 else [f"{base}_{i}" for i in range(count)]
 
 
+def _site_node(graph: Any, site: Any, by_output: dict[str, NodeProto]) -> NodeProto:
+    """The node of a main-graph ``site``: at ``site.node_index`` (one lookup), else from ``by_output``,
+    filled with every node on the first miss."""
+    nodes = graph.node
+    if 0 <= site.node_index < len(nodes):
+        node = nodes[site.node_index]
+        if node.output and node.output[0] == site.output_name:
+            return node
+    if not by_output:
+        by_output.update((n.output[0], n) for n in nodes if n.output)
+    return by_output[site.output_name]
+
+
 def rewrite_integer(
     model: ModelProto, plans: list[Plan], *, layout: str, shared: bool, input_name: Optional[str]
 ) -> tuple[list[NewInput], list[str], list[str]]:
@@ -275,7 +288,7 @@ def rewrite_integer(
 
     Returns (new inputs, removed, notes)."""
     graph = model.graph
-    taken = core_graph.all_tensor_names(graph)
+    taken = core_graph.NameSet(graph)  # the graph's names, searched in its bytes before they are gathered
     old = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
     old += [p.site.sizes_tensor for p in plans if p.site.sizes_tensor]
     count = 1 if shared else len(plans)
@@ -283,7 +296,7 @@ def rewrite_integer(
     taken.update(placeholders)
     for index, plan in enumerate(plans):
         plan.input_name = placeholders[0 if shared else index]
-    by_output = {n.output[0]: n for n in graph.node if n.output}
+    by_output: dict[str, NodeProto] = {}  # output -> node, built only if a site's index is stale
     head: list[NodeProto] = []
     consts = _Consts(taken, head)
     before: dict[str, list[NodeProto]] = {}
@@ -294,7 +307,7 @@ def rewrite_integer(
                 before.setdefault(output, []).extend(nodes)
             old += freed
             continue
-        node = by_output[plan.site.output_name]
+        node = _site_node(graph, plan.site, by_output)
         x = node.input[0]
         stem = f"{plan.label}_{layout}".replace(" ", "_").replace("#", "n")
 
@@ -337,7 +350,7 @@ def rewrite_integer(
     graph.node.extend(rebuilt)
     removed = core_graph.remove_unused(graph, old)
 
-    taken = core_graph.all_tensor_names(graph)
+    taken = core_graph.NameSet(graph)  # every name now, as all_tensor_names gives them
     base = input_name or layout
     names = []
     for wanted in _final_names(base, count):
