@@ -15,9 +15,10 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.core import graph as core_graph
+from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.plugins import PluginSpec
 
-__all__ = ["Builder", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
+__all__ = ["Builder", "TypeTable", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
 
 
 def plugin_attributes(
@@ -31,14 +32,53 @@ def plugin_attributes(
     return attrs
 
 
-def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = None) -> dict[str, onnx.TypeProto]:
-    """Tensor name -> TypeProto, from declarations plus (weightless) shape inference.
-    ``inferred``: :func:`~graphsurgeon_tools.core.checker.inferred_copy` of this model, when the caller has it."""
-    types: dict[str, onnx.TypeProto] = {}
+class TypeTable:
+    """Tensor name -> TypeProto (``get`` only), from a shape-inferred copy of the model: a graph
+    output's, else a graph input's, else the value_info's, else an initializer's type (each the last
+    one declared with a tensor type): what a dict filled in that order holds. The TypeProtos are
+    looked up, or made for an initializer, when asked for: a pass asks about a few names per site,
+    a big graph has a value_info per tensor and often an initializer per site.
+
+    Requires: ``inferred`` is not changed afterwards (the pass works on ``model``, not on it); the
+    initializers are taken as ``model`` has them now (a rewrite that removes one later does not
+    change its answer)."""
+
+    def __init__(self, model: ModelProto, inferred: ModelProto) -> None:
+        graph = self._graph = inferred.graph
+        self._declared = {v.name: v for field in (graph.value_info, graph.input, graph.output) for v in field}
+        self._inits = {init.name: init for init in model.graph.initializer}
+        self._made: dict[str, onnx.TypeProto] = {}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        info = self._declared.get(name)
+        if info is not None:
+            if info.type.HasField("tensor_type"):
+                return info.type
+            graph = self._graph  # the last declaration is not a tensor: an earlier one may be
+            for field in (graph.output, graph.input, graph.value_info):
+                for entry in reversed(field):
+                    if entry.name == name and entry.type.HasField("tensor_type"):
+                        return entry.type
+        made = self._made.get(name)
+        if made is None:
+            init = self._inits.get(name)
+            if init is None:
+                return default
+            made = self._made[name] = helper.make_tensor_type_proto(init.data_type, list(init.dims))
+        return made
+
+
+def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = None) -> Any:
+    """Tensor name -> TypeProto (``get``), from declarations plus (weightless) shape inference: a
+    :class:`TypeTable` over ``inferred``, :func:`~graphsurgeon_tools.core.checker.inferred_copy` of
+    this model when the caller has it."""
     inferred = inferred if inferred is not None else checker.inferred_copy(model)
-    # shape inference only refines types here; declarations still count when it refuses the model
-    graph = inferred.graph if inferred is not None else model.graph
-    for init in model.graph.initializer:
+    if inferred is not None:
+        return TypeTable(model, inferred)
+    # shape inference refused the model: the declarations still count (a dict, taken now: ``model`` changes)
+    types: dict[str, onnx.TypeProto] = {}
+    graph = model.graph
+    for init in graph.initializer:
         types[init.name] = helper.make_tensor_type_proto(init.data_type, list(init.dims))
     for info in list(graph.value_info) + list(graph.input) + list(graph.output):
         if info.type.HasField("tensor_type"):
@@ -62,8 +102,9 @@ def set_value_infos(model: ModelProto, entries: list[tuple[str, int, Optional[in
     graph = model.graph
     latest = {entry[0]: entry for entry in entries}
     kept = [v for v in graph.value_info if v.name not in latest]
-    del graph.value_info[:]
-    graph.value_info.extend(kept)
+    if len(kept) != len(graph.value_info):  # else nothing to drop: no copy of every entry
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
     outputs = {o.name for o in graph.output}
     for name, elem_type, rank, dims, prefix in latest.values():
         if name in outputs or not elem_type:
@@ -73,7 +114,7 @@ def set_value_infos(model: ModelProto, entries: list[tuple[str, int, Optional[in
             shape = list(dims)
         elif rank is not None:
             shape = [f"{prefix or name}_d{i}" for i in range(rank)]
-        graph.value_info.append(helper.make_tensor_value_info(name, elem_type, shape))
+        core_graph.add_tensor_value_info(graph.value_info, name, elem_type, shape)
 
 
 class Builder:
@@ -85,16 +126,16 @@ class Builder:
 
     def __init__(self, model: ModelProto) -> None:
         self.model = model
-        self._taken: Optional[set[str]] = None  # every name of the graph: gathered on the first new name
+        self._taken: Optional[core_graph.NameSet] = None  # the graph's names, from its first new name on
         self.pending: list[tuple[int, list[NodeProto]]] = []
         self.value_infos: list[tuple[str, int, Optional[int], Optional[tuple], str]] = []
-        #: (name, type, repr of the value) -> AttributeProto: like plugin nodes share their attributes
-        self.attributes: dict[tuple[str, type, str], Any] = {}
+        #: node semantics -> (plugin attributes, their AttributeProtos): like sites share them
+        self._attributes: dict[str, tuple[dict[str, Any], list[onnx.AttributeProto], list[str]]] = {}
 
     @property
-    def taken(self) -> set[str]:
-        if self._taken is None:
-            self._taken = core_graph.all_tensor_names(self.model.graph)
+    def taken(self) -> core_graph.NameSet:
+        if self._taken is None:  # searched in the graph's bytes: a big graph is not walked for a few names
+            self._taken = core_graph.NameSet(self.model.graph)
         return self._taken
 
     def name(self, base: str) -> str:
@@ -109,6 +150,25 @@ class Builder:
         out = self.name(base)
         nodes.append(helper.make_node(op_type, inputs, [out], name=self.name(f"{base}/{op_type}"), **attrs))
         return out
+
+    def plugin_attributes(
+        self, spec: PluginSpec, semantics: dict[str, Any], fixed: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[onnx.AttributeProto]]:
+        """:func:`plugin_attributes` of ``semantics`` plus ``fixed`` (a fresh dict, for the report) and
+        their AttributeProtos, worked out once per distinct ``semantics`` in a run (the spec's rules are
+        pure), so the like plugin nodes of a big run share them (``extend`` copies them into each node)."""
+        key = repr((tuple(semantics.values()), fixed))  # plain values: repr tells -0.0 from 0.0, 1 from 1.0
+        made = self._attributes.get(key)
+        if made is None:
+            attrs = plugin_attributes(spec, semantics)
+            attrs.update(fixed)
+            lists = [name for name, value in attrs.items() if isinstance(value, list)]
+            made = self._attributes[key] = (attrs, [make_attr(name, value) for name, value in attrs.items()], lists)
+        attrs, protos, lists = made
+        fresh = dict(attrs)
+        for name in lists:  # each report entry owns its lists
+            fresh[name] = list(fresh[name])
+        return fresh, protos
 
     def value_info(
         self, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None, prefix: str = ""

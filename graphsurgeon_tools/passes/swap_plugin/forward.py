@@ -34,16 +34,15 @@ import dataclasses
 from typing import Any, Optional
 
 import numpy as np
-from onnx import ModelProto, NodeProto, TensorProto, helper
+from onnx import ModelProto, NodeProto, TensorProto
 
 from graphsurgeon_tools.core import checker, opsets
 from graphsurgeon_tools.core import graph as core_graph
-from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, select
 from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
-from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, plugin_attributes, set_value_info
+from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.site_facts import (
     SourceNotes,
@@ -161,28 +160,37 @@ def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[Res
     return [s for s in candidates if recognise(model, s, flow)[0] is not None]
 
 
-def _new_input_dict(new_input: Any) -> dict[str, Any]:
-    """``dataclasses.asdict`` of a flat NewInput (its lists copied), without asdict's deep walk."""
-    return {f.name: _copied(getattr(new_input, f.name)) for f in dataclasses.fields(new_input)}
+def _new_input_dicts(new_inputs: list[Any]) -> list[dict[str, Any]]:
+    """``dataclasses.asdict`` of flat NewInputs (their lists copied), without asdict's deep walk."""
+    fields: dict[type, list[str]] = {}  # per class, once
+    out = []
+    for new_input in new_inputs:
+        names = fields.get(type(new_input))
+        if names is None:
+            names = fields[type(new_input)] = [f.name for f in dataclasses.fields(new_input)]
+        out.append({name: _copied(getattr(new_input, name)) for name in names})
+    return out
 
 
 def _copied(value: Any) -> Any:
     return list(value) if isinstance(value, list) else value
 
 
-_SIMPLE = frozenset({str, int, float, bool, bytes})
+#: ResizeSite is a plain frozen dataclass (no __post_init__, no __slots__): a copy of its fields is
+#: what dataclasses.replace makes, without re-running __init__ over every field.
+_PLAIN_SITE = not hasattr(ResizeSite, "__post_init__") and not hasattr(ResizeSite, "__slots__")
+_SITE_FIELDS = frozenset(f.name for f in dataclasses.fields(ResizeSite))
 
 
-def _attribute(name: str, value: Any, builder: Builder) -> Any:
-    """``make_attr(name, value)``, made once per distinct (name, value) in a run: the plugin nodes of
-    like sites carry the same attributes (extend copies the proto into each node)."""
-    if not (type(value) in _SIMPLE or (type(value) in (list, tuple) and all(type(v) in _SIMPLE for v in value))):
-        return make_attr(name, value)  # only plain values have a repr that says all of them
-    key = (name, type(value), repr(value))
-    made = builder.attributes.get(key)
-    if made is None:
-        made = builder.attributes[key] = make_attr(name, value)
-    return made
+def _replaced(site: ResizeSite, **changes: Any) -> ResizeSite:
+    """``dataclasses.replace(site, **changes)``, at a third of its cost (once per site of a big run)."""
+    if not _PLAIN_SITE or type(site) is not ResizeSite or not _SITE_FIELDS.issuperset(changes):
+        return dataclasses.replace(site, **changes)
+    new = object.__new__(ResizeSite)
+    state = new.__dict__
+    state.update(site.__dict__)
+    state.update(changes)
+    return new
 
 
 def _make_dynamic(
@@ -194,7 +202,7 @@ def _make_dynamic(
     end result. Sizes-driven sites are converted only when exact (from_sizes=True).
     """
     dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
-    result.new_inputs.extend(_new_input_dict(i) for i in dyn.new_inputs)
+    result.new_inputs.extend(_new_input_dicts(dyn.new_inputs))
     result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
     result.removed_nodes.extend(dyn.removed_nodes)
@@ -204,10 +212,11 @@ def _make_dynamic(
             Skip(skip.node, skip.op_type, Refusal(refusal.code, f"make-dynamic-scale: {refusal.text}", refusal.fix))
         )
     now: dict[str, ResizeSite] = {}
+    opset = opsets.default_opset(model)
+    sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
     for plan in plans:
         site = plan.site
-        sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
-        now[site.output_name] = dataclasses.replace(
+        now[site.output_name] = _replaced(
             site,
             scales=None,
             scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
@@ -218,7 +227,7 @@ def _make_dynamic(
             sizes_tensor=plan.input_name if sizes else "",
             sizes_nodes=(),
             op_version=9 if plan.bumped else site.op_version,
-            opset=opsets.default_opset(model),
+            opset=opset,
             notes=tuple(n for n in site.notes if not n.startswith(("scales:", "sizes:"))),
         )
     return now
@@ -283,8 +292,11 @@ def forward_resize(
             and s.scales_source not in _DYNAMIC
             and (s.scales_source != ValueSource.ABSENT or signature == "scales")
         ]
+    recorded = -1  # how many of result.new_inputs make-dynamic-scale's rewrite recorded (-1: it did not run)
     if to_dynamic:
         now = _make_dynamic(model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales")
+        if now:  # it rewrote sites, and recorded their inputs' original values in the model
+            recorded = len(result.new_inputs)
         refused = {s.output_name for s in to_dynamic} - set(now)  # its skip reason is in the result
         chosen = [now.get(s.output_name, s) for s in chosen if s.output_name not in refused]
     if signature == shape_input.SIGNATURE:
@@ -316,16 +328,10 @@ def forward_resize(
             replaced_inputs,
             full_rank_view(orig, ranks[site.output_name]),
             result,
+            scales_before=orig.scales if orig.has_constant_scales else None,
+            decided=freedom.get(_label(orig)),
         )
-        decided = freedom.get(_label(orig))
-        result.rewritten.append(
-            dataclasses.replace(
-                swapped,
-                scales_before=orig.scales if orig.has_constant_scales else None,
-                free=decided.free if decided is not None else None,
-                pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None,
-            )
-        )
+        result.rewritten.append(swapped)
     builder.insert_all()
     folding = [integer[s.output_name] for s in chosen if s.output_name in integer]
     if folding:  # every one passed integer_refusal in _choose
@@ -350,7 +356,9 @@ def forward_resize(
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
         result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
-        record_original_values(model, result.new_inputs)  # size tensors too: validate's "original" point
+        if len(result.new_inputs) != recorded:  # size tensors too: validate's "original" point
+            # (the same entries again would write the same record: nothing changed the inputs since)
+            record_original_values(model, result.new_inputs)
 
 
 def _positions(graph: Any, sites: list[ResizeSite]) -> dict[str, int]:
@@ -385,9 +393,13 @@ def _swap_site(
     replaced_inputs: list[str],
     original: ResizeSite,
     result: SwapPluginResult,
+    *,
+    scales_before: Optional[tuple[float, ...]],
+    decided: Any,
 ) -> SwappedNode:
     """Swap one chosen site (``_choose`` has refused everything that cannot be swapped).
-    ``original``: the site as given, full-rank view (its constant scales/sizes, before make-dynamic)."""
+    ``original``: the site as given, full-rank view (its constant scales/sizes, before make-dynamic);
+    ``scales_before`` and ``decided`` (its Freedom, or None) are reported with it."""
     notes: list[str] = []
     extra: list[NodeProto] = []
     x_type = types.get(site.input_name)
@@ -429,13 +441,19 @@ def _swap_site(
         notes.append(
             f"{site.op_type} nearest rounds up when downsampling; the plugin floors (same result for factors >= 1)"
         )
-    attrs = plugin_attributes(spec, refusals.site_semantics(site))
-    if signature == shape_input.SIGNATURE:
-        attrs[shape_input.SHAPE_INPUT_INDICES] = [1]
-    new = helper.make_node(op_type, [site.input_name, second], [site.output_name], name=node.name, domain=domain)
-    new.attribute.extend(_attribute(k, v, builder) for k, v in attrs.items())
-    replaced_inputs.extend(i for i in list(node.input)[1:] if i and i != second)
-    node.CopyFrom(new)
+    fixed = {shape_input.SHAPE_INPUT_INDICES: [1]} if signature == shape_input.SIGNATURE else {}
+    attrs, protos = builder.plugin_attributes(spec, refusals.site_semantics(site), fixed)
+    replaced_inputs.extend(i for i in node.input[1:] if i and i != second)
+    # the node becomes what helper.make_node(op_type, inputs, outputs, name=, domain=) makes, in place
+    name = node.name
+    node.Clear()
+    node.op_type = op_type
+    node.input.extend((site.input_name, second))
+    node.output.append(site.output_name)
+    if name:
+        node.name = name
+    node.domain = domain
+    node.attribute.extend(protos)
     if extra:
         builder.pending.append((position, extra))
     builder.value_info(site.output_name, elem, rank)
@@ -447,5 +465,8 @@ def _swap_site(
         signature=signature,
         inputs=(site.input_name, second),
         attributes=attrs,
+        scales_before=scales_before,
         notes=tuple(notes) + tuple(site.notes),
+        free=decided.free if decided is not None else None,
+        pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None,
     )

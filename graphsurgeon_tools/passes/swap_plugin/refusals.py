@@ -8,6 +8,7 @@ Requires: sites from ``find_resize_sites``, nodes of the main graph. Does NOT ch
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import numpy as np
@@ -119,7 +120,13 @@ def dtype_refusal(site: Any, types: dict[str, Any], op_type: str) -> Optional[Re
     Antialias on a type the kernel runs is left to resize_refusal (code ``antialias``)."""
     x_type = types.get(site.input_name)
     elem = x_type.tensor_type.elem_type if x_type is not None and x_type.HasField("tensor_type") else 0
-    return refusal_of(elem, op_type, mode=site.mode)
+    return _refusal_of(elem, op_type, site.mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _refusal_of(elem: int, op_type: str, mode: str) -> Optional[Refusal]:
+    """resize.plugin_dtypes.dtype_refusal (pure; a Refusal is frozen): worked out once per kind of site."""
+    return refusal_of(elem, op_type, mode=mode)
 
 
 def rank_refusal(site: Any, rank: Optional[int], signature: str) -> Optional[Refusal]:
