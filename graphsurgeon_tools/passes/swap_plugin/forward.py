@@ -39,7 +39,7 @@ from onnx import ModelProto, NodeProto, TensorProto
 from graphsurgeon_tools.core import checker, opsets
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.errors import RefusedRequestError
-from graphsurgeon_tools.passes.base import Skip, select
+from graphsurgeon_tools.passes.base import Skip, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, set_value_info
@@ -49,6 +49,7 @@ from graphsurgeon_tools.passes.swap_plugin.site_facts import (
     expand_axes,
     freedom_of,
     full_rank_view,
+    replaced_site,
     site_rank,
 )
 from graphsurgeon_tools.plugins import PluginSpec
@@ -176,32 +177,19 @@ def _copied(value: Any) -> Any:
     return list(value) if isinstance(value, list) else value
 
 
-#: ResizeSite is a plain frozen dataclass (no __post_init__, no __slots__): a copy of its fields is
-#: what dataclasses.replace makes, without re-running __init__ over every field.
-_PLAIN_SITE = not hasattr(ResizeSite, "__post_init__") and not hasattr(ResizeSite, "__slots__")
-_SITE_FIELDS = frozenset(f.name for f in dataclasses.fields(ResizeSite))
-
-
-def _replaced(site: ResizeSite, **changes: Any) -> ResizeSite:
-    """``dataclasses.replace(site, **changes)``, at a third of its cost (once per site of a big run)."""
-    if not _PLAIN_SITE or type(site) is not ResizeSite or not _SITE_FIELDS.issuperset(changes):
-        return dataclasses.replace(site, **changes)
-    new = object.__new__(ResizeSite)
-    state = new.__dict__
-    state.update(site.__dict__)
-    state.update(changes)
-    return new
-
-
 def _make_dynamic(
-    model: ModelProto, sites: list[ResizeSite], result: SwapPluginResult, layout: str = "scales"
+    model: ModelProto,
+    sites: list[ResizeSite],
+    result: SwapPluginResult,
+    layout: str = "scales",
+    timings: Optional[dict[str, float]] = None,
 ) -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
 
     Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
     end result. Sizes-driven sites are converted only when exact (from_sizes=True).
     """
-    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout)
+    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout, timings=timings)
     result.new_inputs.extend(_new_input_dicts(dyn.new_inputs))
     result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
@@ -216,7 +204,7 @@ def _make_dynamic(
     sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
     for plan in plans:
         site = plan.site
-        now[site.output_name] = _replaced(
+        now[site.output_name] = replaced_site(
             site,
             scales=None,
             scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
@@ -249,6 +237,7 @@ def forward_resize(
     """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes.
     ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
     tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
+    timer = Timer(result.timings)  # the pass's stages, as make-dynamic-scale names its own
     inferred = checker.inferred_copy(model)  # one shape inference for the sites and the types below
     found = [
         s
@@ -269,9 +258,11 @@ def forward_resize(
     if qdq_form == "integer":
         integer = {name: q for name, q in qdq_sites(model).items() if q.full}
     chosen = _choose(selected, spec, signature, keep_constant, result, label, ranks, sources, types, op_type, integer)
+    timer.lap("find")
     if not chosen:
         return
     freedom = freedom_of(model, chosen)  # on the model as it was given
+    timer.lap("freedom")
     notes = {
         s.output_name: sources.notes(s)
         for s in chosen
@@ -293,8 +284,15 @@ def forward_resize(
             and (s.scales_source != ValueSource.ABSENT or signature == "scales")
         ]
     recorded = -1  # how many of result.new_inputs make-dynamic-scale's rewrite recorded (-1: it did not run)
+    timer.lap("plan")
     if to_dynamic:
-        now = _make_dynamic(model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales")
+        inner: dict[str, float] = {}
+        now = _make_dynamic(
+            model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales", inner
+        )
+        timer.lap("rewrite")  # all of it, then its shape refresh moved to "shapes"
+        result.timings["rewrite"] -= inner.get("shapes", 0.0)
+        result.timings["shapes"] = result.timings.get("shapes", 0.0) + inner.get("shapes", 0.0)
         if now:  # it rewrote sites, and recorded their inputs' original values in the model
             recorded = len(result.new_inputs)
         refused = {s.output_name for s in to_dynamic} - set(now)  # its skip reason is in the result
@@ -359,6 +357,7 @@ def forward_resize(
         if len(result.new_inputs) != recorded:  # size tensors too: validate's "original" point
             # (the same entries again would write the same record: nothing changed the inputs since)
             record_original_values(model, result.new_inputs)
+    timer.lap("swap")
 
 
 def _positions(graph: Any, sites: list[ResizeSite]) -> dict[str, int]:
