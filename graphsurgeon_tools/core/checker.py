@@ -393,10 +393,10 @@ def _shareable(model: ModelProto, data: bytes) -> bool:
     input, a graph input, output or value_info name is field 1 (tag 0x0a). A chance match in
     other bytes only says "no" too often, never "yes" wrongly."""
     graph = model.graph
-    if len(model.functions):  # their bodies are inferred per call, with their own value types
+    # cheapest first: most real models stop at the scan (an Add, a Concat, a Shape...)
+    # model-local functions: their bodies are inferred per call, with value types of their own
+    if len(model.functions) or _UNSHARED_NODE.search(data) is not None:
         return False
-    if any(v.type.WhichOneof("value") != "tensor_type" or not v.type.tensor_type.elem_type for v in graph.value_info):
-        return False  # a declared type inference could complete undetected (see checked_output_types)
     names = [o.name for o in graph.output]
     if len(set(names)) != len(names) or any(o.type.WhichOneof("value") != "tensor_type" for o in graph.output):
         return False
@@ -404,7 +404,8 @@ def _shareable(model: ModelProto, data: bytes) -> bool:
     for name in names:  # its own ValueInfoProto's name is the one occurrence allowed
         if not name or name in stored or data.count(_field(0x0A, name)) != 1:
             return False
-    return _UNSHARED_NODE.search(data) is None
+    # a declared type inference could complete undetected (see checked_output_types)
+    return all(v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.elem_type for v in graph.value_info)
 
 
 def _fully_typed(inferred: ModelProto) -> bool:
