@@ -130,7 +130,7 @@ class Builder:
         self.pending: list[tuple[int, list[NodeProto]]] = []
         self.value_infos: list[tuple[str, int, Optional[int], Optional[tuple], str]] = []
         #: node semantics -> (plugin attributes, their AttributeProtos): like sites share them
-        self._attributes: dict[str, tuple[dict[str, Any], list[onnx.AttributeProto], list[str]]] = {}
+        self._attributes: dict[str, tuple[dict[str, Any], NodeProto, list[str]]] = {}
 
     @property
     def taken(self) -> core_graph.NameSet:
@@ -153,22 +153,24 @@ class Builder:
 
     def plugin_attributes(
         self, spec: PluginSpec, semantics: dict[str, Any], fixed: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[onnx.AttributeProto]]:
-        """:func:`plugin_attributes` of ``semantics`` plus ``fixed`` (a fresh dict, for the report) and
-        their AttributeProtos, worked out once per distinct ``semantics`` in a run (the spec's rules are
-        pure), so the like plugin nodes of a big run share them (``extend`` copies them into each node)."""
+    ) -> tuple[dict[str, Any], NodeProto]:
+        """:func:`plugin_attributes` of ``semantics`` plus ``fixed`` (a fresh dict, for the report) and a
+        node holding only their AttributeProtos (``CopyFrom`` it, then set the rest), worked out once
+        per distinct ``semantics`` in a run (the spec's rules are pure): like plugin nodes share them."""
         key = repr((tuple(semantics.values()), fixed))  # plain values: repr tells -0.0 from 0.0, 1 from 1.0
         made = self._attributes.get(key)
         if made is None:
             attrs = plugin_attributes(spec, semantics)
             attrs.update(fixed)
+            template = NodeProto()
+            template.attribute.extend(make_attr(name, value) for name, value in attrs.items())
             lists = [name for name, value in attrs.items() if isinstance(value, list)]
-            made = self._attributes[key] = (attrs, [make_attr(name, value) for name, value in attrs.items()], lists)
-        attrs, protos, lists = made
+            made = self._attributes[key] = (attrs, template, lists)
+        attrs, template, lists = made
         fresh = dict(attrs)
         for name in lists:  # each report entry owns its lists
             fresh[name] = list(fresh[name])
-        return fresh, protos
+        return fresh, template
 
     def value_info(
         self, name: str, elem_type: int, rank: Optional[int], dims: Optional[tuple] = None, prefix: str = ""

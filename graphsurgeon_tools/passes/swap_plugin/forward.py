@@ -118,7 +118,8 @@ def _choose(
         rank = ranks[site.output_name]
         view = full_rank_view(site, rank)  # Resize-18 axes: judged as the full vector the plugin reads
         refusal = (
-            refusals.attribute_conditions_hold(spec, refusals.site_semantics(site))
+            # the spec's [match.attributes]: none in the built-in spec, so no semantics dict per site
+            (refusals.attribute_conditions_hold(spec, refusals.site_semantics(site)) if spec.match.attributes else None)
             or refusals.dtype_refusal(site, types, op_type)
             or (
                 qdq_forms.integer_refusal(integer[site.output_name], types, op_type, site.mode)
@@ -441,18 +442,18 @@ def _swap_site(
             f"{site.op_type} nearest rounds up when downsampling; the plugin floors (same result for factors >= 1)"
         )
     fixed = {shape_input.SHAPE_INPUT_INDICES: [1]} if signature == shape_input.SIGNATURE else {}
-    attrs, protos = builder.plugin_attributes(spec, refusals.site_semantics(site), fixed)
+    attrs, template = builder.plugin_attributes(spec, refusals.site_semantics(site), fixed)
     replaced_inputs.extend(i for i in node.input[1:] if i and i != second)
-    # the node becomes what helper.make_node(op_type, inputs, outputs, name=, domain=) makes, in place
+    # the node becomes what helper.make_node(op_type, inputs, outputs, name=, domain=) makes, in place:
+    # the template's attributes (one copy in C), then the fields make_node sets
     name = node.name
-    node.Clear()
+    node.CopyFrom(template)
     node.op_type = op_type
     node.input.extend((site.input_name, second))
     node.output.append(site.output_name)
     if name:
         node.name = name
     node.domain = domain
-    node.attribute.extend(protos)
     if extra:
         builder.pending.append((position, extra))
     builder.value_info(site.output_name, elem, rank)
