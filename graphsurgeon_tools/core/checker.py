@@ -32,6 +32,7 @@ from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
 from graphsurgeon_tools.core.dtypes import itemsize
 from graphsurgeon_tools.core.opsets import default_opset, raise_if_unknown_opsets
+from graphsurgeon_tools.core.wire import countable, string_field
 from graphsurgeon_tools.errors import InvalidModelError
 
 __all__ = [
@@ -367,23 +368,8 @@ class StrictInference:
         return True
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _field(tag: int, text: str) -> bytes:
-    """How a string field with ``tag`` (field number << 3 | 2) holding ``text`` is serialized."""
-    raw = text.encode("utf-8")
-    return bytes((tag,)) + _varint(len(raw)) + raw
-
-
 #: A node whose op_type is one of UNSHARED_OP_TYPES, serialized: one scan of the bytes for them all.
-_UNSHARED_NODE = re.compile(b"|".join(re.escape(_field(0x22, op)) for op in sorted(UNSHARED_OP_TYPES)))
+_UNSHARED_NODE = re.compile(b"|".join(re.escape(string_field(4, op.encode())) for op in sorted(UNSHARED_OP_TYPES)))
 
 
 def _shareable(model: ModelProto, data: bytes) -> bool:
@@ -402,7 +388,8 @@ def _shareable(model: ModelProto, data: bytes) -> bool:
         return False
     stored = {i.name for i in graph.initializer} | {s.values.name for s in graph.sparse_initializer}
     for name in names:  # its own ValueInfoProto's name is the one occurrence allowed
-        if not name or name in stored or data.count(_field(0x0A, name)) != 1:
+        raw = name.encode()
+        if not name or name in stored or not countable(raw) or data.count(string_field(1, raw)) != 1:
             return False
     # a declared type inference could complete undetected (see checked_output_types)
     return all(v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.elem_type for v in graph.value_info)

@@ -17,6 +17,7 @@ from typing import Optional
 from onnx import GraphProto
 
 from graphsurgeon_tools.core.checker import is_big
+from graphsurgeon_tools.core.wire import countable, string_field
 
 __all__ = ["Mentions"]
 
@@ -28,20 +29,6 @@ __all__ = ["Mentions"]
 _SEARCH_NODES = 1024
 _SEARCH_NAMES = 8
 _SEARCH_BYTES_PER_NODE = 1024
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _string_field(number: int, data: bytes) -> bytes:
-    """How protobuf writes string field ``number`` holding ``data`` (wire type 2: tag, length, bytes)."""
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
 class Mentions:
@@ -60,7 +47,7 @@ class Mentions:
         self.usable = (
             len(graph.node) >= _SEARCH_NODES
             and len(names) <= _SEARCH_NAMES
-            and not any(b"\n" in data or b"\x12" in data for data in self._names.values())
+            and all(countable(data) for data in self._names.values())
             and not any(is_big(init) for init in graph.initializer)
         )
         self._blob = graph.SerializeToString() if self.usable else b""
@@ -74,14 +61,14 @@ class Mentions:
         if not self.usable:
             return False
         for name, data in self._names.items():
-            seen = self._blob.count(_string_field(1, data))  # no overlaps: the name holds no tag byte
+            seen = self._blob.count(string_field(1, data))  # no overlaps: the name holds no tag byte
             if seen and seen != self._declarations()[name]:
                 return False
         return True
 
     def unproduced(self) -> bool:
         """True when certainly no node produces any of the names (no field-2 occurrence at all)."""
-        return self.usable and not any(_string_field(2, data) in self._blob for data in self._names.values())
+        return self.usable and not any(string_field(2, data) in self._blob for data in self._names.values())
 
     def _declarations(self) -> Counter:
         if self._declared is None:
