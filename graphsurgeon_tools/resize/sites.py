@@ -26,7 +26,7 @@ looked at: every caller that claims "every site" passes ``nested=True``.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from graphsurgeon_tools.core import dtypes
@@ -350,6 +350,10 @@ def _tail(node: Any, op_version: int, attrs: dict[str, Any]) -> _Tail:
     )
 
 
+#: ResizeSite's field count if plain (no __post_init__/__slots__), else -1: its __dict__ is then all _describe sets
+_PLAIN_SITE_FIELDS = len(fields(ResizeSite)) if not {"__post_init__", "__slots__"} & set(dir(ResizeSite)) else -1
+
+
 def _describe(
     node: Any,
     index: int,
@@ -437,7 +441,7 @@ def _describe(
     if tail is None:
         tail = forms[(key, "tail")] = _tail(node, op_version, form.attrs)
     problems.extend(tail.problems)
-    return ResizeSite(
+    values = dict(
         node_name=node.name,
         node_index=index,
         op_type=op_type,
@@ -469,3 +473,8 @@ def _describe(
         problems=tuple(problems),
         scope=scope,
     )
+    if len(values) != _PLAIN_SITE_FIELDS:  # one __dict__ update, not __init__'s object.__setattr__ per field
+        return ResizeSite(**values)
+    site = object.__new__(ResizeSite)
+    site.__dict__.update(values)
+    return site

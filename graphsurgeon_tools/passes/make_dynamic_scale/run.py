@@ -135,6 +135,7 @@ def dynamize_sites(
     timings: Optional[dict[str, float]] = None,
     layout: str = "scales",
     full_check: bool = False,
+    report: bool = True,
 ) -> tuple[DynamicScaleResult, list[Plan]]:
     """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
 
@@ -144,6 +145,8 @@ def dynamize_sites(
     written as left here and fully checked next (the pass's own contract), so the shape refresh
     may run the full check's inference (``result.strict_inference``); a caller that goes on
     changing the model leaves it False (that inference would stand for nothing and cost more).
+    ``report``: fill ``result.rewritten`` (each site's layout texts); a caller that reports the
+    sites its own way (swap-plugin) leaves it False and gets an empty list.
     """
     timer = Timer({} if timings is None else timings)
     opset = opsets.default_opset(model)
@@ -180,7 +183,8 @@ def dynamize_sites(
     if touched:
         result.notes.append(f"output shapes made symbolic where they depended on the factor: {', '.join(touched)}")
     timer.lap("shapes")
-    result.rewritten = _rewritten(plans, layout)
+    if report:
+        result.rewritten = _rewritten(plans, layout)
     result.opset_after = opsets.default_opset(model)
     return result, plans
 

@@ -43,7 +43,7 @@ from graphsurgeon_tools.passes.base import Skip, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, set_value_info
-from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
+from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult, swapped_node
 from graphsurgeon_tools.passes.swap_plugin.site_facts import (
     SourceNotes,
     expand_axes,
@@ -190,7 +190,8 @@ def _make_dynamic(
     Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
     end result. Sizes-driven sites are converted only when exact (from_sizes=True).
     """
-    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout, timings=timings)
+    # its per-site report (the layout texts) is not swap-plugin's: not built
+    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout, timings=timings, report=False)
     result.new_inputs.extend(_new_input_dicts(dyn.new_inputs))
     result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
@@ -457,7 +458,7 @@ def _swap_site(
     if extra:
         builder.pending.append((position, extra))
     builder.value_info(site.output_name, elem, rank)
-    return SwappedNode(
+    return swapped_node(
         node=base,
         op_type_before=site.op_type,
         op_type_after=op_type,
