@@ -426,8 +426,10 @@ def _describe(
                 notes.append(f"sizes: {size_trace.reason}")
     x_shape = static_shape(infos.get(x_name))
     if x_shape is not None and x_name not in declared:
-        # names shape inference invents (unk__12) are not stable: report them as unknown
-        x_shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
+        shape_key = ("shape", x_shape)  # names inference invents (unk__12) are not stable: unknown, once per shape
+        if shape_key not in forms:
+            forms[shape_key] = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
+        x_shape = forms[shape_key]
     if x_shape is None and x_name in tracer.initializers:
         x_shape = tuple(int(d) for d in tracer.initializers[x_name].dims)
     axes = form.axes
