@@ -270,6 +270,14 @@ class NameSet:
                 return False
         return name in self._gathered()
 
+    def none_start_with(self, prefix: str) -> bool:
+        """True: certainly no name here starts with ``prefix`` (its bytes occur nowhere in the graph's,
+        nor does an added name start with it), so no name of a family ``prefix_0``, ``prefix_1``... is
+        taken, asked in one search. False: maybe (ask ``in`` per name)."""
+        if self._names is not None or any(name.startswith(prefix) for name in self._added):
+            return False
+        return prefix.encode() not in self._blob
+
     def add(self, name: str) -> None:
         self._added.add(name)
         self._removed.discard(name)

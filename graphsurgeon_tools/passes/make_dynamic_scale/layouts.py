@@ -292,7 +292,11 @@ def rewrite_integer(
     old = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
     old += [p.site.sizes_tensor for p in plans if p.site.sizes_tensor]
     count = 1 if shared else len(plans)
-    placeholders = [core_graph.unique_name(taken, f"__onnxtool_{layout}_{i}") for i in range(count)]
+    stem = f"__onnxtool_{layout}_"
+    if taken.none_start_with(stem):  # one search of the graph's bytes: each name is its own unique_name
+        placeholders = [f"{stem}{i}" for i in range(count)]
+    else:
+        placeholders = [core_graph.unique_name(taken, f"{stem}{i}") for i in range(count)]
     taken.update(placeholders)
     for index, plan in enumerate(plans):
         plan.input_name = placeholders[0 if shared else index]

@@ -177,7 +177,9 @@ def rewrite(
     count = 1 if shared else len(plans)
     base = input_name or "scales"
     finals = _final_names(base, count)
-    direct = not any(name in taken or _GENERATED.match(name) for name in finals)
+    # every final name starts with ``base``: one search of the graph's bytes for it, not one per name
+    unused = taken.none_start_with(base) or not any(name in taken for name in finals)
+    direct = unused and not any(_GENERATED.match(name) for name in finals)
     if direct:
         placeholders = list(finals)
         taken.update(finals)
