@@ -160,3 +160,16 @@ def test_a_name_set_answers_as_the_set_of_every_name() -> None:
     names -= ["a7"]
     assert "scales" in names and "a7" not in names
     assert core_graph.unique_name(names, "a8") == "a8__1" and "a8__1" in names
+
+
+@pytest.mark.parametrize("prefix", ["scales", "a1", "w", "n", "x", "nowhere_", "a99999"])
+def test_a_name_set_says_no_name_starts_with_a_prefix_only_when_none_does(prefix) -> None:
+    graph = _big_graph(random.Random(6))
+    every = core_graph.all_tensor_names(graph)
+    names = core_graph.NameSet(graph)
+    starts = any(name.startswith(prefix) for name in every)
+    assert not (names.none_start_with(prefix) and starts)  # never a wrong "none"
+    if prefix in ("scales", "nowhere_"):  # in none of the graph's bytes: certain
+        assert names.none_start_with(prefix)
+        names.add(f"{prefix}_7")
+        assert not names.none_start_with(prefix)  # an added name counts
