@@ -26,7 +26,7 @@ from graphsurgeon_tools.errors import (
     RefusedRequestError,
     UnsupportedModelError,
 )
-from graphsurgeon_tools.passes.base import Pass, Timer, select
+from graphsurgeon_tools.passes.base import Pass, Skip, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import branches, free, layouts, relayout
 from graphsurgeon_tools.passes.make_dynamic_scale import plan as planning
 from graphsurgeon_tools.passes.make_dynamic_scale.options import DynamicScaleOptions
@@ -136,6 +136,7 @@ def dynamize_sites(
     layout: str = "scales",
     full_check: bool = False,
     report: bool = True,
+    planned: Optional[tuple[list[Plan], list[Skip]]] = None,
 ) -> tuple[DynamicScaleResult, list[Plan]]:
     """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
 
@@ -146,16 +147,21 @@ def dynamize_sites(
     may run the full check's inference (``result.strict_inference``); a caller that goes on
     changing the model leaves it False (that inference would stand for nothing and cost more).
     ``report``: fill ``result.rewritten`` (each site's layout texts); a caller that reports the
-    sites its own way (swap-plugin) leaves it False and gets an empty list.
+    sites its own way (swap-plugin) leaves it False and gets an empty list. ``planned``: what
+    ``planning.plan_sites`` and ``layouts.gate`` gave for these very sites and options (the kept
+    plans, then every skip: the planner's, then the gate's), when the caller planned first.
     """
     timer = Timer({} if timings is None else timings)
     opset = opsets.default_opset(model)
     result = DynamicScaleResult(model=model, opset_before=opset, opset_after=opset, timings=timer.timings)
-    plans, result.skipped = planning.plan_sites(
-        model, sites, opset=opset, from_sizes=from_sizes, factor=factor, shared=shared
-    )
-    plans, refused = layouts.gate(plans, layout, opset)
-    result.skipped.extend(refused)
+    if planned is None:
+        plans, result.skipped = planning.plan_sites(
+            model, sites, opset=opset, from_sizes=from_sizes, factor=factor, shared=shared
+        )
+        plans, refused = layouts.gate(plans, layout, opset)
+        result.skipped.extend(refused)
+    else:
+        plans, result.skipped = planned[0], list(planned[1])
     if not plans:
         return result, plans
     check_input_name(model, plans, shared, input_name)
@@ -271,7 +277,7 @@ class MakeDynamicScale(Pass):
         timer.lap("freedom")
         opset = opsets.default_opset(model)
         # Plan first, so that nonsense requests get their own message rather than the checker's.
-        plans, _ = planning.plan_sites(
+        plans, skipped = planning.plan_sites(
             model, selected, opset=opset, from_sizes=options.from_sizes, factor=options.factor, shared=options.shared
         )
         expressible, refused = layouts.gate(plans, options.layout, opset)
@@ -314,6 +320,7 @@ class MakeDynamicScale(Pass):
             timings=timings,
             layout=options.layout,
             full_check=True,  # the contract checks the model as dynamize_sites leaves it
+            planned=(plans, skipped + refused),  # planned above (the copy reads as the model did)
         )
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held
