@@ -206,25 +206,32 @@ def add_tensor_value_info(field: Any, name: str, elem_type: int, shape: Optional
     """Append to ``field`` (a graph's inputs, outputs or value_info) the entry that
     ``field.append(helper.make_tensor_value_info(name, elem_type, shape))`` appends, built in place:
     the helper builds a TypeProto and copies it, and append copies the result (a third of the cost,
-    once per site of a big rewrite). ``shape``: ints, strings (names) or None (unknown dims)."""
-    if shape is not None and not all(d is None or isinstance(d, (int, str)) for d in shape):
-        field.append(helper.make_tensor_value_info(name, elem_type, shape))  # its ValueError, in its words
-        return
+    once per site of a big rewrite). ``shape``: ints, strings (names) or None (unknown dims).
+
+    A dim of any other type is met while the entry is being built: that entry (the last one of
+    ``field``) is removed again and the helper is called with the same arguments, so ``field`` ends
+    as the helper leaves it (its ValueError, in its words), without a second walk of every shape."""
     info = field.add()
     info.name = name
     tensor = info.type.tensor_type
     tensor.elem_type = elem_type
-    if shape is not None:
-        dims = tensor.shape.dim
+    if shape is None:
+        return
+    dims = tensor.shape.dim
+    if not shape:
         dims.extend([])  # an empty shape is written (a scalar), as the helper does
-        for d in shape:
-            dim = dims.add()
-            if d is None:
-                continue
-            if isinstance(d, int):
-                dim.dim_value = d
-            else:
-                dim.dim_param = d
+    for d in shape:
+        dim = dims.add()
+        if d is None:
+            continue
+        if isinstance(d, str):  # the dims a pass names, first: most entries have only these
+            dim.dim_param = d
+        elif isinstance(d, int):
+            dim.dim_value = d
+        else:
+            del field[-1]
+            field.append(helper.make_tensor_value_info(name, elem_type, shape))
+            return
 
 
 #: Searches of the graph's bytes a :class:`NameSet` makes before it gathers the names instead (one
