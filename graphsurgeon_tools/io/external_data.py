@@ -72,6 +72,17 @@ def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list) -> Iterator[
         if not attributes:  # most nodes: a generator step per node cost a whole load's parse on big graphs
             continue
         for attr in attributes:
+            # Most attributes (ints, floats, strings) hold none of the five: test them all first, as plain
+            # truth tests, so those skip the empty `yield from`/extend below (most of the walk's time).
+            # Exact: the body below does something only when one of these five is set or non-empty.
+            if not (
+                attr.HasField("t")
+                or attr.HasField("sparse_tensor")
+                or attr.HasField("g")
+                or attr.tensors
+                or attr.graphs
+            ):
+                continue
             if attr.HasField("t"):
                 yield attr.t
             yield from attr.tensors
