@@ -182,7 +182,12 @@ def _walker(printable: Optional[Callable[[str], str]]) -> Callable[[Any], Any]:
             if kind in plain:
                 append(item)
             elif kind is str:
-                append(text(item))
+                # text()'s own test for a string it gives back unchanged, without the call
+                append(item if "=" not in item and (printable is None or item.isascii()) else text(item))
+            elif kind is dict:  # what walk() does with an exact dict or list, without its dispatch
+                append(mapping(item))
+            elif kind is list:
+                append(items(item))
             else:
                 append(walk(item))
         return out
@@ -197,7 +202,11 @@ def _walker(printable: Optional[Callable[[str], str]]) -> Callable[[Any], Any]:
             if kind in plain:
                 out[key] = item
             elif kind is str:
-                out[key] = text(item)
+                out[key] = item if "=" not in item and (printable is None or item.isascii()) else text(item)
+            elif kind is dict:
+                out[key] = mapping(item)
+            elif kind is list:
+                out[key] = items(item)
             else:
                 out[key] = walk(item)
         if isinstance(report.get("code"), str):
