@@ -250,8 +250,13 @@ def rewrite(
                 inputs[1] = roi
         while inputs and inputs[-1] == "":
             inputs.pop()
-        del node.input[:]
-        node.input.extend(inputs)
+        if plan.source != "sizes" and len(inputs) == len(node.input):
+            # only the slot changed (no slot appended, no trailing "" dropped, no sizes or roi slot
+            # touched): one field set instead of rebuilding the node's inputs, once per site
+            node.input[slot] = source
+        else:
+            del node.input[:]
+            node.input.extend(inputs)
     for name, inserts in before.items():
         _splice(scopes[name].graph, {k: v for k, v in inserts.items() if v})
 
