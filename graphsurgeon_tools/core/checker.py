@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Union
+from typing import Container, Mapping, Optional, Sequence, Union
 
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
@@ -437,11 +437,17 @@ def _output_types(inferred: ModelProto) -> dict[str, onnx.TypeProto]:
     return {o.name: o.type for o in inferred.graph.output}
 
 
-def value_info_map(graph: GraphProto) -> dict[str, ValueInfoProto]:
-    """Name -> ValueInfoProto over inputs, outputs and value_info (inputs win, then outputs)."""
-    result = {v.name: v for v in graph.value_info}
-    result.update({v.name: v for v in graph.output})
-    result.update({v.name: v for v in graph.input})
+def value_info_map(graph: GraphProto, names: Optional[Container[str]] = None) -> dict[str, ValueInfoProto]:
+    """Name -> ValueInfoProto over inputs, outputs and value_info (inputs win, then outputs);
+    ``names``: only those (a reader that wants a few names on a big graph builds no full map)."""
+    if names is None:
+        result = {v.name: v for v in graph.value_info}
+        result.update({v.name: v for v in graph.output})
+        result.update({v.name: v for v in graph.input})
+        return result
+    result = {v.name: v for v in graph.value_info if v.name in names}
+    result.update({v.name: v for v in graph.output if v.name in names})
+    result.update({v.name: v for v in graph.input if v.name in names})
     return result
 
 

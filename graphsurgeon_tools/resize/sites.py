@@ -31,11 +31,10 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core.attributes import attributes
-from graphsurgeon_tools.core.checker import inferred_copy, static_shape
+from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
-from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes
+from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes, subgraphs
 from graphsurgeon_tools.core.graphs import as_model
-from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.resize import semantics
 from graphsurgeon_tools.resize.sanity import scales_problems
@@ -116,13 +115,10 @@ def in_function(site: ResizeSite) -> bool:
 
 def _value_infos(graphs: list[Any], wanted: set[str]) -> dict[str, Any]:
     """Declared value infos of ``graphs`` (the main graph, then bodies: names are unique
-    model-wide), as :func:`~graphsurgeon_tools.core.checker.value_info_map` gives them (inputs win,
-    then outputs), for the names in ``wanted`` only (a site reads its inputs' infos, no other)."""
+    model-wide), for the names in ``wanted`` only (a site reads its inputs' infos, no other)."""
     merged: dict[str, Any] = {}
     for graph in graphs:
-        merged.update({v.name: v for v in graph.value_info if v.name in wanted})
-        merged.update({v.name: v for v in graph.output if v.name in wanted})
-        merged.update({v.name: v for v in graph.input if v.name in wanted})
+        merged.update(value_info_map(graph, wanted))
     return merged
 
 
@@ -155,11 +151,10 @@ def _walk(model: "ModelProto", nested: bool) -> list[tuple[Scope, list[tuple[int
     main_sites = []
     bodies = False
     for index, node in enumerate(model.graph.node):
-        if node.op_type in semantics.RESIZE_OPS and node.domain in DEFAULT_DOMAINS:
+        if semantics.is_resize_node(node):
             main_sites.append((index, node))
-        # what scopes() counts as a body: a graph or graphs held by any attribute
-        if nested and not bodies and len(node.attribute):
-            bodies = any(attr.HasField("g") or len(attr.graphs) for attr in node.attribute)
+        if nested and not bodies and len(node.attribute):  # scopes()'s own test of a body
+            bodies = next(subgraphs(node), None) is not None
     if nested and (bodies or len(model.functions)):
         return [(s, main_sites if s.parent is None and not s.function else _sites_of(s.graph)) for s in scopes(model)]
     return [(_main_scope(model), main_sites)]
