@@ -18,8 +18,7 @@ from typing import Any, Container, Iterable, Iterator, NamedTuple, Optional, Seq
 import onnx.inliner
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
-from graphsurgeon_tools.core.checker import is_big
-from graphsurgeon_tools.core.mentions import Mentions
+from graphsurgeon_tools.core.mentions import Mentions, searchable_bytes
 from graphsurgeon_tools.errors import PreconditionError
 
 __all__ = [
@@ -251,10 +250,9 @@ class NameSet:
     bytes would copy the weights)."""
 
     def __init__(self, graph: "GraphProto") -> None:
-        self._names: Optional[set[str]] = None
-        if any(is_big(init) for init in graph.initializer):
-            self._names = all_tensor_names(graph)
-        self._blob = b"" if self._names is not None else graph.SerializeToString()  # as it is now
+        blob = searchable_bytes(graph)  # as it is now
+        self._names: Optional[set[str]] = all_tensor_names(graph) if blob is None else None
+        self._blob = blob or b""
         self._added: set[str] = set()
         self._removed: set[str] = set()
         self._searches = 0  # each reads the whole blob: past _NAME_SEARCHES the names are gathered once

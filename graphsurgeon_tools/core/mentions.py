@@ -19,7 +19,7 @@ from onnx import GraphProto
 from graphsurgeon_tools.core.checker import is_big
 from graphsurgeon_tools.core.wire import countable, string_field
 
-__all__ = ["Mentions"]
+__all__ = ["Mentions", "searchable_bytes"]
 
 
 #: The search is used on graphs of at least this many nodes, for at most this many names, while the
@@ -29,6 +29,14 @@ __all__ = ["Mentions"]
 _SEARCH_NODES = 1024
 _SEARCH_NAMES = 8
 _SEARCH_BYTES_PER_NODE = 1024
+
+
+def searchable_bytes(graph: "GraphProto") -> Optional[bytes]:
+    """The graph serialized for a search of its bytes, or None where it holds big or external
+    weights (serializing would copy them: the caller walks the nodes instead)."""
+    if any(is_big(init) for init in graph.initializer):
+        return None
+    return graph.SerializeToString()
 
 
 class Mentions:
@@ -48,11 +56,11 @@ class Mentions:
             len(graph.node) >= _SEARCH_NODES
             and len(names) <= _SEARCH_NAMES
             and all(countable(data) for data in self._names.values())
-            and not any(is_big(init) for init in graph.initializer)
         )
-        self._blob = graph.SerializeToString() if self.usable else b""
-        if len(self._blob) * len(names) > _SEARCH_BYTES_PER_NODE * len(graph.node):
-            self.usable, self._blob = False, b""
+        blob = searchable_bytes(graph) if self.usable else None
+        if blob is None or len(blob) * len(names) > _SEARCH_BYTES_PER_NODE * len(graph.node):
+            self.usable, blob = False, b""
+        self._blob = blob
         self._declared: Optional[Counter] = None
 
     def unread(self) -> bool:
