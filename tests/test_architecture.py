@@ -461,3 +461,30 @@ def test_a_pass_without_its_check_loads_nothing_heavy() -> None:
     )
     loaded = _loaded_after(run)
     assert not [m for m in loaded if m in HEAVY], loaded
+
+
+def test_a_rewrite_command_loads_no_pydantic(tmp_path: Path) -> None:
+    # typer 0.29 imports pydantic and builds a TypeAdapter per option of the command it runs (+55 ms
+    # on every command, a sixth of a 2,000-site make-dynamic-scale); pyproject.toml caps typer below
+    # it. A typer that brings pydantic back onto the command path fails here, not in a benchmark.
+    model = tmp_path / "m.onnx"
+    probe = "\n".join(
+        [
+            "import sys",
+            "from onnx import TensorProto, helper, save",
+            "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
+            "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
+            "s = helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])",
+            "node = helper.make_node('Resize', ['x', '', 's'], ['y'], name='up', mode='nearest')",
+            "graph = helper.make_graph([node], 'g', [x], [y], [s])",
+            f"save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)]), {str(model)!r})",
+            "from graphsurgeon_tools.cli import main",
+            f"code = main(['make-dynamic-scale', {str(model)!r}, '-o', {str(tmp_path / 'out.onnx')!r}, '--no-check'])",
+            "assert code == 0, code",
+            "print(sorted(m for m in sys.modules if m == 'pydantic' or m.startswith('pydantic')))",
+        ]
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "out.onnx").is_file()
+    assert ast.literal_eval(done.stdout.strip().splitlines()[-1]) == []
