@@ -300,77 +300,52 @@ def status() -> BuildStatus:
     """
     root, origin = build_root()
     if importlib.util.find_spec("torch") is None:
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             root / "torch_ext",
             "none",
             f"torch is not installed: {TORCH_INSTALL}",
-            False,
-            sources_dir(),
+            sources=sources_dir(),
         )
     try:
         torch = _torch()
         folder, path = build_directory(), library_path()
         why, sha = check_record(path, _build_key(torch))
     except Exception as exc:  # noqa: BLE001 - a broken torch is a status to report, not a crash
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             root / "torch_ext",
             "none",
             f"torch cannot be imported ({type(exc).__name__}: {exc}): {TORCH_INSTALL}",
-            False,
-            None,
         )
     if not why:
         return BuildStatus(True, path, sha, folder, origin, "", True, sources_dir())
     if not _sources():
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             folder,
             "none",
             f"the C++ op's sources are not in {_csrc()}: pip install --force-reinstall onnxtool",
-            False,
-            None,
         )
     compiler = _compiler()
     if shutil.which(compiler) is None and not Path(compiler).is_file():
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             folder,
             origin,
             f"the C++ op is {why} and there is no C++ compiler ({compiler}): apt-get install g++",
-            False,
-            sources_dir(),
+            sources=sources_dir(),
         )
     unwritable = writable_reason(folder, create=False)
     if unwritable:
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             folder,
             origin,
             f"the C++ op is {why} and {unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder",
-            False,
-            sources_dir(),
+            sources=sources_dir(),
         )
-    return BuildStatus(
-        False,
-        None,
-        None,
+    return BuildStatus.unavailable(
         folder,
         origin,
         f"the C++ op is {why}: it is built on first use (about a minute), or now with `{BUILD_COMMAND}`",
-        True,
-        sources_dir(),
+        buildable=True,
+        sources=sources_dir(),
     )
 
 

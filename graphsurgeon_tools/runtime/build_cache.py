@@ -71,6 +71,13 @@ class BuildStatus:
     buildable: bool = False
     sources: Path | None = None
 
+    @classmethod
+    def unavailable(
+        cls, build_dir: Path, source: str, reason: str, *, buildable: bool = False, sources: Path | None = None
+    ) -> "BuildStatus":
+        """No verified library: ``reason`` says why and ends with the command that fixes it."""
+        return cls(False, None, None, build_dir, source, reason, buildable, sources)
+
 
 def _in_clone() -> bool:
     # A source checkout (or an editable install of one): the sources sit beside the package.

@@ -260,50 +260,34 @@ def status() -> BuildStatus:
     if not why:
         return BuildStatus(True, out, sha, where, origin, "", True, sources_dir())
     if sources_dir() is None:
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             where,
             "none",
             damaged or "the library's sources are not installed: pip install --force-reinstall onnxtool",
-            False,
-            None,
         )
     prefix = f"{damaged}; " if damaged else ""
     if compiler is None:
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             where,
             origin,
             f"{prefix}the ONNX Runtime library is {why} and there is no C++ compiler: apt-get install g++",
-            False,
-            sources_dir(),
+            sources=sources_dir(),
         )
     unwritable = writable_reason(where, create=False)
     if unwritable:
-        return BuildStatus(
-            False,
-            None,
-            None,
+        return BuildStatus.unavailable(
             where,
             origin,
             f"{prefix}{unwritable}: set ONNXTOOL_BUILD_DIR to a writable folder",
-            False,
-            sources_dir(),
+            sources=sources_dir(),
         )
     fix = "" if include is not None else " (its headers are fetched from Debian)"
-    return BuildStatus(
-        False,
-        None,
-        None,
+    return BuildStatus.unavailable(
         where,
         origin,
         f"{prefix}the ONNX Runtime library is {why} in {where}: run `{BUILD_COMMAND}`{fix}",
-        include is not None,
-        sources_dir(),
+        buildable=include is not None,
+        sources=sources_dir(),
     )
 
 
