@@ -117,6 +117,18 @@ def _resized_axes(site: "ResizeSite", x: tuple[int, ...], out: Optional[tuple]) 
     return list(range(2, len(x))) if len(x) > 2 else [len(x) - 1]
 
 
+def _probe(site: "ResizeSite", x: tuple[int, ...], out: tuple[int, ...], probes: dict[Any, tuple[int, ...]]) -> tuple:
+    """The output shape a site is tried at: one factor step more on every resized axis, out + x
+    (x2 -> x3, x0.5 -> x1.5). A function of the two shapes and ``axes`` alone, so ``probes`` keeps
+    it per distinct triple: a graph's sites share a few shapes (2,000 sites, one computation)."""
+    key = (x, out, site.axes)
+    probe = probes.get(key)
+    if probe is None:
+        axes = _resized_axes(site, x, out)
+        probe = probes[key] = tuple(o + d if i in axes else o for i, (d, o) in enumerate(zip(x, out)))
+    return probe
+
+
 def site_freedom(
     model: Union["ModelProto", Any],
     *,
@@ -142,9 +154,10 @@ def site_freedom(
     budget = [limit]
     spent = f"analysis budget spent (max_visits={limit}; raise it to decide more sites)"
     answer: dict[str, Freedom] = {}
+    keys = [site_key(site) for site in found]
+    probes: dict[Any, tuple[int, ...]] = {}
     # Last sites first: their cones are the smallest, so a spent budget leaves the fewest undecided.
-    for site in reversed(found):
-        key = site_key(site)
+    for site, key in zip(reversed(found), reversed(keys)):
         if not _in_main_graph(site):
             answer[key] = Freedom(key, None, reason=f"inside {site.scope}: decided for main-graph sites only")
             continue
@@ -166,9 +179,7 @@ def site_freedom(
                 f"unknown ({format_shape(x.shape)} -> {format_shape(out.shape)})",
             )
             continue
-        axes = _resized_axes(site, x.shape, out.shape)
-        # One factor step more on every resized axis: out + x (x2 -> x3, x0.5 -> x1.5).
-        probe = tuple(o + d if i in axes else o for i, (d, o) in enumerate(zip(x.shape, out.shape)))
+        probe = _probe(site, x.shape, out.shape, probes)
         if budget[0] <= 0:  # downstream's answer (BudgetSpent on its first visit) without the call
             answer[key] = Freedom(key, None, probe=probe, reason=spent)
             continue
@@ -184,7 +195,7 @@ def site_freedom(
             answer[key] = Freedom(key, None, probe=probe, reason=f"shapes unknown after {lost}")
         else:
             answer[key] = Freedom(key, True, probe=probe)
-    return {site_key(site): answer[site_key(site)] for site in found}
+    return {key: answer[key] for key in keys}
 
 
 def factor_clash(
