@@ -144,15 +144,20 @@ def _inferred_value_infos(
     return merged
 
 
-def _walk(model: "ModelProto", nested: bool) -> list[tuple[Scope, list[tuple[int, Any]]]]:
-    """Each scope and the (index, node) of its sites: the main graph's in one pass over its nodes that
-    also sees whether any holds a body; :func:`~graphsurgeon_tools.core.graph.scopes` walks again only
-    when one does (or the model has functions)."""
+#: One site as the walk finds it: its index in its scope's graph, the node, and its input names (read
+#: from the proto once: the checks, the value-info filter and the description all read them).
+_Found = tuple[int, Any, list[str]]
+
+
+def _walk(model: "ModelProto", nested: bool) -> list[tuple[Scope, list[_Found]]]:
+    """Each scope and its sites: the main graph's in one pass over its nodes that also sees whether
+    any holds a body; :func:`~graphsurgeon_tools.core.graph.scopes` walks again only when one does
+    (or the model has functions)."""
     main_sites = []
     bodies = False
     for index, node in enumerate(model.graph.node):
         if semantics.is_resize_node(node):
-            main_sites.append((index, node))
+            main_sites.append((index, node, node.input[:]))
         if nested and not bodies and len(node.attribute):  # scopes()'s own test of a body
             bodies = next(subgraphs(node), None) is not None
     if nested and (bodies or len(model.functions)):
@@ -160,8 +165,8 @@ def _walk(model: "ModelProto", nested: bool) -> list[tuple[Scope, list[tuple[int
     return [(_main_scope(model), main_sites)]
 
 
-def _sites_of(graph: Any) -> list[tuple[int, Any]]:
-    return [(i, n) for i, n in enumerate(graph.node) if semantics.is_resize_node(n)]
+def _sites_of(graph: Any) -> list[_Found]:
+    return [(i, n, n.input[:]) for i, n in enumerate(graph.node) if semantics.is_resize_node(n)]
 
 
 def find_resize_sites(
@@ -208,19 +213,19 @@ def _find_resize_sites(
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     walked = _walk(model, nested)
     for _, resize_nodes in walked:
-        for _, node in resize_nodes:
-            if not node.input or not node.input[0]:  # the checker says so too, but not every caller runs it
+        for _, node, names in resize_nodes:
+            if not names or not names[0]:  # the checker says so too, but not every caller runs it
                 label = node.name or (node.output[0] if node.output else "?")
                 raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
     graphs = [s.graph for s, _ in walked if not s.function]  # main graph, then its bodies
-    wanted = {name for _, nodes in walked for _, n in nodes for name in n.input}
+    wanted = {name for _, nodes in walked for _, _, names in nodes for name in names}
     infos = _value_infos(graphs, wanted)
     declared = set(infos)
-    if any(static_shape(infos.get(n.input[0])) is None for _, nodes in walked for _, n in nodes):
+    forms: dict[Any, Any] = {}
+    if any(_shape_of(infos.get(names[0]), True, forms) is None for _, nodes in walked for _, _, names in nodes):
         infos = _inferred_value_infos(model, infos, len(graphs) > 1, wanted, inferred)
 
     tracers: dict[str, ConstantTracer] = {}
-    forms: dict[Any, Any] = {}
     sites: list[ResizeSite] = []
     for scope, resize_nodes in walked:
         if scope.parent is None and not scope.function:
@@ -236,8 +241,10 @@ def _find_resize_sites(
         if not resize_nodes:
             continue
         versions = {op: semantics.op_version(op, tracer.opset) for op in semantics.RESIZE_OPS}
-        for index, node in resize_nodes:
-            sites.append(_describe(node, index, scope.name, tracer, versions[node.op_type], infos, declared, forms))
+        for index, node, names in resize_nodes:
+            sites.append(
+                _describe(node, names, index, scope.name, tracer, versions[node.op_type], infos, declared, forms)
+            )
     return sites
 
 
@@ -345,12 +352,29 @@ def _tail(node: Any, op_version: int, attrs: dict[str, Any]) -> _Tail:
     )
 
 
+def _shape_of(info: Any, declared: bool, forms: dict[Any, Any]) -> Optional[tuple[Any, ...]]:
+    """X's shape as :func:`~graphsurgeon_tools.core.checker.static_shape` reads ``info``, the names
+    shape inference invents (unk__12: not stable) read as unknown where it is not ``declared``.
+    A function of ``info.type`` alone, so ``forms`` keeps it per serialized type: a graph's sites
+    share a few (2,000 sites of one shape: the dims read once, not 2,000 times)."""
+    if info is None:
+        return None
+    key = ("type", declared, info.type.SerializeToString())
+    if key not in forms:
+        shape = static_shape(info)
+        if shape is not None and not declared:
+            shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in shape)
+        forms[key] = shape
+    return forms[key]
+
+
 #: ResizeSite's field count if plain (no __post_init__/__slots__), else -1: its __dict__ is then all _describe sets
 _PLAIN_SITE_FIELDS = len(fields(ResizeSite)) if not {"__post_init__", "__slots__"} & set(dir(ResizeSite)) else -1
 
 
 def _describe(
     node: Any,
+    names: list[str],
     index: int,
     scope: str,
     tracer: ConstantTracer,
@@ -360,11 +384,12 @@ def _describe(
     forms: dict[Any, Any],
 ) -> ResizeSite:
     """One site: semantics, where its scales and sizes come from, what is wrong with them.
-    ``forms``: what :func:`_form` and :func:`_tail` made of earlier sites, by op type, version and
-    serialized attributes (identical attributes decide identically)."""
+    ``names``: its input names. ``forms``: what :func:`_form`, :func:`_tail` and :func:`_shape_of`
+    made of earlier sites, by op type, version and serialized attributes (identical attributes
+    decide identically) or by serialized type."""
     graph = tracer.graph
 
-    def names(trace: ValueTrace) -> tuple[str, ...]:
+    def node_names(trace: ValueTrace) -> tuple[str, ...]:
         return tuple(graph.node[i].name or graph.node[i].output[0] for i in trace.nodes)
 
     op_type = node.op_type  # each read of a proto field costs a lookup: read once
@@ -374,7 +399,7 @@ def _describe(
     if form is None:
         form = forms[key] = _form(node, op_version)
     notes = list(form.notes)
-    inputs = node.input[:] + [""] * 4
+    inputs = names + [""] * 4
     x_name = inputs[0]
     scales_tensor = sizes_tensor = roi_tensor = ""
     scales: Optional[tuple[float, ...]] = None
@@ -393,7 +418,7 @@ def _describe(
         sizes_tensor = inputs[slots.sizes] if slots.sizes is not None else ""
         trace = tracer.trace(scales_tensor)
         scales_source = trace.source
-        scales_nodes = names(trace) if trace.nodes else ()
+        scales_nodes = node_names(trace) if trace.nodes else ()
         problems.extend(
             semantics.input_type_problems(op_type, op_version, "scales", _dtype_of(scales_tensor, trace, infos))
         )
@@ -409,7 +434,7 @@ def _describe(
         if sizes_tensor:
             size_trace = tracer.trace(sizes_tensor)
             sizes_source = size_trace.source
-            sizes_nodes = names(size_trace) if size_trace.nodes else ()
+            sizes_nodes = node_names(size_trace) if size_trace.nodes else ()
             problems.extend(
                 semantics.input_type_problems(op_type, op_version, "sizes", _dtype_of(sizes_tensor, size_trace, infos))
             )
@@ -419,12 +444,7 @@ def _describe(
                 sizes = _ints(size_trace.value.reshape(-1))
             if size_trace.reason:
                 notes.append(f"sizes: {size_trace.reason}")
-    x_shape = static_shape(infos.get(x_name))
-    if x_shape is not None and x_name not in declared:
-        shape_key = ("shape", x_shape)  # names inference invents (unk__12) are not stable: unknown, once per shape
-        if shape_key not in forms:
-            forms[shape_key] = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in x_shape)
-        x_shape = forms[shape_key]
+    x_shape = _shape_of(infos.get(x_name), x_name in declared, forms)
     if x_shape is None and x_name in tracer.initializers:
         x_shape = tuple(int(d) for d in tracer.initializers[x_name].dims)
     axes = form.axes
