@@ -322,8 +322,9 @@ def downstream_tensors(graph: "GraphProto", start: Iterable[str]) -> set[str]:
         hit = not tainted.isdisjoint(node.input)
         if not hit and len(node.attribute):
             hit = any(not tainted.isdisjoint(outer_reads(sub)) for sub in subgraphs(node))
-        if hit:
-            tainted.update(out for out in node.output if out)
+        if hit:  # the outputs at once, then the "" of an omitted optional output out again: no generator per node
+            tainted.update(node.output)
+            tainted.discard("")
     if empty:
         tainted.add("")
     return tainted

@@ -153,6 +153,37 @@ def _chain(name: str, scopes: dict[str, "core_graph.Scope"]) -> list[str]:
     return chain
 
 
+def _rewire(node: NodeProto, plan: Plan, source: str, extra: list[NodeProto], taken: "core_graph.NameSet") -> None:
+    """The site's node reads its scales from ``source``; a sizes site also drops its sizes (and
+    Resize-11/12 gets a roi Constant in ``extra`` where its roi slot is empty); trailing "" dropped."""
+    legacy = plan.site.op_type == "Upsample" or plan.site.op_version == 10
+    slot = 1 if legacy else 2
+    if plan.source != "sizes" and slot < len(node.input) and node.input[-1]:
+        # the usual site: only the slot changes (none appended, no trailing "" to drop, no sizes or
+        # roi slot touched), so one field is set instead of the node's inputs rebuilt, once per site
+        node.input[slot] = source
+        return
+    inputs = list(node.input)
+    while len(inputs) <= slot:
+        inputs.append("")
+    inputs[slot] = source
+    if plan.source == "sizes":
+        if len(inputs) > 3:
+            inputs[3] = ""
+        if plan.site.op_version in (11, 12) and not inputs[1]:
+            roi = core_graph.unique_name(taken, f"{plan.label}_roi".replace(" ", "_"))
+            extra.append(
+                helper.make_node(
+                    "Constant", [], [roi], name=roi, value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])
+                )
+            )
+            inputs[1] = roi
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    del node.input[:]
+    node.input.extend(inputs)
+
+
 def rewrite(
     model: ModelProto,
     plans: list[Plan],
@@ -210,7 +241,7 @@ def rewrite(
             old_tensors += freed
             continue
         node = by_output[plan.site.output_name]
-        extra = before.setdefault(plan.site.scope, {}).setdefault(plan.site.output_name, [])
+        extra: list[NodeProto] = []  # what goes before the site: a factor Concat, a roi Constant
         source = plan.input_name
         if factor and plan.prefix:
             key = (plan.site.scope, plan.input_name, plan.prefix)  # a graph never reads a body's tensor
@@ -231,32 +262,9 @@ def rewrite(
                 )
                 expansions[key] = full_name
             source = expansions[key]
-        inputs = list(node.input)
-        legacy = plan.site.op_type == "Upsample" or plan.site.op_version == 10
-        slot = 1 if legacy else 2
-        while len(inputs) <= slot:
-            inputs.append("")
-        inputs[slot] = source
-        if plan.source == "sizes":
-            if len(inputs) > 3:
-                inputs[3] = ""
-            if plan.site.op_version in (11, 12) and not inputs[1]:
-                roi = core_graph.unique_name(taken, f"{plan.label}_roi".replace(" ", "_"))
-                extra.append(
-                    helper.make_node(
-                        "Constant", [], [roi], name=roi, value=helper.make_tensor(roi, TensorProto.FLOAT, [0], [])
-                    )
-                )
-                inputs[1] = roi
-        while inputs and inputs[-1] == "":
-            inputs.pop()
-        if plan.source != "sizes" and len(inputs) == len(node.input):
-            # only the slot changed (no slot appended, no trailing "" dropped, no sizes or roi slot
-            # touched): one field set instead of rebuilding the node's inputs, once per site
-            node.input[slot] = source
-        else:
-            del node.input[:]
-            node.input.extend(inputs)
+        _rewire(node, plan, source, extra, taken)
+        if extra:  # most sites insert nothing: no empty list kept per site
+            before.setdefault(plan.site.scope, {}).setdefault(plan.site.output_name, []).extend(extra)
     for name, inserts in before.items():
         _splice(scopes[name].graph, {k: v for k, v in inserts.items() if v})
 
@@ -291,9 +299,18 @@ def rewrite(
     owners = {}
     for plan in plans:
         owners.setdefault(plan.input_name, plan)
+    types: dict[int, onnx.TypeProto] = {}  # per length, the type its first input was given: the others copy it
     for name in names:
         value = [float(v) for v in owners[name].fed]
-        core_graph.add_tensor_value_info(graph.input, name, TensorProto.FLOAT, [len(value)])
+        made = types.get(len(value))
+        if made is None:
+            core_graph.add_tensor_value_info(graph.input, name, TensorProto.FLOAT, [len(value)])
+            made = types[len(value)] = onnx.TypeProto()
+            made.CopyFrom(graph.input[-1].type)
+        else:  # the same entry, one copy in C instead of a type built field by field (one input per site)
+            entry = graph.input.add()
+            entry.name = name
+            entry.type.CopyFrom(made)
         default = None
         if keep_default:
             graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(value, dtype=np.float32), name))

@@ -36,13 +36,9 @@ def _is_generated(dim_param: str) -> bool:
     return dim_param.startswith("unk__")
 
 
-def _declared_dim_names(model: ModelProto) -> set[str]:
-    names: set[str] = set()
-    for value in list(model.graph.input) + list(model.graph.output):
-        for dim in value.type.tensor_type.shape.dim:
-            if dim.HasField("dim_param"):
-                names.add(dim.dim_param)
-    return names
+def _dim_names(values: Any) -> set[str]:
+    """The symbolic dim names of ``values`` (a graph's inputs or outputs)."""
+    return {dim.dim_param for value in values for dim in value.type.tensor_type.shape.dim if dim.HasField("dim_param")}
 
 
 def body_levels(model: ModelProto, sites: list[Any]) -> tuple[list[tuple[Any, list[str]]], list[str]]:
@@ -129,8 +125,9 @@ def refresh_shapes(
     affected = [o for o in graph.output if o.name in down]
     if not affected and not had_info:
         return [], None
-    input_dims = {d.dim_param for v in graph.input for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
-    taken = _declared_dim_names(model)
+    # one walk over the inputs (a rewrite has just added one per site): the inputs' names, then every declared one
+    input_dims = _dim_names(graph.input)
+    taken = input_dims | _dim_names(graph.output)
     graph.value_info.extend(
         helper.make_tensor_value_info(name, TensorProto.UNDEFINED, dims) for name, dims in hints.items()
     )
