@@ -42,11 +42,27 @@ EXTERNAL_DATA_DIR_KEY = "onnxtool.external_data_dir"
 _FS_HEX = "fs-hex:"
 
 
-def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+#: The attribute types whose value field holds a tensor or a graph. In a model the ONNX checker has
+#: accepted, only these attributes hold any (its check_attribute: a set value field matches the type).
+_HOLDING_TYPES = frozenset(
+    {
+        onnx.AttributeProto.TENSOR,
+        onnx.AttributeProto.SPARSE_TENSOR,
+        onnx.AttributeProto.GRAPH,
+        onnx.AttributeProto.TENSORS,
+        onnx.AttributeProto.GRAPHS,
+    }
+)
+
+
+def iter_graph_tensors(graph: onnx.GraphProto, *, checked: bool = False) -> Iterator[TensorProto]:
     """Every TensorProto of a graph: initializers, sparse initializers, node attributes, subgraphs.
 
     Iterative (a work list of graphs), so subgraphs nested deeper than Python's recursion
-    limit are walked like any other."""
+    limit are walked like any other. ``checked``: the model passed the ONNX checker, so an
+    attribute's type says whether it holds a tensor or a graph (one read instead of five tests
+    per attribute); never for a model the checker has not accepted, whose attribute of another
+    type may hold one too."""
     pending = [graph]
     while pending:
         current = pending.pop()
@@ -54,28 +70,33 @@ def iter_graph_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
         for sparse in current.sparse_initializer:
             yield sparse.values
             yield sparse.indices
-        yield from _node_tensors(current.node, pending)
+        yield from _node_tensors(current.node, pending, checked)
 
 
-def iter_node_tensors(nodes: Iterable[onnx.NodeProto]) -> Iterator[TensorProto]:
-    """Every TensorProto held by the nodes' attributes, their subgraphs included."""
+def iter_node_tensors(nodes: Iterable[onnx.NodeProto], *, checked: bool = False) -> Iterator[TensorProto]:
+    """Every TensorProto held by the nodes' attributes, their subgraphs included (``checked``: as
+    :func:`iter_graph_tensors`)."""
     subgraphs: list[onnx.GraphProto] = []
-    yield from _node_tensors(nodes, subgraphs)
+    yield from _node_tensors(nodes, subgraphs, checked)
     for graph in subgraphs:
-        yield from iter_graph_tensors(graph)
+        yield from iter_graph_tensors(graph, checked=checked)
 
 
-def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list) -> Iterator[TensorProto]:
+def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list, checked: bool) -> Iterator[TensorProto]:
     """The tensors the nodes' attributes hold directly; their subgraphs are appended to ``subgraphs``."""
     for node in nodes:
         attributes = node.attribute
         if not attributes:  # most nodes: a generator step per node cost a whole load's parse on big graphs
             continue
         for attr in attributes:
-            # Most attributes (ints, floats, strings) hold none of the five: test them all first, as plain
-            # truth tests, so those skip the empty `yield from`/extend below (most of the walk's time).
-            # Exact: the body below does something only when one of these five is set or non-empty.
-            if not (
+            # Most attributes (ints, floats, strings) hold none of the five: skip them before the empty
+            # `yield from`/extend below (most of the walk's time). Exact: the body below does something
+            # only when one of these five is set or non-empty, which in a checked model only an attribute
+            # of a holding type can be; otherwise all five are tested, as plain truth tests.
+            if checked:
+                if attr.type not in _HOLDING_TYPES:
+                    continue
+            elif not (
                 attr.HasField("t")
                 or attr.HasField("sparse_tensor")
                 or attr.HasField("g")
@@ -94,11 +115,12 @@ def _node_tensors(nodes: Iterable[onnx.NodeProto], subgraphs: list) -> Iterator[
             subgraphs.extend(attr.graphs)
 
 
-def iter_model_tensors(model: ModelProto) -> Iterator[TensorProto]:
-    """Every TensorProto of the model: main graph, subgraphs and model-local functions."""
-    yield from iter_graph_tensors(model.graph)
+def iter_model_tensors(model: ModelProto, *, checked: bool = False) -> Iterator[TensorProto]:
+    """Every TensorProto of the model: main graph, subgraphs and model-local functions (``checked``:
+    the model passed the ONNX checker, see :func:`iter_graph_tensors`)."""
+    yield from iter_graph_tensors(model.graph, checked=checked)
     for function in model.functions:
-        yield from iter_node_tensors(function.node)
+        yield from iter_node_tensors(function.node, checked=checked)
 
 
 def is_external(tensor: TensorProto) -> bool:

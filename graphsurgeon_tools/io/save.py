@@ -93,6 +93,7 @@ def save_model(
     external_data_dir: Optional[PathLike] = None,
     share_data: bool = False,
     in_place: bool = False,
+    checked: bool = False,
 ) -> Path:
     """Write ``model`` to ``path`` atomically and return the path written.
 
@@ -105,6 +106,10 @@ def save_model(
             data then breaks the output too). In any other folder the data is copied regardless.
         in_place: ``path`` is the file the model was read from, and replacing it is meant
             (the write guard refuses it otherwise when the read was tracked).
+        checked: the model passed the ONNX checker (as every pass's result has): the tensor walk
+            reads each node attribute's type instead of testing its five tensor and graph fields
+            (:func:`~graphsurgeon_tools.io.external_data.iter_model_tensors`). Never for a model the
+            checker has not accepted: a tensor in an attribute of another type would be missed.
 
     Raises :class:`UsageError` for an unusable destination, a target that is a file the
     command reads, or a failed write; :class:`UnsafeExternalDataError` for broken references.
@@ -116,7 +121,7 @@ def save_model(
     if recorded is not None:
         saved_entry = (model.metadata_props[recorded].key, model.metadata_props[recorded].value)
     base = Path(external_data_dir) if external_data_dir is not None else recorded_data_dir(model)
-    tensors = list(iter_model_tensors(model))  # one walk: the external ones and the inline size
+    tensors = list(iter_model_tensors(model, checked=checked))  # one walk: the external ones and the inline size
     external = [t for t in tensors if is_external(t)]
     refs = external_tensor_refs(model, base) if external else []
     shared_folder = bool(refs) and share_data and base is not None and base.resolve() == path.parent.resolve()

@@ -11,10 +11,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.external_data_helper import convert_model_to_external_data
 
 import graphsurgeon_tools.io as gio
 from graphsurgeon_tools.errors import InvalidModelError, UnsafeExternalDataError, UsageError
 from graphsurgeon_tools.io import EXTERNAL_DATA_DIR_KEY, external_data_dir, load_model, save_model
+from graphsurgeon_tools.io.external_data import iter_model_tensors
 
 
 def _matmul_model(size: int = 64) -> onnx.ModelProto:
@@ -320,3 +322,86 @@ def test_external_data_copy_reports_a_full_disk_instead_of_falling_back(
     with pytest.raises(OSError) as info:
         gio.atomic.copy_file(source, dest)
     assert info.value.errno == errno.ENOSPC
+
+
+# ----------------------------------------------------------------------------- the checked tensor walk
+
+
+def _tensors_everywhere() -> onnx.ModelProto:
+    """A model the ONNX checker accepts with tensors in every place an attribute can hold one (a tensor,
+    a sparse tensor, a tensor list, graphs and graph lists with tensors inside) beside attributes of
+    other types (ints, floats, strings) and nodes with none."""
+
+    def constant(name: str, values: list[float]) -> onnx.NodeProto:
+        return helper.make_node(
+            "Constant", [], [name], value=numpy_helper.from_array(np.array(values, np.float32), name)
+        )
+
+    def body(name: str, value: float) -> onnx.GraphProto:
+        return helper.make_graph(
+            [constant(f"{name}_c", [value, value])],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_c", TensorProto.FLOAT, [2])],
+        )
+
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([5.0], np.float32), "sv"),
+        numpy_helper.from_array(np.array([1], np.int64), "si"),
+        [3],
+    )
+    nodes = [
+        constant("c", [1.0, 2.0, 3.0]),
+        helper.make_node("Constant", [], ["s"], sparse_value=sparse),
+        helper.make_node("Constant", [], ["k"], value_ints=[1, 2]),
+        helper.make_node("Gemm", ["x", "w", "c"], ["g"], alpha=2.0, beta=1.0, transB=1),
+        helper.make_node("If", ["cond"], ["branch"], then_branch=body("then", 1.0), else_branch=body("else", 2.0)),
+        helper.make_node("Relu", ["g"], ["y"]),
+        helper.make_node(
+            "Holder",
+            [],
+            ["h"],
+            domain="test.holder",
+            tensors=[numpy_helper.from_array(np.ones(2, np.float32), "t1")],
+            graphs=[body("listed", 3.0)],
+            label="a string",
+            count=4,
+        ),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3]),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(np.eye(3, dtype=np.float32), "w")],
+    )
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("test.holder", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def test_the_checked_tensor_walk_finds_what_the_full_walk_finds() -> None:
+    model = _tensors_everywhere()
+    onnx.checker.check_model(model)
+    full = [t.SerializeToString() for t in iter_model_tensors(model)]
+    assert len(full) == 8  # w, c, the sparse tensor's values and indices, t1, and the three bodies' constants
+    assert [t.SerializeToString() for t in iter_model_tensors(model, checked=True)] == full
+
+
+def test_a_checked_save_writes_what_the_full_save_writes(tmp_path: Path) -> None:
+    # Attribute tensors with their bytes in a data file: both walks find them, so both saves copy the
+    # data and point the model at the copy.
+    model = _tensors_everywhere()
+    (tmp_path / "src").mkdir()
+    convert_model_to_external_data(model, location="m.data", size_threshold=0, convert_attribute=True)
+    onnx.save(model, tmp_path / "src" / "m.onnx")
+    written = {}
+    for checked in (False, True):
+        folder = tmp_path / f"checked={checked}"
+        folder.mkdir()
+        save_model(load_model(tmp_path / "src" / "m.onnx"), folder / "out.onnx", checked=checked)
+        written[checked] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert sorted(written[True]) == ["out.onnx", "out.onnx.data"]
+    assert written[True] == written[False]
