@@ -305,7 +305,8 @@ def forward_resize(
     builder = Builder(model)
     graph = model.graph
     index_of = _positions(graph, chosen)
-    replaced_inputs: list[str] = []
+    # what the plugin nodes no longer read, each name once (see _swap_site), for the one cleanup below
+    replaced_inputs: dict[str, None] = {}
     for site in chosen:
         position = index_of[site.output_name]
         orig = before.get(site.output_name, site)
@@ -326,7 +327,7 @@ def forward_resize(
             types,
             ranks[site.output_name],
             replaced_inputs,
-            full_rank_view(orig, ranks[site.output_name]),
+            orig,
             result,
             scales_before=orig.scales if orig.has_constant_scales else None,
             decided=freedom.get(_label(orig)),
@@ -355,7 +356,7 @@ def forward_resize(
         ]
     if result.rewritten:
         opsets.ensure_opset_import(model, domain)
-        result.removed_nodes.extend(core_graph.remove_unused(graph, replaced_inputs))
+        result.removed_nodes.extend(core_graph.remove_unused(graph, list(replaced_inputs)))
         if len(result.new_inputs) != recorded:  # size tensors too: validate's "original" point
             # (the same entries again would write the same record: nothing changed the inputs since)
             record_original_values(model, result.new_inputs)
@@ -391,7 +392,7 @@ def _swap_site(
     count: int,
     types: dict[str, Any],
     rank: Optional[int],
-    replaced_inputs: list[str],
+    replaced_inputs: dict[str, None],
     original: ResizeSite,
     result: SwapPluginResult,
     *,
@@ -399,7 +400,7 @@ def _swap_site(
     decided: Any,
 ) -> SwappedNode:
     """Swap one chosen site (``_choose`` has refused everything that cannot be swapped).
-    ``original``: the site as given, full-rank view (its constant scales/sizes, before make-dynamic);
+    ``original``: the site as given (its constant scales/sizes, before make-dynamic);
     ``scales_before`` and ``decided`` (its Freedom, or None) are reported with it."""
     notes: list[str] = []
     extra: list[NodeProto] = []
@@ -425,7 +426,8 @@ def _swap_site(
     else:
         assert rank is not None  # refused in _choose otherwise
         if size_input is not None:
-            second = size_tensor.size_input(model, builder, original, size_input, count, rank, elem, result.new_inputs)
+            given = full_rank_view(original, rank)  # its full-rank scales/sizes, as the plugin reads them
+            second = size_tensor.size_input(model, builder, given, size_input, count, rank, elem, result.new_inputs)
         elif site.scales_source != ValueSource.ABSENT:
             second = size_tensor.from_scales(builder, extra, base, site.input_name, scales_name, rank, elem)
             if (
@@ -444,7 +446,12 @@ def _swap_site(
         )
     fixed = {shape_input.SHAPE_INPUT_INDICES: [1]} if signature == shape_input.SIGNATURE else {}
     attrs, template = builder.plugin_attributes(spec, refusals.site_semantics(site), fixed)
-    replaced_inputs.extend(i for i in node.input[1:] if i and i != second)
+    for name in node.input[1:]:
+        if name and name != second:
+            # once, at its last replacement: remove_unused pops candidates from the end, so it meets each name
+            # first where a list of every replacement had it, and a repeat changes nothing (one roi, not 2,000)
+            replaced_inputs.pop(name, None)
+            replaced_inputs[name] = None
     # the node becomes what helper.make_node(op_type, inputs, outputs, name=, domain=) makes, in place:
     # the template's attributes (one copy in C), then the fields make_node sets
     name = node.name
