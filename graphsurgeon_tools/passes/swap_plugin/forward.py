@@ -128,7 +128,7 @@ def _choose(
             )
             or refusals.rank_refusal(site, rank, signature)
             or refusals.resize_refusal(view, signature)
-            or refusals.sizes_or_scales_refusal(site, signature, keep_constant, sources.of_site(site).get("sizes"))
+            or refusals.sizes_or_scales_refusal(site, signature, keep_constant, sources)
         )
         if refusal:
             result.skipped.append(Skip(_label(site), site.op_type, refusal))

@@ -94,13 +94,12 @@ def attribute_conditions_hold(spec: PluginSpec, attrs: dict[str, Any]) -> Option
     return None
 
 
-def sizes_or_scales_refusal(
-    site: Any, signature: str, keep_constant: bool, sizes_source: Optional[str] = None
-) -> Optional[Refusal]:
+def sizes_or_scales_refusal(site: Any, signature: str, keep_constant: bool, sources: Any = None) -> Optional[Refusal]:
     """A sizes-driven site that the scales signature cannot take (a site with neither input is
-    refused before, by resize.sanity). ``sizes_source``: where run-time sizes come from
-    (resize.shape_source), added to the reason."""
+    refused before, by resize.sanity). ``sources``: a resize.shape_source.SourceNotes, asked where
+    run-time sizes come from (added to the reason) only for a site refused here."""
     if signature == "scales" and site.scales_source == ValueSource.ABSENT and (keep_constant or site.sizes is None):
+        sizes_source = sources.of_site(site).get("sizes") if sources is not None else None
         reason = (
             'driven by sizes, not scales: use signature="size-tensor" '
             "(or make_dynamic_scale with from_sizes=True first)"
