@@ -19,8 +19,9 @@ command (models, data files, specs, arrays) no write of the same command may rep
 warnings (numpy's RuntimeWarnings and the like) are kept off stderr (``ONNXTOOL_DEBUG=1`` shows
 them), and text that cannot be encoded (a file name that is not UTF-8) is written with
 backslash escapes instead of failing. As a script (``main()`` without argv), the cyclic garbage
-collector stays off for the command, and the objects alive at the end are frozen out of its sight
-before the exit (its passes cost tens of milliseconds and free nothing a one-shot command needs freed).
+collector stays off for the command (its passes cost tens of milliseconds and free nothing a one-shot
+command needs freed), and the process ends without the interpreter's teardown once the atexit
+functions have run and the standard streams are flushed (:func:`_end_process`).
 
 Requires: typer only at import (commands import heavy libraries inside their bodies).
 Ensures: exactly one line on stderr per failure; the exit code of the error class.
@@ -29,15 +30,17 @@ Does NOT catch bugs as user errors: an unexpected exception is reported as inter
 
 from __future__ import annotations
 
+import atexit
 import errno
 import gc
 import io
 import os
 import sys
+import threading
 import traceback
 import warnings
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, NoReturn, Optional, Sequence
 
 import typer
 
@@ -191,12 +194,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if code == ExitCode.OUTPUT_IO:
             _discard_stdout()
     if argv is None:
-        # The process ends here. The interpreter's last collection at shutdown would still walk every
-        # object the imports made (onnx, numpy, protobuf, typer: ~45,000, some 20-50 ms) to free almost
-        # nothing: they are frozen out of its sight.
+        _end_process(int(code))
+    return int(code)
+
+
+def _end_process(code: int) -> NoReturn:
+    """End the console process with ``code`` as a normal exit does, less the interpreter's teardown.
+
+    A normal exit waits for the other threads, runs the atexit functions, flushes the standard
+    streams, then frees every module and object one by one (~15 ms after a 2,000-site rewrite, for
+    memory the operating system takes back at once) and collects what is left. Here the first three
+    steps run and the process ends. With another thread still running, the exit is the normal one,
+    the objects the imports made frozen out of its last collection's sight (~45,000: 20-50 ms)."""
+    if threading.active_count() > 1:
         gc.freeze()
         sys.exit(code)
-    return int(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a report that cannot be written was exit 6 already
+            pass
+    os._exit(code)
 
 
 def _run(args: list[str], stdout: _ReportStream) -> int:
