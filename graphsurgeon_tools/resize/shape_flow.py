@@ -94,9 +94,9 @@ class ShapeFlow:
         #: node index -> (node, its inputs, its outputs, its kind): read once from the proto by the base pass
         self._facts: list[tuple["NodeProto", list[str], list[str], int]] = []
         self._schemas: dict[tuple[str, str], Any] = {}
-        #: node index -> {(X's element type, X's shape): output} of a Resize of resize_by_scales_form at its
+        #: (node index, X's element type, X's shape) -> output of a Resize of resize_by_scales_form at its
         #: base scales, filled by downstream passes (a site's probe meets the same nodes again and again)
-        self._resized: dict[int, dict[tuple[int, Any], Optional[Tensor]]] = {}
+        self._resized: dict[tuple[int, int, Any], Optional[Tensor]] = {}
         self.base: dict[str, Tensor] = {}
         self.base_clash: Optional[Clash] = None
         self._seed(input_shapes or {}, probe_dims)
@@ -167,7 +167,7 @@ class ShapeFlow:
                 budget[0] -= 1
             node, names, outs, kind = facts[index]
             if kind and index not in overrides:
-                # _known's answer without the full input list: X (and a Resize's scales) is all it reads
+                # the base pass's quick answer: X (and a Resize's scales) is all it reads
                 x_name = names[0]
                 x = (state_get(x_name) or base_get(x_name, UNKNOWN)) if x_name else UNKNOWN  # a Tensor is truthy
                 new: Optional[Tensor] = None
@@ -178,14 +178,12 @@ class ShapeFlow:
                     s_name = names[2]
                     if s_name in state:  # the scales changed too: no memo (keyed by X alone)
                         new = resize_by_scales(x, state[s_name])
-                    else:  # the base scales: the answer is a function of X's type and shape, kept per node
-                        memo = resized_at.get(index)
-                        if memo is None:
-                            memo = resized_at[index] = {}
-                        key = (x.elem, x.shape)
-                        new = memo.get(key, _UNSEEN)
+                    else:  # the base scales: the answer is a function of the node and X's type and shape
+                        key = (index, x.elem, x.shape)
+                        new = resized_at.get(key, _UNSEEN)
                         if new is _UNSEEN:
-                            new = memo[key] = resize_by_scales(x, base_get(s_name, UNKNOWN) if s_name else UNKNOWN)
+                            scales = base_get(s_name, UNKNOWN) if s_name else UNKNOWN
+                            new = resized_at[key] = resize_by_scales(x, scales)
                 if new is not None:  # the one output, as the loop below takes it, without the dict
                     name = outs[0]
                     if not name:
@@ -203,7 +201,7 @@ class ShapeFlow:
                             push(heap, nxt)
                     continue
                 inputs = [(state[n] if n in state else base_get(n, UNKNOWN)) if n else UNKNOWN for n in names]
-                outputs = self._node(node, inputs)  # what _known falls back on
+                outputs = self._node(node, inputs)  # no quick answer: the general rules, as in the base pass
                 if isinstance(outputs, Clash):
                     if all(base_get(o, UNKNOWN).shape is not None for o in outs if o):
                         return outputs, None
@@ -272,20 +270,28 @@ class ShapeFlow:
             ):
                 kind = _OTHER
             facts.append((node, names, outs, kind))
-            if kind == _UNARY:  # _known's answer inline: a chain of such ops is most of a big graph
+            # A known kind's quick answer, read from X (and a Resize's scales) without the input list: a
+            # chain of such ops (Relu..., or Resize sites) is most of a big graph. Where it has none, the
+            # general rules decide (no clash rule applies to either kind).
+            if kind == _UNARY:
                 first = base_get(names[0], UNKNOWN)
                 if first.static and first.elem:
                     if outs[0]:
                         base[outs[0]] = first if first.value is None else Tensor(first.elem, first.shape)
                     continue
+            elif kind == _RESIZE:
+                x = base_get(names[0], UNKNOWN) if names[0] else UNKNOWN
+                resized = resize_by_scales(x, base_get(names[2], UNKNOWN) if names[2] else UNKNOWN)
+                if resized is not None:
+                    if outs[0]:
+                        base[outs[0]] = resized
+                    continue
             inputs = [base_get(n, UNKNOWN) if n else UNKNOWN for n in names]
-            if kind:
-                outputs = self._known(node, inputs, outs, kind)
-            else:
+            if not kind:
                 clash = clash_at(node, inputs, [])
                 if clash is not None and self.base_clash is None:
                     self.base_clash = clash
-                outputs = self._node(node, inputs)
+            outputs = self._node(node, inputs)
             if isinstance(outputs, Clash):
                 outputs = {}  # ONNX cannot say: unknown from here (not a clash of ours)
             for name in outs:
@@ -293,19 +299,6 @@ class ShapeFlow:
                     base[name] = outputs.get(name, UNKNOWN)
 
     # -- one node -------------------------------------------------------------------------
-    def _known(self, node: "NodeProto", inputs: list[Tensor], outs: tuple[str, ...], kind: int) -> Any:
-        """:meth:`_node`'s answer for a node of a known kind (no clash rule applies to it): the
-        quick rule's output straight away, the general rules (a Clash included) where it has none."""
-        first = inputs[0]
-        if kind == _UNARY:
-            if first.static and first.elem:
-                return {outs[0]: first if first.value is None else Tensor(first.elem, first.shape)}
-        else:
-            resized = resize_by_scales(first, inputs[2])
-            if resized is not None:
-                return {outs[0]: resized}
-        return self._node(node, inputs)
-
     def _schema(self, node: "NodeProto") -> Any:
         domain = node.domain or ""
         key = (node.op_type, domain)
