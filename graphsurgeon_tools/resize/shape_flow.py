@@ -16,7 +16,9 @@ Requires: a ModelProto whose main graph is topologically sorted. Graph inputs wh
 are not positive integers are probed at ``probe_dims`` (batch 1, other axes 128) unless
 ``input_shapes`` says otherwise. Ensures: never changes or runs the model; reads only
 small initializers (at most :data:`MAX_VALUE_ELEMENTS` elements); one base pass; a
-downstream pass visits each node of the cone at most once. Does NOT look into If/Loop
+downstream pass visits each node of the cone at most once, and counts as visits the rest
+of a walk it takes from an earlier walk's memory instead of making it again (the answer
+and the budget spent are those of the walk made). Does NOT look into If/Loop
 bodies (their outputs are unknown) and does NOT know custom-domain ops (unknown outputs).
 """
 
@@ -97,6 +99,8 @@ class ShapeFlow:
         #: (node index, X's element type, X's shape) -> output of a Resize of resize_by_scales_form at its
         #: base scales, filled by downstream passes (a site's probe meets the same nodes again and again)
         self._resized: dict[tuple[int, int, Any], Optional[Tensor]] = {}
+        #: :meth:`_rest_key` -> (visits, clash, first lost node) of the rest of a one-override walk from there
+        self._rests: dict[tuple, tuple[int, Optional[Clash], Optional[str]]] = {}
         self.base: dict[str, Tensor] = {}
         self.base_clash: Optional[Clash] = None
         self._seed(input_shapes or {}, probe_dims)
@@ -147,11 +151,22 @@ class ShapeFlow:
 
         Returns (clash or None, lost): ``lost`` names the first node after which a changed shape
         became unknown (then finding no clash proves nothing). ``budget``: a one-element list of
-        node visits left, shared across calls and spent in place; raises BudgetSpent at zero."""
+        node visits left, shared across calls and spent in place; raises BudgetSpent at zero.
+
+        A walk from one override remembers its rest from each node where its heap runs dry (see
+        :meth:`_rest_key`); a later walk that comes there in the same state takes that rest's answer
+        and spends its visits without making them (a chain of 2,000 sites: each site's walk makes
+        two visits, not one per site below it, and the budget runs down as it always did)."""
         heap = sorted(set(overrides))
         seen = set(heap)
         state: dict[str, Tensor] = {}
         lost: list[str] = []
+        # The rests this walk will remember: (key, visits made before it). None: it neither remembers
+        # nor looks one up (several overrides, whose functions a rest would depend on; or a changed
+        # tensor read at or above its producer, which makes the rest depend on the way the walk came).
+        marks: Optional[list[tuple[tuple, int]]] = [] if len(overrides) == 1 else None
+        visits = 0
+        rests = self._rests
         base = self.base
         base_get = base.get
         facts = self._facts
@@ -161,10 +176,26 @@ class ShapeFlow:
         pop, push = heapq.heappop, heapq.heappush
         while heap:
             index = pop(heap)
+            if marks is not None and not heap and index not in overrides:
+                key = self._rest_key(index, state)
+                rest = rests.get(key) if key is not None else None
+                if rest is not None:
+                    spent, clash, rest_lost = rest
+                    if budget is not None:
+                        if budget[0] < spent:  # the rest would have run out on the way, as below
+                            budget[0] = 0
+                            raise BudgetSpent()
+                        budget[0] -= spent
+                    visits += spent
+                    result = (clash, None) if clash is not None else (None, lost[0] if lost else rest_lost)
+                    break
+                if key is not None and not lost:  # (a rest's first lost node is then this walk's)
+                    marks.append((key, visits))
             if budget is not None:
                 if budget[0] <= 0:
                     raise BudgetSpent()
                 budget[0] -= 1
+            visits += 1
             node, names, outs, kind = facts[index]
             if kind and index not in overrides:
                 # the base pass's quick answer: X (and a Resize's scales) is all it reads
@@ -195,7 +226,10 @@ class ShapeFlow:
                     if new.shape == old.shape and (new.value is None and old.value is None or new.same_as(old)):
                         continue
                     state[name] = new
-                    for nxt in consumers.get(name, ()):
+                    readers = consumers.get(name, ())
+                    if marks is not None and readers and readers[0] <= index:  # readers are in node order
+                        marks = None
+                    for nxt in readers:
                         if nxt not in seen:
                             seen.add(nxt)
                             push(heap, nxt)
@@ -204,7 +238,8 @@ class ShapeFlow:
                 outputs = self._node(node, inputs)  # no quick answer: the general rules, as in the base pass
                 if isinstance(outputs, Clash):
                     if all(base_get(o, UNKNOWN).shape is not None for o in outs if o):
-                        return outputs, None
+                        result = (outputs, None)
+                        break
                     outputs = {}
             else:
                 inputs = [(state[n] if n in state else base_get(n, UNKNOWN)) if n else UNKNOWN for n in names]
@@ -213,11 +248,13 @@ class ShapeFlow:
                 else:
                     clash = clash_at(node, inputs, [n for n in names if n in state])
                     if clash is not None:
-                        return clash, None
+                        result = (clash, None)
+                        break
                     outputs = self._node(node, inputs)
                 if isinstance(outputs, Clash):
                     if all(base_get(o, UNKNOWN).shape is not None for o in outs if o):
-                        return outputs, None
+                        result = (outputs, None)
+                        break
                     outputs = {}
             for name in outs:
                 new = outputs.get(name, UNKNOWN) if name else None
@@ -228,11 +265,35 @@ class ShapeFlow:
                 if new.same_as(base_get(name, UNKNOWN)):
                     continue
                 state[name] = new
-                for nxt in consumers.get(name, ()):
+                readers = consumers.get(name, ())
+                if marks is not None and readers and readers[0] <= index:
+                    marks = None
+                for nxt in readers:
                     if nxt not in seen:
                         seen.add(nxt)
                         push(heap, nxt)
-        return None, (lost[0] if lost else None)
+        else:
+            result = (None, lost[0] if lost else None)
+        for key, before in marks or ():
+            rests[key] = (visits - before, *result)
+        return result
+
+    def _rest_key(self, index: int, state: Mapping[str, Tensor]) -> Optional[tuple]:
+        """What the rest of a walk depends on when its heap runs dry at node ``index``, every push so
+        far having gone down the graph: the node and the changed tensors it reads. No other changed
+        tensor is read again (its readers would be on the heap), and everything else is the base.
+        None where that is no cheap key: a node of the general rules (a body reads more than its
+        inputs) or a changed tensor holding a value."""
+        _, names, _, kind = self._facts[index]
+        if not kind:
+            return None
+        key: list[Any] = [index]
+        for name in names:
+            tensor = state.get(name) if name else None
+            if tensor is not None and tensor.value is not None:
+                return None
+            key.append(None if tensor is None else (tensor.elem, tensor.shape))
+        return tuple(key)
 
     def _run_base(self) -> None:
         """The base pass, in node order. It also records each node's inputs, outputs and kind and

@@ -282,3 +282,50 @@ def test_shape_flow_follows_resize_scales_exactly_as_onnx_inference_does():
         )
         assert quick.shape == tuple(d.dim_value for d in inferred["y"].tensor_type.shape.dim), (shape, scales)
     assert decided > 250
+
+
+def _chain(sites: int, tail: str = "", outputs: str = "float[1,3,8,8] y") -> onnx.ModelProto:
+    """x -> ``sites`` Resize x1 sites in a chain (r0 .. r{n-1}) -> ``tail`` (which must make ``y``)."""
+    steps = "\n".join(
+        f'r{i} = Resize <mode = "nearest"> ({"x" if i == 0 else f"r{i - 1}"}, roi, s)' for i in range(sites)
+    )
+    return _parse(f"""
+    chain (float[1,3,8,8] x, float[1,3,8,8] lateral) => ({outputs})
+    <float[4] s = {{1.0, 1.0, 1.0, 1.0}}, float[0] roi = {{}}>
+    {{
+        {steps}
+        {tail or f"y = Identity (r{sites - 1})"}
+    }}
+    """)
+
+
+def test_a_chain_of_sites_spends_the_budget_one_walk_after_another() -> None:
+    # Site k's walk (last sites first) visits every node from it down, the final Identity included:
+    # 2 + 3 + ... + 14 = 104 visits decide the last 13 sites; the 14th runs out on its way, and the
+    # sites above it are not walked. 2 + ... + 31 = 495 visits decide all 30.
+    model = _chain(30)
+    for budget in (104, 110):
+        freedom = list(site_freedom(model, max_visits=budget).values())
+        assert [f.free for f in freedom[-13:]] == [True] * 13
+        assert all(f.free is None and "budget spent (max_visits=" in f.reason for f in freedom[:-13])
+        assert all(f.probe == (1, 3, 16, 16) for f in freedom)
+    assert all(f.free for f in site_freedom(model, max_visits=495).values())
+    assert [f.free for f in site_freedom(model, max_visits=494).values()] == [None] + [True] * 29
+
+
+def test_every_site_of_a_chain_is_pinned_by_the_join_below_it() -> None:
+    model = _chain(10, "y = Concat <axis = 1> (r9, lateral)", "float[1,6,8,8] y")
+    for freedom in site_freedom(model).values():
+        assert freedom.free is False
+        assert freedom.pinned_by.describe().endswith("joins [1,3,16,16] with [1,3,8,8]")
+
+
+def test_a_skip_connection_is_followed_from_the_site_that_feeds_it() -> None:
+    # r0 feeds the chain and the final Add: grown, it reaches both sides of the Add alike (free);
+    # any later site grows one side only (pinned). A walk must not take r0's rest from theirs.
+    model = _chain(10, "y = Add (r9, r0)")
+    freedom = site_freedom(model)
+    assert freedom["r0"].free is True
+    for key in [f"r{i}" for i in range(1, 10)]:
+        assert freedom[key].free is False
+        assert freedom[key].pinned_by.describe().endswith("cannot broadcast [1,3,16,16] with [1,3,8,8]")
