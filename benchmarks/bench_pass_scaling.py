@@ -224,7 +224,7 @@ def stages(label: str, model: Path, out: Path, runs: int) -> None:
             [
                 sys.executable,
                 "-c",
-                f"import onnx, graphsurgeon_tools.cli, typer._adapters, graphsurgeon_tools.passes.{package}",
+                f"import onnx, graphsurgeon_tools.cli, graphsurgeon_tools.passes.{package}",
             ],
             runs,
         )
