@@ -45,7 +45,17 @@ def _check_headline(check: dict[str, Any], worst: float) -> str:
 
 #: The report's keys :func:`_human` never reads (bulky on big graphs: not rewritten for it;
 #: ``rewritten`` is ``swapped`` under the name every pass's report has).
-_UNREAD = ("rewritten", "declared_inputs", "removed_nodes", "timings", "swapped.attributes")
+_UNREAD = (
+    "rewritten",
+    "declared_inputs",
+    "removed_nodes",
+    "timings",
+    "swapped.attributes",
+    "swapped.scales_before",
+    "swapped.domain_after",
+    "new_inputs.value",
+    "new_inputs.default",
+)
 
 
 def _human(report: dict[str, Any]) -> str:
