@@ -96,9 +96,8 @@ class ShapeFlow:
         #: node index -> (node, its inputs, its outputs, its kind): read once from the proto by the base pass
         self._facts: list[tuple["NodeProto", list[str], list[str], int]] = []
         self._schemas: dict[tuple[str, str], Any] = {}
-        #: (node index, X's element type, X's shape) -> output of a Resize of resize_by_scales_form at its
-        #: base scales, filled by downstream passes (a site's probe meets the same nodes again and again)
-        self._resized: dict[tuple[int, int, Any], Optional[Tensor]] = {}
+        #: :meth:`_resize`'s answers by X's type and shape and the float32 scales' value
+        self._resized: dict[tuple, Optional[Tensor]] = {}
         #: :meth:`_rest_key` -> (visits, clash, first lost node) of the rest of a one-override walk from there
         self._rests: dict[tuple, tuple[int, Optional[Clash], Optional[str]]] = {}
         self.base: dict[str, Tensor] = {}
@@ -171,7 +170,6 @@ class ShapeFlow:
         base_get = base.get
         facts = self._facts
         consumers = self.consumers
-        resized_at = self._resized
         state_get = state.get
         pop, push = heapq.heappop, heapq.heappush
         while heap:
@@ -207,14 +205,7 @@ class ShapeFlow:
                         new = x if x.value is None else Tensor(x.elem, x.shape)
                 else:
                     s_name = names[2]
-                    if s_name in state:  # the scales changed too: no memo (keyed by X alone)
-                        new = resize_by_scales(x, state[s_name])
-                    else:  # the base scales: the answer is a function of the node and X's type and shape
-                        key = (index, x.elem, x.shape)
-                        new = resized_at.get(key, _UNSEEN)
-                        if new is _UNSEEN:
-                            scales = base_get(s_name, UNKNOWN) if s_name else UNKNOWN
-                            new = resized_at[key] = resize_by_scales(x, scales)
+                    new = self._resize(x, (state_get(s_name) or base_get(s_name, UNKNOWN)) if s_name else UNKNOWN)
                 if new is not None:  # the one output, as the loop below takes it, without the dict
                     name = outs[0]
                     if not name:
@@ -342,7 +333,7 @@ class ShapeFlow:
                     continue
             elif kind == _RESIZE:
                 x = base_get(names[0], UNKNOWN) if names[0] else UNKNOWN
-                resized = resize_by_scales(x, base_get(names[2], UNKNOWN) if names[2] else UNKNOWN)
+                resized = self._resize(x, base_get(names[2], UNKNOWN) if names[2] else UNKNOWN)
                 if resized is not None:
                     if outs[0]:
                         base[outs[0]] = resized
@@ -360,6 +351,19 @@ class ShapeFlow:
                     base[name] = outputs.get(name, UNKNOWN)
 
     # -- one node -------------------------------------------------------------------------
+    def _resize(self, x: Tensor, scales: Tensor) -> Optional[Tensor]:
+        """:func:`resize_by_scales`, kept by X's type and shape and the scales' value: a graph's Resize
+        sites share a few of those (2,000 sites of one form: one computation), and a site's probe meets
+        the same nodes again and again. It computes for float32 scales only: the others are not kept."""
+        value = scales.value
+        if value is None or value.dtype.char != "f":
+            return resize_by_scales(x, scales)
+        key = (x.elem, x.shape, value.dtype.str, value.shape, value.tobytes())  # the byte order too
+        found = self._resized.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._resized[key] = resize_by_scales(x, scales)
+        return found
+
     def _schema(self, node: "NodeProto") -> Any:
         domain = node.domain or ""
         key = (node.op_type, domain)
