@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from graphsurgeon_tools.core import dtypes
 from graphsurgeon_tools.core.attributes import attributes
-from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
 from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes, subgraphs
 from graphsurgeon_tools.core.graphs import as_model
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.resize import semantics
 from graphsurgeon_tools.resize.sanity import scales_problems
+from graphsurgeon_tools.resize.site_inputs import declared_infos, input_shape, with_inferred_infos
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -111,37 +111,6 @@ class ResizeSite:
 def in_function(site: ResizeSite) -> bool:
     """True for a site inside a model-local function (rewritable only after inlining)."""
     return site.scope.startswith("function ")
-
-
-def _value_infos(graphs: list[Any], wanted: set[str]) -> dict[str, Any]:
-    """Declared value infos of ``graphs`` (the main graph, then bodies: names are unique
-    model-wide), for the names in ``wanted`` only (a site reads its inputs' infos, no other)."""
-    merged: dict[str, Any] = {}
-    for graph in graphs:
-        merged.update(value_info_map(graph, wanted))
-    return merged
-
-
-def _inferred_value_infos(
-    model: "ModelProto",
-    infos: dict[str, Any],
-    nested: bool,
-    wanted: set[str],
-    inferred: Optional["ModelProto"] = None,
-) -> dict[str, Any]:
-    """Value infos with shape inference's answers added (on a weightless copy; model untouched),
-    for the names in ``wanted``. ``nested``: the model has If/Loop/Scan bodies, whose answers are
-    added too. ``inferred``: the caller's inference result for this model (not run again).
-    Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
-    inferred = inferred if inferred is not None else inferred_copy(model)
-    if inferred is None:
-        return infos
-    merged = {v.name: v for v in inferred.graph.value_info if v.name in wanted}
-    if nested:
-        for scope in scopes(inferred, functions=False):
-            merged.update({v.name: v for v in scope.graph.value_info if v.name in wanted})
-    merged.update(infos)
-    return merged
 
 
 #: One site as the walk finds it: its index in its scope's graph, the node, and its input names (read
@@ -219,11 +188,11 @@ def _find_resize_sites(
                 raise InvalidModelError(f"node {label!r}: {node.op_type} has no input X")
     graphs = [s.graph for s, _ in walked if not s.function]  # main graph, then its bodies
     wanted = {name for _, nodes in walked for _, _, names in nodes for name in names}
-    infos = _value_infos(graphs, wanted)
+    infos = declared_infos(graphs, wanted)
     declared = set(infos)
     forms: dict[Any, Any] = {}
-    if any(_shape_of(infos.get(names[0]), True, forms) is None for _, nodes in walked for _, _, names in nodes):
-        infos = _inferred_value_infos(model, infos, len(graphs) > 1, wanted, inferred)
+    if any(input_shape(infos.get(names[0]), True, forms) is None for _, nodes in walked for _, _, names in nodes):
+        infos = with_inferred_infos(model, infos, len(graphs) > 1, wanted, inferred)
 
     tracers: dict[str, ConstantTracer] = {}
     sites: list[ResizeSite] = []
@@ -352,22 +321,6 @@ def _tail(node: Any, op_version: int, attrs: dict[str, Any]) -> _Tail:
     )
 
 
-def _shape_of(info: Any, declared: bool, forms: dict[Any, Any]) -> Optional[tuple[Any, ...]]:
-    """X's shape as :func:`~graphsurgeon_tools.core.checker.static_shape` reads ``info``, the names
-    shape inference invents (unk__12: not stable) read as unknown where it is not ``declared``.
-    A function of ``info.type`` alone, so ``forms`` keeps it per serialized type: a graph's sites
-    share a few (2,000 sites of one shape: the dims read once, not 2,000 times)."""
-    if info is None:
-        return None
-    key = ("type", declared, info.type.SerializeToString())
-    if key not in forms:
-        shape = static_shape(info)
-        if shape is not None and not declared:
-            shape = tuple(None if isinstance(d, str) and d.startswith("unk__") else d for d in shape)
-        forms[key] = shape
-    return forms[key]
-
-
 #: ResizeSite's field count if plain (no __post_init__/__slots__), else -1: its __dict__ is then all _describe sets
 _PLAIN_SITE_FIELDS = len(fields(ResizeSite)) if not {"__post_init__", "__slots__"} & set(dir(ResizeSite)) else -1
 
@@ -384,7 +337,7 @@ def _describe(
     forms: dict[Any, Any],
 ) -> ResizeSite:
     """One site: semantics, where its scales and sizes come from, what is wrong with them.
-    ``names``: its input names. ``forms``: what :func:`_form`, :func:`_tail` and :func:`_shape_of`
+    ``names``: its input names. ``forms``: what :func:`_form`, :func:`_tail` and :func:`.site_inputs.input_shape`
     made of earlier sites, by op type, version and serialized attributes (identical attributes
     decide identically) or by serialized type."""
     graph = tracer.graph
@@ -444,7 +397,7 @@ def _describe(
                 sizes = _ints(size_trace.value.reshape(-1))
             if size_trace.reason:
                 notes.append(f"sizes: {size_trace.reason}")
-    x_shape = _shape_of(infos.get(x_name), x_name in declared, forms)
+    x_shape = input_shape(infos.get(x_name), x_name in declared, forms)
     if x_shape is None and x_name in tracer.initializers:
         x_shape = tuple(int(d) for d in tracer.initializers[x_name].dims)
     axes = form.axes
