@@ -16,7 +16,7 @@ from typing import Optional
 
 from onnx import GraphProto
 
-from graphsurgeon_tools.core.checker import is_big
+from graphsurgeon_tools.core.checker import has_big_initializer
 from graphsurgeon_tools.core.wire import countable, string_field
 
 __all__ = ["Mentions", "searchable_bytes"]
@@ -34,7 +34,7 @@ _SEARCH_BYTES_PER_NODE = 1024
 def searchable_bytes(graph: "GraphProto") -> Optional[bytes]:
     """The graph serialized for a search of its bytes, or None where it holds big or external
     weights (serializing would copy them: the caller walks the nodes instead)."""
-    if any(is_big(init) for init in graph.initializer):
+    if has_big_initializer(graph):
         return None
     return graph.SerializeToString()
 
