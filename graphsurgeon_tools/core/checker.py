@@ -263,12 +263,13 @@ def infer_shapes(model: ModelProto) -> None:
 
 
 def inferred_copy(
-    model: ModelProto, input_shapes: Optional[Mapping[str, Sequence[int]]] = None
+    model: Union[ModelProto, bytes], input_shapes: Optional[Mapping[str, Sequence[int]]] = None
 ) -> Optional[ModelProto]:
-    """ONNX shape inference (``strict_mode=False, data_prop=True``) on a weightless copy of ``model``:
-    the copy with its value_info filled in, or None when inference refuses the model. Run it once
-    and hand the result to each reader of the same unchanged model. ``input_shapes`` fixes the
-    named graph inputs' dims first (shapes at one concrete run)."""
+    """ONNX shape inference (``strict_mode=False, data_prop=True``) on a weightless copy of ``model``
+    (or on ``model``'s :func:`weightless_bytes`, when the caller has them): the copy with its value_info
+    filled in, or None when inference refuses the model. Run it once and hand the result to each reader
+    of the same unchanged model. ``input_shapes`` (a ModelProto only) fixes the named graph inputs' dims
+    first (shapes at one concrete run)."""
     if not input_shapes:  # nothing to change: inferred from the model's own bytes, no copy
         try:
             return shape_inference(model)

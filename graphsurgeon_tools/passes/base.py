@@ -356,9 +356,15 @@ class Pass:
     label = "the model"
     #: Values for the user's model's own non-data inputs in the check (e.g. recorded scales).
     reference_feeds: dict[str, Any] = {}
+    _handed: Optional[tuple[ModelProto, bytes]] = None  # during call: its proto, the structural check's bytes
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
+
+    def handed_bytes(self, model: ModelProto) -> Optional[bytes]:
+        """``weightless_bytes(model)`` as the structural check made them, where ``model`` is the proto
+        ``call`` was handed and ``call`` has not changed it (the caller's word), else None."""
+        return self._handed[1] if self._handed is not None and self._handed[0] is model else None
 
     @property
     def in_place(self) -> bool:
@@ -424,7 +430,9 @@ class Pass:
         # The check's reference is the model as handed in: bytes when the pass may change the proto.
         reference = (proto.SerializeToString() if mutable else proto) if checking else None
         self.intermediates = []
+        self._handed = (proto, model_check.snapshot)  # one serialization less for call's shape inference
         result = self.call(proto)
+        self._handed = None
         if not mutable and result.changed and result.model is proto:
             raise PostconditionError(f"{self.name} is declared not in place but changed the caller's model")
         result.timings = {"structure": structure, **result.timings}

@@ -37,12 +37,14 @@ def with_inferred_infos(
     nested: bool,
     wanted: set[str],
     inferred: Optional["ModelProto"] = None,
+    weightless: Optional[bytes] = None,
 ) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched),
     for the names in ``wanted``. ``nested``: the model has If/Loop/Scan bodies, whose answers are
-    added too. ``inferred``: the caller's inference result for this model (not run again).
+    added too. ``inferred``: the caller's inference result for this model (not run again);
+    ``weightless``: the model's weightless bytes, when the caller has them (what inference reads).
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
-    inferred = inferred if inferred is not None else inferred_copy(model)
+    inferred = inferred if inferred is not None else inferred_copy(weightless or model)
     if inferred is None:
         return infos
     merged = {v.name: v for v in inferred.graph.value_info if v.name in wanted}

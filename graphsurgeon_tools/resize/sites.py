@@ -144,6 +144,7 @@ def find_resize_sites(
     max_fold_bytes: Optional[int] = None,
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
+    weightless: Optional[bytes] = None,
 ) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
     those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
@@ -156,6 +157,8 @@ def find_resize_sites(
         nested: also report sites outside the main graph (``site.scope`` says where).
         inferred: :func:`graphsurgeon_tools.core.checker.inferred_copy` of this very model, when
             the caller has it (one shape inference instead of two on a big graph).
+        weightless: :func:`~graphsurgeon_tools.core.checker.weightless_bytes` of this very model, when
+            the caller has them: what shape inference reads, if it runs (no second serialization).
 
     Constant scales/sizes are resolved through Constant nodes, Identity chains and small
     constant subgraphs (folded with ONNX's reference evaluator, at most
@@ -166,7 +169,7 @@ def find_resize_sites(
     """
     with naming(model if isinstance(model, (str, os.PathLike)) else None):  # errors name the file
         proto, _ = as_model(model)
-        return _find_resize_sites(proto, max_fold_bytes, nested, inferred)
+        return _find_resize_sites(proto, max_fold_bytes, nested, inferred, weightless)
 
 
 def _text(value: Any, default: str) -> str:
@@ -178,6 +181,7 @@ def _find_resize_sites(
     max_fold_bytes: Optional[int] = None,
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
+    weightless: Optional[bytes] = None,
 ) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     walked = _walk(model, nested)
@@ -192,7 +196,7 @@ def _find_resize_sites(
     declared = set(infos)
     forms: dict[Any, Any] = {}
     if any(input_shape(infos.get(names[0]), True, forms) is None for _, nodes in walked for _, _, names in nodes):
-        infos = with_inferred_infos(model, infos, len(graphs) > 1, wanted, inferred)
+        infos = with_inferred_infos(model, infos, len(graphs) > 1, wanted, inferred, weightless)
 
     tracers: dict[str, ConstantTracer] = {}
     sites: list[ResizeSite] = []

@@ -327,3 +327,36 @@ def test_swap_plugin_checks_once_where_make_dynamic_scale_shares_its_inference(c
     result = swap_plugin(_relu_resize_chain(), check=False)
     assert result.changed and result.new_inputs
     assert counts == {"checker": 1, "discovery": 1}
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["as-handed-in", "inlined"])
+@pytest.mark.parametrize("run", [make_dynamic_scale, swap_plugin])
+def test_site_discovery_infers_from_the_structural_checks_bytes_while_the_model_is_the_one_handed_in(
+    tmp_path, monkeypatch, run, inline
+) -> None:
+    """The shape inference that describes the sites reads the bytes the structural check serialized
+    (one serialization less) on the proto the pass was handed; a model the pass made from it (inlined
+    functions) is inferred from itself."""
+    from hostile import nested
+
+    from graphsurgeon_tools.core import checker
+    from graphsurgeon_tools.resize import site_inputs
+
+    read: list = []
+    infer = checker.inferred_copy
+
+    def spy(model, input_shapes=None):
+        read.append(model)
+        return infer(model, input_shapes)
+
+    monkeypatch.setattr(checker, "inferred_copy", spy)
+    monkeypatch.setattr(site_inputs, "inferred_copy", spy)
+    model = nested.function_model(calls=2) if inline else _relu_resize_chain()
+    path = tmp_path / "in.onnx"
+    onnx.save(model, path)
+    result = run(path, check=False, inline_functions=inline)
+    assert result.changed and read
+    if inline:
+        assert all(isinstance(seen, onnx.ModelProto) for seen in read)
+    else:
+        assert read[0] == checker.weightless_bytes(onnx.load(path))

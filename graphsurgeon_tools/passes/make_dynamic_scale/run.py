@@ -247,7 +247,9 @@ class MakeDynamicScale(Pass):
             timer.lap("inline")
         # Every site, bodies and functions included: one the pass cannot rewrite is a skip
         # with its reason, never silence.
-        sites = resize_sites.find_resize_sites(model, nested=True)
+        # the structural check's bytes of the model as handed in, where it is still that one (no onnxsim,
+        # no inlining: nothing above changes a proto in place)
+        sites = resize_sites.find_resize_sites(model, nested=True, weightless=self.handed_bytes(model))
         nonsense_gate(sites)
         selected = select(sites, options.nodes, site_names, what="Resize/Upsample")
         relaid: list[str] = []

@@ -128,6 +128,8 @@ class SwapPlugin(Pass):
                 self.label,
                 options.size_input,
                 options.qdq_form,
+                # the structural check's bytes where model is the proto as handed in (not inlined, not copied)
+                self.handed_bytes(model),
             )
             forward.raise_if_form_refused(options.signature, result, options.qdq_form)
         else:

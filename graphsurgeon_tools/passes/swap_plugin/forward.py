@@ -235,12 +235,14 @@ def forward_resize(
     label: str,
     size_input: Optional[str] = None,
     qdq_form: str = "inside",
+    weightless: Optional[bytes] = None,
 ) -> None:
     """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes.
     ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
-    tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact."""
+    tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact.
+    ``weightless``: ``model``'s weightless bytes, when the caller has them (what inference reads)."""
     timer = Timer(result.timings)  # the pass's stages, as make-dynamic-scale names its own
-    inferred = checker.inferred_copy(model)  # one shape inference for the sites and the types below
+    inferred = checker.inferred_copy(weightless or model)  # one shape inference for the sites and the types below
     found = [
         s
         for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
