@@ -148,6 +148,8 @@ _TYPED_FIELDS = {
     TensorProto.COMPLEX64: "float_data",
     TensorProto.COMPLEX128: "double_data",
 }
+_COMPLEX = frozenset({TensorProto.COMPLEX64, TensorProto.COMPLEX128})  # two values an element
+_NIBBLES = frozenset({TensorProto.INT4, TensorProto.UINT4})  # two elements a value
 _ITEMSIZED = frozenset(
     t
     for t in TensorProto.DataType.values()
@@ -166,17 +168,16 @@ def check_tensor_data(tensor: TensorProto) -> Optional[str]:
     """
     if tensor.data_location == TensorProto.EXTERNAL:
         return None
-    count = math.prod(tensor.dims)
+    count, elem = math.prod(tensor.dims), tensor.data_type  # read once: every pass checks every initializer
     if tensor.HasField("raw_data"):
-        expected = tensor_nbytes_from_dims(tensor) if tensor.data_type in _ITEMSIZED else None
+        expected = tensor_nbytes_from_dims(tensor) if elem in _ITEMSIZED else None
         held = len(tensor.raw_data)
         if expected is not None and held != expected:
             return f"tensor {tensor.name!r} holds {held} bytes but its shape {list(tensor.dims)} needs {expected}"
         return None
-    field_name = _TYPED_FIELDS.get(tensor.data_type, "int32_data")
-    held = len(getattr(tensor, field_name))
-    wanted = count * (2 if tensor.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) else 1)
-    if tensor.data_type in (TensorProto.INT4, TensorProto.UINT4):
+    held = len(getattr(tensor, _TYPED_FIELDS.get(elem, "int32_data")))
+    wanted = count * (2 if elem in _COMPLEX else 1)
+    if elem in _NIBBLES:
         wanted = (count + 1) // 2
     if held != wanted:
         return f"tensor {tensor.name!r} holds {held} values but its shape {list(tensor.dims)} needs {wanted}"

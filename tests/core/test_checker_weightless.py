@@ -80,3 +80,31 @@ def test_weightless_bytes_are_the_model_itself_or_its_weightless_copy() -> None:
     copy = checker.weightless_copy(big)
     assert checker.weightless_bytes(big) == copy.SerializeToString()
     assert [i.name for i in copy.graph.input] == ["x", "w"] and not len(copy.graph.initializer)
+
+
+def _typed(elem: int, dims: list[int], field: str, values: list) -> TensorProto:
+    tensor = TensorProto(name="t", data_type=elem, dims=dims)
+    getattr(tensor, field).extend(values)
+    return tensor
+
+
+@pytest.mark.parametrize(
+    "tensor, problem",
+    [
+        (_typed(TensorProto.FLOAT, [2, 2], "float_data", [1.0] * 4), None),
+        (_typed(TensorProto.FLOAT, [2, 2], "float_data", [1.0] * 3), "holds 3 values but its shape [2, 2] needs 4"),
+        (_typed(TensorProto.COMPLEX64, [3], "float_data", [1.0] * 6), None),  # two floats an element
+        (_typed(TensorProto.COMPLEX128, [3], "double_data", [1.0] * 3), "holds 3 values but its shape [3] needs 6"),
+        (_typed(TensorProto.INT4, [3], "int32_data", [1, 2]), None),  # two elements a value
+        (_typed(TensorProto.UINT4, [3], "int32_data", [1, 2, 3]), "holds 3 values but its shape [3] needs 2"),
+        (_typed(TensorProto.UINT32, [2], "uint64_data", [1, 2]), None),
+        (_typed(TensorProto.INT8, [2], "int32_data", [1]), "holds 1 values but its shape [2] needs 2"),
+        (TensorProto(name="t", data_type=TensorProto.FLOAT, dims=[2], raw_data=b"\0" * 8), None),
+        (TensorProto(name="t", data_type=TensorProto.FLOAT, dims=[2], raw_data=b"\0" * 6), "holds 6 bytes"),
+        (_tensor("t", TensorProto.FLOAT, [THRESHOLD], external=True), None),  # io's business
+    ],
+)
+def test_check_tensor_data_counts_what_each_type_stores(tensor: TensorProto, problem) -> None:
+    """The structural check's look at every inline initializer (the ONNX checker lets a short one through)."""
+    said = checker.check_tensor_data(tensor)
+    assert said == problem if problem is None else problem in said
