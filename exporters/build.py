@@ -19,7 +19,8 @@ damaged library is removed and rebuilt, never loaded.
 Faults: one ``flock`` (``onnxtool_ops.lock``) serialises check-build-record across processes
 and dies with its owner; torch's own ``lock`` file, which a killed build leaves behind and on
 which the next ``cpp_extension.load`` would wait forever, is removed under that lock (no other
-onnxtool build can be running there). A build folder that cannot be written is
+onnxtool build can be running there) by the next build, or by the next load where the killed build
+got as far as a current library. A build folder that cannot be written is
 :class:`OpsBuildError` at once, naming the folder and ``ONNXTOOL_BUILD_DIR``.
 
 Requires: torch (imported inside the functions; importing this module imports no torch),
@@ -220,6 +221,14 @@ def _compile_and_load(torch: Any, verbose: bool) -> None:
     write_record(library, key)
 
 
+def _drop_stale_baton() -> None:
+    # A build killed after its link but before cpp_extension released its FileBaton leaves a current
+    # library beside torch's lock file; no rebuild comes to remove it, and a later one would wait on
+    # it. Under our flock no onnxtool build is running, so the file is stale: it goes on this use.
+    with _locked():
+        (build_directory() / "lock").unlink(missing_ok=True)
+
+
 def _locked() -> Any:
     try:
         return exclusive_lock(build_directory() / f"{LIBRARY_NAME}.lock", timeout=LOCK_TIMEOUT_S, waiting=_say)
@@ -282,6 +291,8 @@ def load_library(*, build: bool = True) -> Path | None:
         if not build:
             return None
         _build_if_needed(torch, verbose=False)
+    elif (path.parent / "lock").exists():
+        _drop_stale_baton()
     if not _is_loaded(torch):
         try:
             torch.ops.load_library(str(path))
