@@ -205,8 +205,10 @@ def _end_process(code: int) -> NoReturn:
     streams, then frees every module and object one by one (~15 ms after a 2,000-site rewrite, for
     memory the operating system takes back at once) and collects what is left. Here the first three
     steps run and the process ends. With another thread still running, the exit is the normal one,
-    the objects the imports made frozen out of its last collection's sight (~45,000: 20-50 ms)."""
-    if threading.active_count() > 1:
+    the objects the imports made frozen out of its last collection's sight (~45,000: 20-50 ms). So it
+    is under a profiler or tracer (``python -m cProfile``/``trace`` write their results after the
+    script returns, and coverage tools stop theirs at exit)."""
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         gc.freeze()
         sys.exit(code)
     atexit._run_exitfuncs()

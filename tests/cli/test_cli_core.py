@@ -253,6 +253,24 @@ def test_console_script_end_to_end(save_model_file, tmp_path: Path) -> None:
     assert report["opset_before"] == 8 and report["opset_after"] == 9 and report["check"]["passed"] is True
 
 
+def test_a_console_run_under_a_profiler_ends_normally_and_its_profile_is_written(
+    save_model_file, tmp_path: Path
+) -> None:
+    # A console process ends without the interpreter's teardown (os._exit after the atexit functions),
+    # except under a profiler or tracer: `python -m cProfile` writes its stats after the script returns.
+    path = save_model_file(golden.upsample_model(7, opset=8))
+    script = tmp_path / "onnxtool_script.py"
+    script.write_text("import sys\nfrom graphsurgeon_tools.cli import main\nsys.exit(main())\n")
+    stats = tmp_path / "run.prof"
+    args = [str(script), "make-dynamic-scale", str(path), "-o", str(tmp_path / "out.onnx"), "--no-check", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(stats), *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["opset_after"] == 9
+    assert stats.is_file() and stats.stat().st_size > 0
+
+
 def test_check_dims_reach_the_check(run_cli, save_model_file) -> None:
     path = save_model_file(golden.resize_model(13, shape=(None, 3, None, None)))
     result = run_cli("make-dynamic-scale", path, "--check-dims", "N=2,H=5", "--check-dims", "W=7", "--json")
