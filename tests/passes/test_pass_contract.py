@@ -360,3 +360,26 @@ def test_site_discovery_infers_from_the_structural_checks_bytes_while_the_model_
         assert all(isinstance(seen, onnx.ModelProto) for seen in read)
     else:
         assert read[0] == checker.weightless_bytes(onnx.load(path))
+
+
+def test_swap_plugin_infers_from_the_structural_checks_bytes_when_it_works_on_a_copy(monkeypatch) -> None:
+    """A ModelProto handed in is copied (not in place); the copy serializes as the proto it copies, so
+    site discovery still reads the structural check's bytes, and the caller's proto stays as it was."""
+    from graphsurgeon_tools.core import checker
+    from graphsurgeon_tools.resize import site_inputs
+
+    read: list = []
+    infer = checker.inferred_copy
+
+    def spy(model, input_shapes=None):
+        read.append(model)
+        return infer(model, input_shapes)
+
+    monkeypatch.setattr(checker, "inferred_copy", spy)
+    monkeypatch.setattr(site_inputs, "inferred_copy", spy)
+    model = _relu_resize_chain()
+    given = model.SerializeToString()
+    result = swap_plugin(model, check=False)
+    assert result.changed and result.model is not model
+    assert model.SerializeToString() == given
+    assert read[0] == checker.weightless_bytes(model)

@@ -94,9 +94,12 @@ class SwapPlugin(Pass):
 
     def call(self, model: ModelProto) -> SwapPluginResult:
         options = self.options
+        # the structural check's bytes of the model as handed in; they are its copy's bytes too (a copy
+        # serializes as what it copies), so a CLI run's copy below still infers from them (one serialization less)
+        weightless = self.handed_bytes(model)
         if options.inline_functions and len(model.functions):  # a fresh proto: the caller's stays as it was
             functions = len(model.functions)
-            model = core_graph.inline_local_functions(model)
+            model, weightless = core_graph.inline_local_functions(model), None
             if options.check:  # a snapshot: the swap goes on in place
                 snapshot = ModelProto()
                 snapshot.CopyFrom(model)
@@ -128,8 +131,7 @@ class SwapPlugin(Pass):
                 self.label,
                 options.size_input,
                 options.qdq_form,
-                # the structural check's bytes where model is the proto as handed in (not inlined, not copied)
-                self.handed_bytes(model),
+                weightless,  # None where the functions were inlined
             )
             forward.raise_if_form_refused(options.signature, result, options.qdq_form)
         else:
