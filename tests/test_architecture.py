@@ -22,7 +22,8 @@ packages.
 * Function-level imports (outside cli/): of our own modules, and of onnxruntime, onnx_graphsurgeon,
   onnxsim, onnx.reference or torch, only with ``# deferred: <reason>`` naming that dependency or
   an import cycle; and in fresh processes, ``import graphsurgeon_tools``, the CLI and ``--help``
-  load none of those (nor onnx or numpy), a pass run without its check none of those.
+  load none of those (nor onnx or numpy), a pass run without its check none of those, nor (API or
+  command) any module of the built-in check's packages (graphsurgeon_tools.check, .runtime).
 """
 
 from __future__ import annotations
@@ -435,32 +436,69 @@ def test_the_package_and_the_cli_help_load_nothing_heavy() -> None:
     assert _loaded_after(help_run) == []
 
 
+#: Every pass package imported, then each pass run with check=False on a small model: make-dynamic-scale,
+#: swap-plugin forward (both signatures) and reverse, set-factor on the dynamic result.
+PASSES_WITHOUT_CHECK = "\n".join(
+    [
+        "import importlib, pkgutil",
+        "import graphsurgeon_tools.passes as passes",
+        "for info in pkgutil.iter_modules(passes.__path__):",
+        "    if info.ispkg:",
+        "        importlib.import_module(f'graphsurgeon_tools.passes.{info.name}')",
+        "from onnx import TensorProto, helper",
+        "from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin",
+        "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
+        "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
+        "inits = [helper.make_tensor('roi', TensorProto.FLOAT, [0], []),",
+        "         helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])]",
+        "node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], name='up', mode='nearest')",
+        "model = helper.make_model(helper.make_graph([node], 'g', [x], [y], inits),",
+        "                          opset_imports=[helper.make_opsetid('', 13)])",
+        "dynamic = make_dynamic_scale(model, layout='factor', check=False).model",
+        "plugin = swap_plugin(model, check=False)",
+        "assert plugin.rewritten",
+        "assert swap_plugin(model, signature='sizes', check=False).rewritten",
+        "assert swap_plugin(plugin.model, reverse=True, check=False).rewritten",
+        "assert set_factor(dynamic, sites={'up': 3}, check=False).model is not None",
+    ]
+)
+
+
 def test_a_pass_without_its_check_loads_nothing_heavy() -> None:
-    # Every pass package imported, then each pass run with check=False on a small model: none of
-    # them may pay for onnxruntime, onnx_graphsurgeon, onnxsim, onnx.reference or torch.
-    run = "\n".join(
+    # None of the passes may pay for onnxruntime, onnx_graphsurgeon, onnxsim, onnx.reference or torch.
+    loaded = _loaded_after(PASSES_WITHOUT_CHECK)
+    assert not [m for m in loaded if m in HEAVY], loaded
+
+
+def test_a_pass_without_its_check_loads_none_of_the_check_machinery(tmp_path: Path) -> None:
+    # The built-in check's modules (graphsurgeon_tools.check.*: equivalence, feeds, sessions, steps, ...) and
+    # the runtime's (sessions, the ORT library, kernels, provenance) were ~9 ms of imports on every --no-check
+    # command. The passes reach them through the two packages' lazy faces, when a check runs: the API with
+    # check=False and each rewrite command with --no-check import the packages and none of their modules.
+    model, dynamic, plugin = (tmp_path / name for name in ("m.onnx", "dynamic.onnx", "plugin.onnx"))
+    commands = [
+        ["make-dynamic-scale", model, "-o", dynamic],
+        ["swap-plugin", model, "-o", plugin],
+        ["swap-plugin", plugin, "--reverse", "-o", tmp_path / "resize.onnx"],
+        ["set-factor", dynamic, "--all", "3", "-o", tmp_path / "baked.onnx"],
+    ]
+    probe = "\n".join(
         [
-            "import importlib, pkgutil",
-            "import graphsurgeon_tools.passes as passes",
-            "for info in pkgutil.iter_modules(passes.__path__):",
-            "    if info.ispkg:",
-            "        importlib.import_module(f'graphsurgeon_tools.passes.{info.name}')",
-            "from onnx import TensorProto, helper",
-            "from graphsurgeon_tools import make_dynamic_scale, set_factor, swap_plugin",
-            "x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8, 8])",
-            "y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 16, 16])",
-            "inits = [helper.make_tensor('roi', TensorProto.FLOAT, [0], []),",
-            "         helper.make_tensor('s', TensorProto.FLOAT, [4], [1, 1, 2, 2])]",
-            "node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], name='up', mode='nearest')",
-            "model = helper.make_model(helper.make_graph([node], 'g', [x], [y], inits),",
-            "                          opset_imports=[helper.make_opsetid('', 13)])",
-            "dynamic = make_dynamic_scale(model, layout='factor', check=False).model",
-            "assert swap_plugin(model, check=False).rewritten",
-            "assert set_factor(dynamic, sites={'up': 3}, check=False).model is not None",
+            "import sys",
+            PASSES_WITHOUT_CHECK,
+            "from onnx import save",
+            f"save(model, {str(model)!r})",
+            "from graphsurgeon_tools.cli import main",
+            *(f"assert main({[*map(str, args), '--no-check']!r}) == 0, {args[0]!r}" for args in commands),
+            "print(sorted(m for m in sys.modules if m.startswith(('graphsurgeon_tools.check', "
+            "'graphsurgeon_tools.runtime'))))",
         ]
     )
-    loaded = _loaded_after(run)
-    assert not [m for m in loaded if m in HEAVY], loaded
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "baked.onnx").is_file() and (tmp_path / "resize.onnx").is_file()
+    loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert loaded == ["graphsurgeon_tools.check", "graphsurgeon_tools.runtime"], loaded
 
 
 def test_a_rewrite_command_loads_no_pydantic(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ each session after its run: one alive at a time, the least memory).
 Requires: model objects that stay the same Python object across the comparisons (the pass's
 reference bytes or proto, its result model). Ensures: the kept sessions are released when the
 outermost scope ends; nested scopes share the outer one. Does NOT import onnxruntime or any
-other module of ours (the passes import it on their no-check path).
+other module of ours.
 """
 
 from __future__ import annotations

@@ -27,9 +27,11 @@ Failure policy: a pass whose built-in check finds a difference RETURNS its resul
 :meth:`PassResult.raise_if_failed` raises :class:`CheckFailedError` (exit 1). Usage errors,
 invalid models and nonsense scales still raise at once (nothing is there to return).
 
-Requires: nothing beyond ``onnx``. Ensures: every pass result has the same fields and the
-same JSON keys (``to_dict``); the full checker runs once per pass on the success path. Does
-NOT save anything (a path or an onnx_graphsurgeon Graph goes through
+Requires: nothing beyond ``onnx``; the self-check's machinery (``graphsurgeon_tools.check``,
+the ``runtime`` sessions) is reached through their lazy package faces, so it is imported only
+when a check runs (``check=False`` / ``--no-check`` never loads it). Ensures: every pass result
+has the same fields and the same JSON keys (``to_dict``); the full checker runs once per pass on
+the success path. Does NOT save anything (a path or an onnx_graphsurgeon Graph goes through
 ``graphsurgeon_tools.core.graphs.as_model``).
 """
 
@@ -46,8 +48,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVa
 import onnx
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.reuse import reuse_sessions
-from graphsurgeon_tools.check.steps import Intermediate, measure_step, name_models
+from graphsurgeon_tools import check, runtime
 from graphsurgeon_tools.core import graphs
 from graphsurgeon_tools.core.checker import (
     check_model_full,
@@ -69,7 +70,6 @@ from graphsurgeon_tools.errors import (
 )
 from graphsurgeon_tools.passes.responsible import responsible_sites
 from graphsurgeon_tools.refusal import Refusal
-from graphsurgeon_tools.runtime.session import custom_op_scope
 
 __all__ = ["ModelCheck", "Pass", "PassResult", "Skip", "Timer", "collector_paused", "select"]
 
@@ -386,18 +386,18 @@ class Pass:
     def record_step(self, step: str, model: ModelProto, **changes: Any) -> None:
         """Record an intermediate model ``call`` made before its own rewrite (onnxsim, inlining):
         the check measures it against the user's model on its own (graphsurgeon_tools.check.steps)."""
-        self.intermediates.append(Intermediate(step, model, dict(changes)))
+        self.intermediates.append(check.steps.Intermediate(step, model, dict(changes)))
 
     def _steps_against(self, reference: Any, result: PassResult) -> None:
         """Name the check's two models; measure every intermediate step against the user's model.
         A step beyond the check's bound fails the check like any other difference."""
-        check = result.check
-        name_models(check, reference, result.model)
-        if check.passed is None:  # skipped: the steps cannot be run either
+        checked = result.check
+        check.steps.name_models(checked, reference, result.model)
+        if checked.passed is None:  # skipped: the steps cannot be run either
             return
         options = self.options
-        check.steps = [
-            measure_step(
+        checked.steps = [
+            check.steps.measure_step(
                 reference,
                 step,
                 reference_feeds=self.reference_feeds or None,
@@ -407,8 +407,8 @@ class Pass:
             )
             for step in self.intermediates
         ]
-        if any(step["passed"] is False for step in check.steps):
-            check.passed = False
+        if any(step["passed"] is False for step in checked.steps):
+            checked.passed = False
 
     def __call__(self, model: Any, *, label: Optional[str] = None) -> PassResult:
         if label is None and isinstance(model, (str, os.PathLike)):
@@ -450,7 +450,7 @@ class Pass:
             timer = Timer(result.timings)
             # Steps are measured against the same user model: its session is kept for them.
             libraries = getattr(self.options, "custom_op_libs", None)
-            with custom_op_scope(libraries), reuse_sessions(bool(self.intermediates)):
+            with runtime.session.custom_op_scope(libraries), check.reuse.reuse_sessions(bool(self.intermediates)):
                 result.check = self.self_check(reference, result)
                 if result.check is not None:
                     self._steps_against(reference, result)
@@ -463,8 +463,8 @@ class Pass:
         return result
 
 
-def _step_failure(check: Any) -> str:
-    bad = [step for step in getattr(check, "steps", ()) if step.get("passed") is False]
+def _step_failure(checked: Any) -> str:
+    bad = [step for step in getattr(checked, "steps", ()) if step.get("passed") is False]
     if not bad:
         return ""
 

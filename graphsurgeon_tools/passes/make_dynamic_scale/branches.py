@@ -24,7 +24,7 @@ from typing import Iterable, Mapping, Optional
 
 from onnx import ModelProto, TensorProto
 
-from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
+from graphsurgeon_tools import check
 
 __all__ = ["branch_seeds"]
 
@@ -39,7 +39,7 @@ def branch_seeds(original: ModelProto, scopes: Iterable[str], dims: Optional[Map
     if not any("If " in scope for scope in scopes):
         return []
 
-    shapes = concrete_input_shapes(original, dims)
+    shapes = check.feeds.concrete_input_shapes(original, dims)
     flags = [
         i.name
         for i in original.graph.input
@@ -47,11 +47,11 @@ def branch_seeds(original: ModelProto, scopes: Iterable[str], dims: Optional[Map
     ]
     if not flags:
         return []
-    first = random_feeds(original, shapes, 0)
+    first = check.feeds.random_feeds(original, shapes, 0)
     missing = {name: not bool(first[name]) for name in flags}
     seeds: list[int] = []
     for seed in range(1, _SEARCH):
-        feeds = random_feeds(original, shapes, seed)
+        feeds = check.feeds.random_feeds(original, shapes, seed)
         hit = [name for name, wanted in missing.items() if bool(feeds[name]) == wanted]
         if hit:
             seeds.append(seed)

@@ -16,9 +16,7 @@ from typing import Any, Optional
 
 from onnx import ModelProto
 
-from graphsurgeon_tools.check import equivalence
-from graphsurgeon_tools.check.feeds import concrete_input_shapes
-from graphsurgeon_tools.check.reuse import reuse_sessions
+from graphsurgeon_tools import check
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import opsets
 from graphsurgeon_tools.errors import (
@@ -345,15 +343,15 @@ class MakeDynamicScale(Pass):
         feeds = result.feeds()
         original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         if self._pending:  # sizes layout, symbolic dims: the original size at the check's input shapes
-            shapes = concrete_input_shapes(original, check_dims)
+            shapes = check.feeds.concrete_input_shapes(original, check_dims)
             feeds.update(
                 layouts.sizes_feeds(
                     original, self._pending, {k: list(v) for k, v in shapes.items()}, self.reference_feeds
                 )
             )
         seeds = branches.branch_seeds(original, self._scopes, check_dims)
-        with reuse_sessions(bool(seeds)):
-            result.check = equivalence.compare_models(
+        with check.reuse.reuse_sessions(bool(seeds)):
+            result.check = check.equivalence.compare_models(
                 reference,
                 result.model,
                 feeds,
@@ -373,7 +371,7 @@ class MakeDynamicScale(Pass):
             return
         check_dims = self.options.check_dims
         for seed in seeds:
-            other = equivalence.compare_models(
+            other = check.equivalence.compare_models(
                 reference,
                 result.model,
                 feeds,

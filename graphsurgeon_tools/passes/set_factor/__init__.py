@@ -40,15 +40,13 @@ import numpy as np
 import onnx
 from onnx import ModelProto
 
-from graphsurgeon_tools.check.equivalence import CheckResult, compare_models
-from graphsurgeon_tools.check.feeds import concrete_input_shapes
+from graphsurgeon_tools import check, runtime
 from graphsurgeon_tools.core.checker import inferred_copy, static_shape, value_info_map
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import RefusedRequestError, UsageError
 from graphsurgeon_tools.passes.base import Pass, PassResult, Timer
 from graphsurgeon_tools.passes.set_factor.rule import Factor, Plan, bake, find_sites, plan_sites
 from graphsurgeon_tools.resize.original_values import read_original_values
-from graphsurgeon_tools.runtime import session as runtime_session
 
 __all__ = ["BakedSite", "SetFactor", "SetFactorOptions", "SetFactorResult", "set_factor"]
 
@@ -155,13 +153,13 @@ class SetFactor(Pass):
         one ONNX Runtime run of each at the verdict's level (plugin nodes through make_session)."""
         original = reference if isinstance(reference, ModelProto) else ModelProto.FromString(reference)
         dims = self.options.check_dims
-        shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
+        shapes = {k: list(v) for k, v in check.feeds.concrete_input_shapes(original, dims).items()}
         feeds, why_not = check_feeds(original, self._plans, shapes)
         if why_not:
-            return CheckResult(passed=None, skipped=why_not)
+            return check.equivalence.CheckResult(passed=None, skipped=why_not)
         # The factor feeds go to the input model; a dynamic input the written model still reads (a
         # site not selected, or refused) gets the same value there, since both draw from one feed.
-        return compare_models(
+        return check.equivalence.compare_models(
             reference,
             result.model,
             reference_feeds=feeds,
@@ -173,7 +171,7 @@ class SetFactor(Pass):
 
 def _session(blob: bytes, options: Any) -> Any:
     """make_session: runs plugin nodes (onnxtool's kernel) and the scoped custom-op libraries."""
-    return runtime_session.make_session(ModelProto.FromString(blob), sess_options=options)
+    return runtime.session.make_session(ModelProto.FromString(blob), sess_options=options)
 
 
 def check_feeds(

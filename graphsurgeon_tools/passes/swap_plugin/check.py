@@ -51,23 +51,19 @@ not static.
 Requires: the original (ModelProto or its bytes) and the rewritten model, after the pass's
 full checker. Ensures: a CheckResult (never raises on a difference; the caller's
 ``raise_if_failed`` does). Does NOT run the ONNX checker or site discovery (the pass
-contract counts them), and does NOT write files.
+contract counts them), and does NOT write files. Importing it loads none of the check's machinery
+(``graphsurgeon_tools.check``, the ``runtime`` sessions and kernels: lazy package faces): the
+swap-plugin package imports it, and a run with ``check=False`` never calls it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Union
 
 import numpy as np
 from onnx import ModelProto, TensorProto
 
-from graphsurgeon_tools.check import equivalence
-from graphsurgeon_tools.check.equivalence import EXACT_LEVEL, CheckResult
-from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
-from graphsurgeon_tools.check.reuse import reuse_sessions
-from graphsurgeon_tools.check.sessions import session_for
-from graphsurgeon_tools.check.sites_alone import plugin_or_cpu_session as _session
-from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools import check, runtime
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.dtypes import np_dtype
 from graphsurgeon_tools.errors import OnnxToolError
@@ -82,8 +78,10 @@ from graphsurgeon_tools.resize.original_values import (
 from graphsurgeon_tools.resize.plugin_node import plugin_node_attributes
 from graphsurgeon_tools.resize.qdq import UNFUSED_LEVEL, qdq_sites
 from graphsurgeon_tools.resize.scales import ort_output_length
-from graphsurgeon_tools.runtime.kernels import KERNEL_OP_TYPES
-from graphsurgeon_tools.runtime.session import ort_errors
+
+if TYPE_CHECKING:  # annotations only: the check's modules load when the check runs (check.__init__)
+    from graphsurgeon_tools.check.equivalence import CheckResult
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
 
 __all__ = ["KERNEL_ULPS", "no_kernel_reason", "run_check"]
 
@@ -101,17 +99,24 @@ KERNEL_ULPS = {"float32": 64.0, "float64": 64.0, "float16": 2.0, "bfloat16": 2.0
 
 def no_kernel_reason(op_type: str, generic: bool, spec_source: str) -> Optional[str]:
     """Why the check cannot run the plugin model here, or None when it can."""
+    kernels = runtime.kernels.KERNEL_OP_TYPES
     if generic:
         return (
             f"the generic spec {spec_source} has no ONNX Runtime kernel for {op_type} here (only "
-            f"{', '.join(KERNEL_OP_TYPES)} has one); run the plugin model in TensorRT to compare it"
+            f"{', '.join(kernels)} has one); run the plugin model in TensorRT to compare it"
         )
-    if op_type not in KERNEL_OP_TYPES:
+    if op_type not in kernels:
         return (
-            f"no ONNX Runtime kernel for plugin op_type {op_type!r} here (only {', '.join(KERNEL_OP_TYPES)} "
+            f"no ONNX Runtime kernel for plugin op_type {op_type!r} here (only {', '.join(kernels)} "
             "has one); run the plugin model in TensorRT to compare it"
         )
     return None
+
+
+def _session(blob: bytes, options: Any) -> Any:
+    """The session factory of every run of this check: plugin nodes through onnxtool's kernel, a plain
+    CPU session otherwise (:func:`graphsurgeon_tools.check.sessions.plugin_or_cpu_session`)."""
+    return check.sessions.plugin_or_cpu_session(blob, options)
 
 
 def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]:
@@ -119,7 +124,7 @@ def _tolerance(plugin_model: ModelProto, op_type: str) -> Optional[UlpTolerance]
     modes = {plugin_node_attributes(n)["mode"] for n in plugin_model.graph.node if n.op_type == op_type}
     if not modes - {"nearest"}:
         return None
-    return UlpTolerance(
+    return check.tolerance.UlpTolerance(
         dict(KERNEL_ULPS),
         why="the plugin kernel interpolates in another float order than ONNX "
         "Runtime's Resize; nearest-only models are compared exactly",
@@ -171,7 +176,7 @@ def _forward_feeds(
                 )
             feeds[name] = np.zeros(shape, dtype=np.dtype(item.get("dtype") or "float32"))
     if pending:  # signature="sizes" with symbolic dims: the original (h, w) at the check's input shapes
-        shapes = {k: list(v) for k, v in concrete_input_shapes(original, dims).items()}
+        shapes = {k: list(v) for k, v in check.feeds.concrete_input_shapes(original, dims).items()}
         feeds.update(layouts.sizes_feeds(original, pending, shapes))
         unknown = [p for p in pending if p[0] not in feeds]
         if unknown:  # shape inference stops short of the site (e.g. DPT's Reshapes): one run tells
@@ -189,15 +194,15 @@ def _sizes_from_a_run(
     pending = [PendingSizes(*entry) for entry in pending]
     names = sorted({p.sizes or p.x for p in pending})
     try:
-        session, fresh = session_for(run.key, original, run.level, names, _session, expose=run.expose)
+        session, fresh = check.sessions.session_for(run.key, original, run.level, names, _session, expose=run.expose)
         if fresh:
             run.opened.append(
                 {"model": "reference", "level": run.level, "reused": False, "for": "the original output sizes"}
             )
         takes = {i.name for i in session.get_inputs()}
-        feed = {k: v for k, v in random_feeds(original, shapes).items() if k in takes}
+        feed = {k: v for k, v in check.feeds.random_feeds(original, shapes).items() if k in takes}
         values = dict(zip(names, session.run(names, feed)))
-    except (*ort_errors(), OnnxToolError):
+    except (*runtime.session.ort_errors(), OnnxToolError):
         return {}
     feeds: dict[str, np.ndarray] = {}
     for name, x, scales, sizes, start in pending:
@@ -278,7 +283,7 @@ def run_check(
     """
     reason = no_kernel_reason(op_type, generic, result.spec_source)
     if reason:
-        return CheckResult(passed=None, skipped=reason)
+        return check.equivalence.CheckResult(passed=None, skipped=reason)
     original_proto = original if isinstance(original, ModelProto) else ModelProto.FromString(original)
     if result.reverse:
         pins, recorded_dims, all_recorded = _reverse_pins(original_proto, op_type)
@@ -286,7 +291,7 @@ def run_check(
         def pinned(blob: bytes, options: Any) -> Any:
             return _Pinned(_session(blob, options), pins)
 
-        checked = equivalence.compare_models(
+        checked = check.equivalence.compare_models(
             original,
             rewritten,
             dims={**recorded_dims, **(dims or {})},
@@ -301,15 +306,15 @@ def run_check(
             )
         return checked
     quantized = qdq_sites(original_proto)
-    level = UNFUSED_LEVEL if quantized else EXACT_LEVEL
+    level = UNFUSED_LEVEL if quantized else check.equivalence.EXACT_LEVEL
     run = _Run(original, level, requantized.kept_tensors(quantized, rewritten, op_type) if quantized else [], [])
     # A run for the sizes, the comparison and a QDQ judgement share one session per model.
-    with reuse_sessions(bool(quantized) or bool(pending)):
+    with check.reuse.reuse_sessions(bool(quantized) or bool(pending)):
         feeds = _forward_feeds(result, original_proto, list(pending or ()), dims, run)
         if isinstance(feeds, str):
-            return CheckResult(passed=None, skipped=feeds)
+            return check.equivalence.CheckResult(passed=None, skipped=feeds)
         tolerance = _tolerance(rewritten, op_type)
-        checked = equivalence.compare_models(
+        checked = check.equivalence.compare_models(
             original,
             rewritten,
             feeds,

@@ -29,18 +29,18 @@ Does NOT write files or change either model.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import numpy as np
 from onnx import ModelProto
 
-from graphsurgeon_tools.check import equivalence
-from graphsurgeon_tools.check.equivalence import CheckResult
-from graphsurgeon_tools.check.feeds import concrete_input_shapes, random_feeds
-from graphsurgeon_tools.check.sites_alone import sites_alone
-from graphsurgeon_tools.check.tolerance import UlpTolerance
+from graphsurgeon_tools import check
 from graphsurgeon_tools.core.graph import downstream_tensors
 from graphsurgeon_tools.resize.qdq import FUSED_LEVEL, UNFUSED_LEVEL, QdqSite
+
+if TYPE_CHECKING:  # annotations only: the check's modules load when a check runs (check.__init__)
+    from graphsurgeon_tools.check.equivalence import CheckResult
+    from graphsurgeon_tools.check.tolerance import UlpTolerance
 
 __all__ = ["judge", "kept_tensors"]
 
@@ -99,7 +99,7 @@ def judge(
     names = [name for site in quantized.values() for name in site.quantized_outputs if name in produced]
     if not names:
         return
-    steps = equivalence.compare_models(
+    steps = check.equivalence.compare_models(
         original if reference is None else reference,
         rewritten,
         feeds,
@@ -107,7 +107,7 @@ def judge(
         dims=dims,
         session_factory=session,
         level=UNFUSED_LEVEL,
-        tolerance=UlpTolerance(dict(tolerance.ulps), integer_steps=1, why="quantized tensors in steps"),
+        tolerance=check.tolerance.UlpTolerance(dict(tolerance.ulps), integer_steps=1, why="quantized tensors in steps"),
     )
     if steps.skipped or not steps.outputs:
         return
@@ -123,8 +123,11 @@ def judge(
     if any(c.name not in after for c in failures):  # a difference no flip upstream explains
         return
 
-    data = random_feeds(original, concrete_input_shapes(original, dims), 0)  # compare_models' own inputs
-    alone = sites_alone(original, rewritten, {**data, **feeds}, session, tolerance, op_type, key=reference)
+    shapes = check.feeds.concrete_input_shapes(original, dims)
+    data = check.feeds.random_feeds(original, shapes, 0)  # compare_models' own inputs
+    alone = check.sites_alone.sites_alone(
+        original, rewritten, {**data, **feeds}, session, tolerance, op_type, key=reference
+    )
     if alone is None or not all(c.passed for c in alone):  # each site on the original's own input must agree
         return
     figure = (
