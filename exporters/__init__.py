@@ -15,8 +15,7 @@ or onnxscript::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from graphsurgeon_tools.lazy import lazy_face
 
 _LAZY = {
     "export": "exporters.onnx_export",
@@ -38,14 +37,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'exporters' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)

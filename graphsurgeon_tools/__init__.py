@@ -15,8 +15,7 @@ none of them writes files except :func:`save_model`. Names resolve lazily, so
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphsurgeon_tools.errors import (
     CheckFailedError,
@@ -35,6 +34,7 @@ from graphsurgeon_tools.errors import (
     UnsupportedModelError,
     UsageError,
 )
+from graphsurgeon_tools.lazy import lazy_face
 
 __version__ = "0.1.0"
 
@@ -84,17 +84,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'graphsurgeon_tools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -19,9 +19,9 @@ each lives in one submodule, named there by its callers.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import TYPE_CHECKING
+
+from graphsurgeon_tools.lazy import lazy_face
 
 if TYPE_CHECKING:  # the submodules as type checkers see them; at run time __getattr__ imports them
     from graphsurgeon_tools.check import (
@@ -39,12 +39,4 @@ if TYPE_CHECKING:  # the submodules as type checkers see them; at run time __get
 __all__ = ["compare", "equivalence", "feeds", "limits", "reuse", "sessions", "sites_alone", "steps", "tolerance"]
 
 
-def __getattr__(name: str) -> ModuleType:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # import_module binds the submodule on this package too, so __getattr__ runs once per name
-    return importlib.import_module(f"{__name__}.{name}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, {}, __all__)

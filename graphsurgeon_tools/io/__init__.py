@@ -20,8 +20,9 @@ Does NOT run the ONNX checker (passes check the models they produce).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphsurgeon_tools.lazy import lazy_face
 
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from graphsurgeon_tools.io.atomic import check_destination, write_bytes_atomic
@@ -59,13 +60,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -15,8 +15,9 @@ package, or any submodule of it, does not import onnxruntime, torch or ``exporte
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from graphsurgeon_tools.lazy import lazy_face
 
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from graphsurgeon_tools.runtime import (
@@ -44,15 +45,4 @@ _SUBMODULES = ("build_cache", "environment", "kernels", "ort_headers", "ort_libr
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:  # import_module binds it on this package: asked once
-        return importlib.import_module(f"{__name__}.{name}")
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS, _SUBMODULES)
