@@ -9,6 +9,7 @@ import onnx
 import onnx.numpy_helper
 import pytest
 
+from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.errors import CheckFailedError, UsageError
 from graphsurgeon_tools.passes.base import PassResult, Skip, select
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
@@ -329,57 +330,50 @@ def test_swap_plugin_checks_once_where_make_dynamic_scale_shares_its_inference(c
     assert counts == {"checker": 1, "discovery": 1}
 
 
+@pytest.fixture
+def inference_reads(monkeypatch) -> list:
+    """What each shape inference that describes sites was handed (a ModelProto, or weightless bytes)."""
+    from graphsurgeon_tools.resize import site_inputs
+
+    read: list = []
+    infer = checker.inferred_copy
+
+    def spy(model, input_shapes=None):
+        read.append(model)
+        return infer(model, input_shapes)
+
+    monkeypatch.setattr(checker, "inferred_copy", spy)
+    monkeypatch.setattr(site_inputs, "inferred_copy", spy)
+    return read
+
+
 @pytest.mark.parametrize("inline", [False, True], ids=["as-handed-in", "inlined"])
 @pytest.mark.parametrize("run", [make_dynamic_scale, swap_plugin])
 def test_site_discovery_infers_from_the_structural_checks_bytes_while_the_model_is_the_one_handed_in(
-    tmp_path, monkeypatch, run, inline
+    tmp_path, inference_reads, run, inline
 ) -> None:
     """The shape inference that describes the sites reads the bytes the structural check serialized
     (one serialization less) on the proto the pass was handed; a model the pass made from it (inlined
     functions) is inferred from itself."""
     from hostile import nested
 
-    from graphsurgeon_tools.core import checker
-    from graphsurgeon_tools.resize import site_inputs
-
-    read: list = []
-    infer = checker.inferred_copy
-
-    def spy(model, input_shapes=None):
-        read.append(model)
-        return infer(model, input_shapes)
-
-    monkeypatch.setattr(checker, "inferred_copy", spy)
-    monkeypatch.setattr(site_inputs, "inferred_copy", spy)
     model = nested.function_model(calls=2) if inline else _relu_resize_chain()
     path = tmp_path / "in.onnx"
     onnx.save(model, path)
     result = run(path, check=False, inline_functions=inline)
-    assert result.changed and read
+    assert result.changed and inference_reads
     if inline:
-        assert all(isinstance(seen, onnx.ModelProto) for seen in read)
+        assert all(isinstance(seen, onnx.ModelProto) for seen in inference_reads)
     else:
-        assert read[0] == checker.weightless_bytes(onnx.load(path))
+        assert inference_reads[0] == checker.weightless_bytes(onnx.load(path))
 
 
-def test_swap_plugin_infers_from_the_structural_checks_bytes_when_it_works_on_a_copy(monkeypatch) -> None:
+def test_swap_plugin_infers_from_the_structural_checks_bytes_when_it_works_on_a_copy(inference_reads) -> None:
     """A ModelProto handed in is copied (not in place); the copy serializes as the proto it copies, so
     site discovery still reads the structural check's bytes, and the caller's proto stays as it was."""
-    from graphsurgeon_tools.core import checker
-    from graphsurgeon_tools.resize import site_inputs
-
-    read: list = []
-    infer = checker.inferred_copy
-
-    def spy(model, input_shapes=None):
-        read.append(model)
-        return infer(model, input_shapes)
-
-    monkeypatch.setattr(checker, "inferred_copy", spy)
-    monkeypatch.setattr(site_inputs, "inferred_copy", spy)
     model = _relu_resize_chain()
     given = model.SerializeToString()
     result = swap_plugin(model, check=False)
     assert result.changed and result.model is not model
     assert model.SerializeToString() == given
-    assert read[0] == checker.weightless_bytes(model)
+    assert inference_reads[0] == checker.weightless_bytes(model)
