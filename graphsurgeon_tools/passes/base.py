@@ -151,7 +151,7 @@ class PassResult:
 
     pass_name = "pass"
     #: The full check's inference, run and passed by ``call`` on the model it returns
-    #: (:class:`graphsurgeon_tools.core.checker.StrictInference`), or None. Not a field: not reported.
+    #: (:class:`graphsurgeon_tools.core.output_types.StrictInference`), or None. Not a field: not reported.
     strict_inference: Optional[Any] = None
 
     @property

@@ -9,7 +9,7 @@ import onnx
 import onnx.numpy_helper
 import pytest
 
-from graphsurgeon_tools.core import checker
+from graphsurgeon_tools.core import checker, output_types
 from graphsurgeon_tools.errors import CheckFailedError, UsageError
 from graphsurgeon_tools.passes.base import PassResult, Skip, select
 from graphsurgeon_tools.passes.make_dynamic_scale import make_dynamic_scale
@@ -99,7 +99,6 @@ def test_one_inference_serves_the_shape_refresh_and_the_full_check(counts, monke
     """make-dynamic-scale re-infers its output shapes after the rewrite; where provable, that one
     inference is the full checker's own and the contract runs the structural checker after it. The
     written model is byte for byte the one the two separate calls give, and passes the full checker."""
-    from graphsurgeon_tools.core import checker
 
     full_checks = []
     counting = onnx.checker.check_model
@@ -114,7 +113,7 @@ def test_one_inference_serves_the_shape_refresh_and_the_full_check(counts, monke
     # an output another node reads: its declared dims reach that node in the full check only
     assert full_checks.count(True) == (1 if read_output else 0)
     onnx.checker.check_model(shared.model, full_check=True)
-    monkeypatch.setattr(checker, "_shareable", lambda model, data: False)  # the two calls, as before
+    monkeypatch.setattr(output_types, "_shareable", lambda model, data: False)  # the two calls, as before
     counts.update(checker=0)
     unshared = make_dynamic_scale(_relu_resize_chain(read_output=read_output), check=False)
     assert counts["checker"] == 1

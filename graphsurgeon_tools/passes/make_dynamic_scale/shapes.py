@@ -22,7 +22,7 @@ from typing import Any, Optional
 import onnx
 from onnx import ModelProto, TensorProto, helper
 
-from graphsurgeon_tools.core import checker
+from graphsurgeon_tools.core import checker, output_types
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.passes.make_dynamic_scale.plan import Plan
 
@@ -96,7 +96,7 @@ def factor_hints(plans: list[Plan], factor: bool) -> dict[str, list[Any]]:
 
 def refresh_shapes(
     model: ModelProto, site_outputs: list[str], hints: dict[str, list[Any]], *, full_check: bool = False
-) -> tuple[list[str], Optional[checker.StrictInference]]:
+) -> tuple[list[str], Optional[output_types.StrictInference]]:
     """Make every shape that depended on a rewritten factor symbolic; return touched outputs, and
     the full check's inference of the model as left here where the one inference run here was it.
 
@@ -108,11 +108,11 @@ def refresh_shapes(
     stays a constant 1), given to inference so batch/channel names survive.
 
     ``full_check`` (the model is fully checked next, as left here): the one whole-graph inference
-    here is :func:`checker.checked_output_types` (the output shapes cleared: inference derives
+    here is :func:`output_types.checked_output_types` (the output shapes cleared: inference derives
     them, then they are written) where nothing else is inferred: no ``hints`` (they are not in
     the written model) and no value_info to refresh (a second inference, with the new output
     shapes). It gives the lenient inference's types, and where it can, also stands for the full
-    check's inference of the model written (:class:`checker.StrictInference`: the contract checks
+    check's inference of the model written (:class:`output_types.StrictInference`: the contract checks
     that the model is still that one). Otherwise the lenient inference alone, and None.
     """
     graph = model.graph
@@ -136,9 +136,9 @@ def refresh_shapes(
     try:
         try:
             if hints or had_info or not full_check:
-                inferred = checker.inferred_output_types(model)
+                inferred = output_types.inferred_output_types(model)
             else:
-                inferred, strict = checker.checked_output_types(model)
+                inferred, strict = output_types.checked_output_types(model)
         except _INFERENCE_FAILURES:  # must not keep a stale shape: fall back to "all unknown"
             inferred = {}
         for output in affected:

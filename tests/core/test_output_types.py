@@ -1,4 +1,4 @@
-"""core.checker's one shared inference: where ``checked_output_types`` hands back a StrictInference,
+"""core.output_types' one shared inference: where ``checked_output_types`` hands back a StrictInference,
 the output types are the lenient inference's and ``check_model_full(inference=...)`` gives the full
 checker's verdict, in its words; where that is not provable, no StrictInference (two calls, as before).
 Real onnx calls throughout: each verdict is compared with ``onnx.checker.check_model(full_check=True)``."""
@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from graphsurgeon_tools.core import checker
+from graphsurgeon_tools.core import checker, output_types
 from graphsurgeon_tools.errors import PostconditionError, PreconditionError
 from graphsurgeon_tools.passes.base import ModelCheck
 
@@ -74,9 +74,9 @@ def _types(types: dict[str, onnx.TypeProto]) -> dict[str, bytes]:
 )
 def test_the_shared_verdict_is_the_full_checkers_in_its_words(y: Dims) -> None:
     model = _net(y=y)
-    types, inference = checker.checked_output_types(model)
+    types, inference = output_types.checked_output_types(model)
     assert inference is not None  # the shared path: no op here makes it unprovable
-    assert _types(types) == _types(checker.inferred_output_types(model))
+    assert _types(types) == _types(output_types.inferred_output_types(model))
     expected = _full(model)
     assert _verdict(lambda: checker.check_model_full(model, inference=inference)) == expected
     if y is not None and y[1] == 5:
@@ -99,8 +99,8 @@ def test_the_shared_types_are_the_lenient_ones_where_the_type_check_adds_a_type(
         [value("y", TensorProto.FLOAT, [1, 3, 16, 16])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    types, inference = checker.checked_output_types(model)
-    assert _types(types) == _types(checker.inferred_output_types(model))
+    types, inference = output_types.checked_output_types(model)
+    assert _types(types) == _types(output_types.inferred_output_types(model))
     assert _verdict(lambda: checker.check_model_full(model, inference=inference)) == _full(model)
 
 
@@ -120,13 +120,13 @@ def test_an_output_another_node_reads_is_never_shared() -> None:
         [_weight("w", (5, 2))],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    cleared = checker._inference_bytes(model)
+    cleared = output_types._inference_bytes(model)
     checker.shape_inference(cleared, strict=True, check_type=True, data_prop=False)  # passes: the trap
     expected = _full(model)
     assert expected is not None and "Incompatible dimensions for matrix multiplication" in expected[1]
-    types, inference = checker.checked_output_types(model)
+    types, inference = output_types.checked_output_types(model)
     assert inference is None
-    assert _types(types) == _types(checker.inferred_output_types(model))
+    assert _types(types) == _types(output_types.inferred_output_types(model))
     assert _verdict(lambda: checker.check_model_full(model, inference=inference)) == expected
 
 
@@ -144,9 +144,9 @@ def test_a_model_inference_rejects_gives_no_shared_check_and_the_lenient_types()
         [_weight("w", (5, 8))],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    types, inference = checker.checked_output_types(model)
+    types, inference = output_types.checked_output_types(model)
     assert inference is None
-    assert _types(types) == _types(checker.inferred_output_types(model))
+    assert _types(types) == _types(output_types.inferred_output_types(model))
     expected = _full(model)
     assert expected is not None and expected[0] is onnx.shape_inference.InferenceError
     assert _verdict(lambda: checker.check_model_full(model)) == expected
@@ -168,14 +168,14 @@ def test_what_the_proof_cannot_cover_is_not_shared(change: str) -> None:
         model.functions.append(helper.make_function("local", "f", ["a"], ["b"], [], []))
     else:
         graph.initializer.append(_weight("z", (1,)))
-    types, inference = checker.checked_output_types(model)
+    types, inference = output_types.checked_output_types(model)
     assert inference is None
-    assert _types(types) == _types(checker.inferred_output_types(model))
+    assert _types(types) == _types(output_types.inferred_output_types(model))
 
 
 def test_a_model_changed_after_the_shared_inference_gets_the_whole_full_check() -> None:
     model = _net()
-    _, inference = checker.checked_output_types(model)
+    _, inference = output_types.checked_output_types(model)
     assert inference is not None and inference.stands_for(model)
     model.graph.initializer[1].CopyFrom(_weight("w2", (4, 8, 3)))  # a 1-D kernel for a 2-D Conv
     assert not inference.stands_for(model)
@@ -186,7 +186,7 @@ def test_a_model_changed_after_the_shared_inference_gets_the_whole_full_check() 
 
 def test_metadata_and_output_shapes_are_all_the_shared_inference_allows_to_differ() -> None:
     model = _net()
-    _, inference = checker.checked_output_types(model)
+    _, inference = output_types.checked_output_types(model)
     assert inference is not None
     model.metadata_props.add(key="k", value="v")  # the contract records declared inputs there
     model.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 4
@@ -201,7 +201,7 @@ def test_the_contract_refuses_a_written_model_the_full_check_rejects_even_with_a
     with the output shapes cleared) passed, the full check does not; the contract says so, as before."""
     given = _net()
     written = _net(y=(1, 5, 8, 8))
-    _, inference = checker.checked_output_types(written)
+    _, inference = output_types.checked_output_types(written)
     assert inference is not None
     contract = ModelCheck(given, label="m.onnx")
     with pytest.raises(PostconditionError, match="differ in dimension 1") as shared:
@@ -225,7 +225,7 @@ def test_the_op_types_kept_off_the_shared_path_are_what_onnx_defines() -> None:
         or (schema.has_function and not schema.has_type_and_shape_inference_function)
         or any(attribute.type in graph_kinds for attribute in schema.attributes.values())
     }
-    assert wanted <= checker.UNSHARED_OP_TYPES
+    assert wanted <= output_types.UNSHARED_OP_TYPES
 
 
 @pytest.mark.parametrize("y", [("N", 4, "h", "w"), (1, 5, 8, 8), (1, 4, 8)])
