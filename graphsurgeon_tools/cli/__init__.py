@@ -208,10 +208,18 @@ def _end_process(code: int) -> NoReturn:
     the objects the imports made frozen out of its last collection's sight (~45,000: 20-50 ms). So it
     is under a profiler or tracer (``python -m cProfile``/``trace`` write their results after the
     script returns, and coverage tools stop theirs at exit)."""
-    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
+    # CPython's own hook for "run the atexit functions now" (private, stable for decades): where an
+    # interpreter lacks it, the exit is the normal one too.
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if (
+        run_exit_functions is None
+        or threading.active_count() > 1
+        or sys.getprofile() is not None
+        or sys.gettrace() is not None
+    ):
         gc.freeze()
         sys.exit(code)
-    atexit._run_exitfuncs()
+    run_exit_functions()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -271,6 +271,30 @@ def test_a_console_run_under_a_profiler_ends_normally_and_its_profile_is_written
     assert stats.is_file() and stats.stat().st_size > 0
 
 
+@pytest.mark.parametrize("hook", ["kept", "missing"])
+def test_a_console_run_ends_with_its_code_after_the_atexit_functions(save_model_file, tmp_path: Path, hook) -> None:
+    # The short exit (os._exit after the atexit functions and a flush) and, on an interpreter without
+    # CPython's atexit._run_exitfuncs, the normal one: the same code, the report and the atexit output.
+    path = save_model_file(golden.upsample_model(7, opset=8))
+    script = tmp_path / "onnxtool_script.py"
+    lines = ["import atexit, sys", "atexit.register(lambda: print('atexit ran', file=sys.stderr))"]
+    if hook == "missing":
+        lines.append("del atexit._run_exitfuncs")
+    lines += ["from graphsurgeon_tools.cli import main", "main()"]
+    script.write_text("\n".join(lines) + "\n")
+    done = subprocess.run(
+        [sys.executable, str(script), "make-dynamic-scale", str(path), "-o", str(tmp_path / "out.onnx"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["opset_after"] == 9 and (tmp_path / "out.onnx").is_file()
+    assert done.stderr.strip().splitlines()[-1] == "atexit ran"
+    refused = subprocess.run([sys.executable, str(script), "inspect", str(tmp_path / "nowhere.onnx")], timeout=120)
+    assert refused.returncode == 3
+
+
 def test_check_dims_reach_the_check(run_cli, save_model_file) -> None:
     path = save_model_file(golden.resize_model(13, shape=(None, 3, None, None)))
     result = run_cli("make-dynamic-scale", path, "--check-dims", "N=2,H=5", "--check-dims", "W=7", "--json")
