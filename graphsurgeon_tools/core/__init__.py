@@ -11,6 +11,9 @@ CLI, ``exporters`` or torch):
 - :mod:`.constants`  ``tensor_to_array`` and the one constant tracer (iterative, bounded)
 - :mod:`.folding`    the budgeted evaluator the tracer folds with (sizes tensors before making them)
 - :mod:`.checker`    the ONNX checker and shape inference on weightless copies
+- :mod:`.output_types` output types re-derived by inference; the full check's inference shared
+- :mod:`.wire`       how protobuf writes a string field (what the byte searches look for)
+- :mod:`.records`    plain dataclasses built and replaced at C speed (one per site of a big run)
 - :mod:`.graphs`     accept a ModelProto, a path or an ``onnx_graphsurgeon.Graph``; give back the kind given
 
 This ``__init__`` imports nothing, so ``import graphsurgeon_tools.core.opsets`` stays cheap.

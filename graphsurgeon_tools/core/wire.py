@@ -1,8 +1,8 @@
 """How protobuf writes a string field: the bytes a search in a serialized model looks for.
 
 Two searches read a model's bytes instead of walking its nodes (core.mentions: whether any node
-reads or produces a name; core.checker: whether one inference can serve the refresh and the full
-check). Both look for a string field as protobuf writes it: the tag (field number << 3 | 2), the
+reads or produces a name; core.output_types: whether one inference can serve the refresh and the
+full check). Both look for a string field as protobuf writes it: the tag (field number << 3 | 2), the
 length as a varint, the UTF-8 bytes, verbatim wherever the field sits, nested graphs included.
 
 Requires: field numbers of string (or bytes) fields, from onnx.proto. Ensures: the exact bytes

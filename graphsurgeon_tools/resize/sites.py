@@ -26,10 +26,10 @@ looked at: every caller that claims "every site" passes ``nested=True``.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from graphsurgeon_tools.core import dtypes
+from graphsurgeon_tools.core import dtypes, records
 from graphsurgeon_tools.core.attributes import attributes
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
 from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes, subgraphs
@@ -325,10 +325,6 @@ def _tail(node: Any, op_version: int, attrs: dict[str, Any]) -> _Tail:
     )
 
 
-#: ResizeSite's field count if plain (no __post_init__/__slots__), else -1: its __dict__ is then all _describe sets
-_PLAIN_SITE_FIELDS = len(fields(ResizeSite)) if not {"__post_init__", "__slots__"} & set(dir(ResizeSite)) else -1
-
-
 def _describe(
     node: Any,
     names: list[str],
@@ -447,8 +443,4 @@ def _describe(
         "problems": tuple(problems),
         "scope": scope,
     }
-    if len(values) != _PLAIN_SITE_FIELDS:  # one __dict__ update, not __init__'s object.__setattr__ per field
-        return ResizeSite(**values)
-    site = object.__new__(ResizeSite)
-    site.__dict__.update(values)
-    return site
+    return records.build(ResizeSite, values)  # one __dict__ update, not __init__'s setattr per field

@@ -36,20 +36,19 @@ from typing import Any, Optional
 import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto
 
-from graphsurgeon_tools.core import checker, opsets
+from graphsurgeon_tools.core import checker, opsets, records
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, Timer, select
 from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, set_value_info
-from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult, swapped_node
+from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
 from graphsurgeon_tools.passes.swap_plugin.site_facts import (
     SourceNotes,
     expand_axes,
     freedom_of,
     full_rank_view,
-    replaced_site,
     site_rank,
 )
 from graphsurgeon_tools.plugins import PluginSpec
@@ -206,7 +205,7 @@ def _make_dynamic(
     sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
     for plan in plans:
         site = plan.site
-        now[site.output_name] = replaced_site(
+        now[site.output_name] = records.replace(  # dataclasses.replace, once per site
             site,
             scales=None,
             scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
@@ -467,16 +466,19 @@ def _swap_site(
     if extra:
         builder.pending.append((position, extra))
     builder.value_info(site.output_name, elem, rank)
-    return swapped_node(
-        node=base,
-        op_type_before=site.op_type,
-        op_type_after=op_type,
-        domain_after=domain,
-        signature=signature,
-        inputs=(site.input_name, second),
-        attributes=attrs,
-        scales_before=scales_before,
-        notes=tuple(notes) + tuple(site.notes),
-        free=decided.free if decided is not None else None,
-        pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None,
+    return records.build(  # SwappedNode(...), every field named in order: once per site
+        SwappedNode,
+        dict(
+            node=base,
+            op_type_before=site.op_type,
+            op_type_after=op_type,
+            domain_after=domain,
+            signature=signature,
+            inputs=(site.input_name, second),
+            attributes=attrs,
+            scales_before=scales_before,
+            notes=tuple(notes) + tuple(site.notes),
+            free=decided.free if decided is not None else None,
+            pinned_by=decided.pinned_by.describe() if decided is not None and decided.pinned_by else None,
+        ),
     )

@@ -5,12 +5,12 @@ Does NOT compute anything: the rewrites fill these.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from graphsurgeon_tools.passes.base import PassResult, Skip
 
-__all__ = ["SkippedNode", "SwapPluginResult", "SwappedNode", "swapped_node"]
+__all__ = ["SkippedNode", "SwapPluginResult", "SwappedNode"]
 
 #: swap-plugin's skip type is the common one.
 SkippedNode = Skip
@@ -46,21 +46,6 @@ class SwappedNode:
             "free": self.free,
             "pinned_by": self.pinned_by,
         }
-
-
-#: SwappedNode is a plain frozen dataclass (no __post_init__, no __slots__): an instance is its
-#: __dict__, filled in one update by :func:`swapped_node` instead of one object.__setattr__ per field.
-_PLAIN = not hasattr(SwappedNode, "__post_init__") and not hasattr(SwappedNode, "__slots__")
-_FIELDS = frozenset(f.name for f in fields(SwappedNode))
-
-
-def swapped_node(**values: Any) -> SwappedNode:
-    """``SwappedNode(**values)`` for a call that names every field, in their order (one per site of a run)."""
-    if not _PLAIN or len(values) != len(_FIELDS) or not _FIELDS.issuperset(values):
-        return SwappedNode(**values)
-    node = object.__new__(SwappedNode)
-    node.__dict__.update(values)
-    return node
 
 
 @dataclass

@@ -12,8 +12,7 @@
 * :class:`SourceNotes`: "sizes: computed from the static shape of ...: simplify=True folds
   it" instead of the tracer's "computed from graph input"/"constant subgraph over 64 nodes"
   (:mod:`graphsurgeon_tools.resize.shape_source`; the shape flow is built only when needed);
-* :func:`freedom_of`: each site's factor freedom for the report;
-* :func:`replaced_site`: ``dataclasses.replace`` for the sites make-dynamic-scale rewrote.
+* :func:`freedom_of`: each site's factor freedom for the report.
 
 Requires: sites from ``find_resize_sites`` on the model being swapped (before it changes).
 Does NOT refuse anything itself (refusals.py does) or swap anything (forward.py does).
@@ -32,7 +31,7 @@ from graphsurgeon_tools.resize.freedom import site_freedom
 from graphsurgeon_tools.resize.shape_source import SourceNotes
 from graphsurgeon_tools.resize.sites import ResizeSite
 
-__all__ = ["SourceNotes", "expand_axes", "freedom_of", "full_rank_view", "replaced_site", "site_rank"]
+__all__ = ["SourceNotes", "expand_axes", "freedom_of", "full_rank_view", "site_rank"]
 
 
 def _static_length(type_proto: Any) -> Optional[int]:
@@ -111,20 +110,3 @@ def freedom_of(model: ModelProto, sites: list[ResizeSite]) -> dict[str, Any]:
     """site label -> Freedom (graphsurgeon_tools.resize.freedom), main-graph sites only."""
     main = [s for s in sites if s.in_main_graph]
     return site_freedom(model, sites=main) if main else {}
-
-
-#: ResizeSite is a plain frozen dataclass (no __post_init__, no __slots__): a copy of its fields is
-#: what dataclasses.replace makes, without re-running __init__ over every field.
-_PLAIN_SITE = not hasattr(ResizeSite, "__post_init__") and not hasattr(ResizeSite, "__slots__")
-_SITE_FIELDS = frozenset(f.name for f in dataclasses.fields(ResizeSite))
-
-
-def replaced_site(site: ResizeSite, **changes: Any) -> ResizeSite:
-    """``dataclasses.replace(site, **changes)``, at a third of its cost (once per site of a big run)."""
-    if not _PLAIN_SITE or type(site) is not ResizeSite or not _SITE_FIELDS.issuperset(changes):
-        return dataclasses.replace(site, **changes)
-    new = object.__new__(ResizeSite)
-    state = new.__dict__
-    state.update(site.__dict__)
-    state.update(changes)
-    return new
