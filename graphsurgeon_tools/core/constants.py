@@ -24,6 +24,7 @@ computed by control flow is run time).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -126,6 +127,21 @@ _PLAIN_FIELDS = {
 }
 
 
+def _plain_array(tensor: "TensorProto", plain: "np.dtype") -> Optional["np.ndarray"]:
+    """onnx.numpy_helper.to_array's own expressions for a plain type held inline, without its per-call
+    dtype lookups; None where the data does not match the dims (the caller's check says why)."""
+    dims = tensor.dims[:]
+    count = math.prod(dims)
+    if tensor.HasField("raw_data"):
+        raw = tensor.raw_data
+        return np.frombuffer(raw, dtype=plain).reshape(dims) if len(raw) == count * plain.itemsize else None
+    values = getattr(tensor, _PLAIN_FIELDS[tensor.data_type])[:]
+    if len(values) != count:
+        return None
+    array = np.array(values, dtype=plain)
+    return array if len(dims) == 1 else array.reshape(dims)
+
+
 def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None) -> "np.ndarray":
     """A TensorProto as numpy, reading external data through graphsurgeon_tools.io when needed.
 
@@ -133,23 +149,13 @@ def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None)
     InvalidModelError for data that does not match the tensor's shape or type.
     """
     plain = _PLAIN_DTYPES.get(tensor.data_type)
-    if plain is not None and tensor.data_location != TensorProto.EXTERNAL and not tensor.HasField("segment"):
-        # The commonest case, inline data of a plain type that matches its dims, read without the general
-        # path's calls (a pass reads every site's scales: 2,000 sites, 4,000 calls); onnx.numpy_helper.
-        # to_array's own expressions. Data that does not match goes on below, where the check says why.
-        dims = tensor.dims[:]
-        count = 1
-        for dim in dims:
-            count *= dim
-        if tensor.HasField("raw_data"):
-            raw = tensor.raw_data
-            if len(raw) == count * plain.itemsize:
-                return np.frombuffer(raw, dtype=plain).reshape(dims)
-        else:
-            values = getattr(tensor, _PLAIN_FIELDS[tensor.data_type])[:]
-            if len(values) == count:
-                array = np.array(values, dtype=plain)
-                return array if len(dims) == 1 else array.reshape(dims)
+    direct = plain is not None and not tensor.HasField("segment")
+    if direct and tensor.data_location != TensorProto.EXTERNAL:
+        # the commonest case (a pass reads every site's scales: 2,000 sites, 4,000 calls), without the
+        # check's calls; data that does not match its dims goes on below, where the check says why
+        array = _plain_array(tensor, plain)
+        if array is not None:
+            return array
     if tensor.data_location == TensorProto.EXTERNAL:
         if model is None:
             raise InvalidModelError(f"tensor {tensor.name!r} has external data but no model to resolve it")
@@ -162,14 +168,10 @@ def tensor_to_array(tensor: "TensorProto", model: Optional["ModelProto"] = None)
     problem = check_tensor_data(tensor)
     if problem:
         raise InvalidModelError(problem)
-    plain = _PLAIN_DTYPES.get(tensor.data_type)
-    if plain is not None and not tensor.HasField("segment"):
-        # onnx.numpy_helper.to_array's own expressions for these types (external data read in above)
-        if tensor.HasField("raw_data"):
-            return np.frombuffer(tensor.raw_data, dtype=plain).reshape(tensor.dims)
-        return (
-            np.asarray(getattr(tensor, _PLAIN_FIELDS[tensor.data_type]), dtype=plain).astype(plain).reshape(tensor.dims)
-        )
+    if direct:  # external data, read in above (checked: it matches its dims)
+        array = _plain_array(tensor, plain)
+        if array is not None:
+            return array
     try:
         return onnx.numpy_helper.to_array(tensor)
     except (TypeError, ValueError) as exc:  # e.g. element type UNDEFINED or one numpy has no dtype for
