@@ -33,7 +33,8 @@ def plugin_attributes(
 
 
 class TypeTable:
-    """Tensor name -> TypeProto (``get`` only), from a shape-inferred copy of the model: a graph
+    """Tensor name -> TypeProto (``get`` only), from a shape-inferred copy of the model (or a copy of its
+    declarations, where inference refused it): a graph
     output's, else a graph input's, else the value_info's, else an initializer's type (each the last
     one declared with a tensor type): what a dict filled in that order holds. The TypeProtos are
     looked up, or made for an initializer, when asked for: a pass asks about a few names per site,
@@ -73,17 +74,13 @@ def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = No
     :class:`TypeTable` over ``inferred``, :func:`~graphsurgeon_tools.core.checker.inferred_copy` of
     this model when the caller has it."""
     inferred = inferred if inferred is not None else checker.inferred_copy(model)
-    if inferred is not None:
-        return TypeTable(model, inferred)
-    # shape inference refused the model: the declarations still count (a dict, taken now: ``model`` changes)
-    types: dict[str, onnx.TypeProto] = {}
-    graph = model.graph
-    for init in graph.initializer:
-        types[init.name] = helper.make_tensor_type_proto(init.data_type, list(init.dims))
-    for info in list(graph.value_info) + list(graph.input) + list(graph.output):
-        if info.type.HasField("tensor_type"):
-            types[info.name] = info.type
-    return types
+    if inferred is None:  # shape inference refused the model: its declarations still count, copied now
+        inferred = ModelProto()  # (the pass changes ``model``; the table reads what it was handed)
+        declared, graph = inferred.graph, model.graph
+        declared.value_info.extend(graph.value_info)
+        declared.input.extend(graph.input)
+        declared.output.extend(graph.output)
+    return TypeTable(model, inferred)
 
 
 def set_value_info(
