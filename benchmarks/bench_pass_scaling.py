@@ -17,7 +17,7 @@ the optimized-level figure, a second session per model, is ``--optimized-figure`
 
 The floor under the ratios is measured beside them: a process that loads and saves the model and
 runs only the checks every pass's contract runs (the structural checker before, the full checker
-after: passes/base.py ModelCheck), as a one-command typer app (the CLI framework the project uses),
+after: passes/model_check.py ModelCheck), as a one-command typer app (the CLI framework the project uses),
 with no pass work. No pass that keeps the contract
 can go below it on this machine; the goal ratios are judged against it in the closing notes.
 
@@ -93,7 +93,7 @@ onnx.save(model, path)
 """
 
 
-#: What every pass pays for the contract (passes/base.py ModelCheck) before any work of its own, as a
+#: What every pass pays for the contract (passes/model_check.py ModelCheck) before any work of its own, as a
 #: command of the CLI framework the project uses: typer parses a model path, an output path and one
 #: option, then the bare load+save plus the structural checker on the input and the full checker
 #: (structural + strict, type-checking shape inference) on the output, here on the same bytes. Its

@@ -90,7 +90,7 @@ def run_rewrite(
             report["profile"] = profile_report(result.model, profile)  # before writing: a refusal leaves no file
         written = None
         if result.changed or not in_place or write_unchanged_in_place:
-            # checked: every model a pass returns passed the ONNX checker (passes.base.ModelCheck)
+            # checked: every model a pass returns passed the ONNX checker (passes.model_check.ModelCheck)
             written = str(save_model(result.model, target, share_data=share_data, in_place=in_place, checked=True))
         if not paths_first:
             report["input"] = str(model)

@@ -1,6 +1,7 @@
 """Graph passes: one contract, one package per pass.
 
-- :mod:`.base`                the contract: requires -> call -> ensures, PassResult, Skip, select, ModelCheck
+- :mod:`.base`                the contract: requires -> call -> ensures, PassResult, Skip, select
+- :mod:`.model_check`         the contract's ONNX checks: structural before ``call``, full after (ModelCheck)
 - :mod:`.make_dynamic_scale`  constant Resize/Upsample scales -> graph inputs (plan, rewrite, shapes, run)
 - :mod:`.swap_plugin`         Resize -> DynamicTRTResize and back, and spec-driven swaps (forward,
                               size_tensor, reverse, generic, refusals, edit)

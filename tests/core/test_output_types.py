@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.core import checker, output_types
 from graphsurgeon_tools.errors import PostconditionError, PreconditionError
-from graphsurgeon_tools.passes.base import ModelCheck
+from graphsurgeon_tools.passes.model_check import ModelCheck
 
 _RNG = np.random.default_rng(7)
 Dims = Optional[Sequence[Any]]
