@@ -32,6 +32,7 @@ from graphsurgeon_tools.io.external_data import (
     external_data_dir,
     is_external,
     iter_model_tensors,
+    may_hold_external,
     set_external_data_dir,
     validate_ref,
 )
@@ -66,9 +67,11 @@ def load_model(path_or_proto: Union[PathLike, ModelProto], *, load_external_data
     if not isinstance(path_or_proto, (str, os.PathLike)):
         raise TypeError(f"load_model expects a path or an onnx.ModelProto, got {type(path_or_proto).__name__}")
     path = Path(path_or_proto)
-    model = _parse(path, _read(path))
+    data = _read(path)
+    model = _parse(path, data)
     folder = path.resolve().parent
-    external = [t for t in iter_model_tensors(model) if is_external(t)]
+    # the bytes are searched first: a model without external data is not walked (a big graph's nodes cost more)
+    external = [t for t in iter_model_tensors(model) if is_external(t)] if may_hold_external(data) else []
     if external:
         for tensor in external:
             ref = validate_ref(tensor, folder, str(path))

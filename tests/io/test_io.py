@@ -16,7 +16,7 @@ from onnx.external_data_helper import convert_model_to_external_data
 import graphsurgeon_tools.io as gio
 from graphsurgeon_tools.errors import InvalidModelError, UnsafeExternalDataError, UsageError
 from graphsurgeon_tools.io import EXTERNAL_DATA_DIR_KEY, external_data_dir, load_model, save_model
-from graphsurgeon_tools.io.external_data import iter_model_tensors
+from graphsurgeon_tools.io.external_data import iter_model_tensors, may_hold_external
 
 
 def _matmul_model(size: int = 64) -> onnx.ModelProto:
@@ -405,3 +405,42 @@ def test_a_checked_save_writes_what_the_full_save_writes(tmp_path: Path) -> None
         written[checked] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
     assert sorted(written[True]) == ["out.onnx", "out.onnx.data"]
     assert written[True] == written[False]
+
+
+def test_the_external_data_search_finds_every_external_tensor_however_spelled(tmp_path: Path) -> None:
+    # Each tensor of the model (initializer, sparse, attribute, bodies) alone external, in the bytes
+    # protobuf writes; then data_location written with longer varints than needed, which parsers accept.
+    model = _tensors_everywhere()
+    count = len(list(iter_model_tensors(model)))
+    for index in range(count):
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        list(iter_model_tensors(copy))[index].data_location = TensorProto.EXTERNAL
+        assert may_hold_external(copy.SerializeToString())
+    spellings = [
+        b"\x70\x01",
+        b"\x70\x81\x00",
+        b"\xf0\x00\x01",
+        b"\xf0\x80\x80\x00\x81\x80\x80\x00",
+        b"\x70\x81\x80\x80\x80\x10",
+    ]
+    for spelling in spellings:
+        tensor = TensorProto()
+        tensor.ParseFromString(spelling)
+        assert tensor.data_location == TensorProto.EXTERNAL and may_hold_external(spelling)
+    # other values and other wire types leave it unset, and the search may say no
+    for spelling in (b"\x70\x00", b"\x70\x02", b"\x72\x01\x01"):
+        tensor = TensorProto()
+        tensor.ParseFromString(spelling)
+        assert tensor.data_location != TensorProto.EXTERNAL and not may_hold_external(spelling)
+
+
+def test_a_model_the_search_clears_loads_as_the_walk_loads_it(tmp_path: Path) -> None:
+    inline = _tensors_everywhere()
+    onnx.save(inline, tmp_path / "inline.onnx")
+    assert not may_hold_external((tmp_path / "inline.onnx").read_bytes())  # spared the walk
+    assert external_data_dir(load_model(tmp_path / "inline.onnx")) is None
+    convert_model_to_external_data(inline, location="m.data", size_threshold=0, convert_attribute=True)
+    onnx.save(inline, tmp_path / "external.onnx")
+    assert may_hold_external((tmp_path / "external.onnx").read_bytes())
+    assert external_data_dir(load_model(tmp_path / "external.onnx")) == tmp_path.resolve()

@@ -239,12 +239,13 @@ def forward_resize(
     """Swap the matching Resize/Upsample sites of ``model`` (in place) for plugin nodes.
     ``qdq_form="integer"``: full DQ -> Resize -> Q sites become one plugin node on the quantized
     tensors (:mod:`.qdq_forms`), refused up front where that cannot load or cannot be exact.
-    ``weightless``: ``model``'s weightless bytes, when the caller has them (what inference reads)."""
+    ``weightless``: ``model``'s weightless bytes as the structural checker accepted them, when the caller has them
+    (what inference reads; the site search reads them too)."""
     timer = Timer(result.timings)  # the pass's stages, as make-dynamic-scale names its own
     inferred = checker.inferred_copy(weightless or model)  # one shape inference for the sites and the types below
     found = [
         s
-        for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred)
+        for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred, weightless=weightless)
         if s.op_type in spec.match.op_types
     ]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
