@@ -173,6 +173,7 @@ def find_resize_sites(
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
     weightless: Optional[bytes] = None,
+    inferred_infos: Optional[dict[str, Any]] = None,
 ) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
     those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
@@ -189,6 +190,8 @@ def find_resize_sites(
             structural checker accepted them (``Pass.handed_bytes``), when the caller has them: what shape
             inference reads, if it runs (no second serialization), and searched where they prove a walk
             over the nodes needless (no Resize/Upsample, no body: see ``_needless``).
+        inferred_infos: :func:`~graphsurgeon_tools.resize.site_inputs.inferred_value_infos` of ``inferred``,
+            when the caller has it (another reader of the same inference built it).
 
     Constant scales/sizes are resolved through Constant nodes, Identity chains and small
     constant subgraphs (folded with ONNX's reference evaluator, at most
@@ -199,7 +202,7 @@ def find_resize_sites(
     """
     with naming(model if isinstance(model, (str, os.PathLike)) else None):  # errors name the file
         proto, _ = as_model(model)
-        return _find_resize_sites(proto, max_fold_bytes, nested, inferred, weightless)
+        return _find_resize_sites(proto, max_fold_bytes, nested, inferred, weightless, inferred_infos)
 
 
 def _text(value: Any, default: str) -> str:
@@ -212,6 +215,7 @@ def _find_resize_sites(
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
     weightless: Optional[bytes] = None,
+    inferred_infos: Optional[dict[str, Any]] = None,
 ) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     walked = _walk(model, nested, weightless)
@@ -226,7 +230,7 @@ def _find_resize_sites(
     declared = set(infos)
     forms: dict[Any, Any] = {}
     if any(input_shape(infos.get(names[0]), True, forms) is None for _, nodes in walked for _, _, names in nodes):
-        infos = with_inferred_infos(model, infos, len(graphs) > 1, wanted, inferred, weightless)
+        infos = with_inferred_infos(model, infos, len(graphs) > 1, wanted, inferred, weightless, inferred_infos)
 
     tracers: dict[str, ConstantTracer] = {}
     sites: list[ResizeSite] = []

@@ -1,6 +1,7 @@
 """find_resize_sites with the structural check's bytes (``weightless``) finds what the walk finds: the
 bytes only spare the walk where they prove it needless (no Resize/Upsample, no body), never wrongly,
-on the nested models and on seeded random ones, chance matches in names and tensors included."""
+on the nested models and on seeded random ones, chance matches in names and tensors included; and
+from an index of the inference that another reader shares (swap-plugin's type table) what it finds alone."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import pytest
 from hostile import nested
 from onnx import TensorProto, helper, numpy_helper
 
-from graphsurgeon_tools.core.checker import check_model_structure, weightless_bytes
+from graphsurgeon_tools.core.checker import check_model_structure, inferred_copy, weightless_bytes
 from graphsurgeon_tools.core.graph import scopes, subgraphs
 from graphsurgeon_tools.resize import find_resize_sites, semantics, sites
+from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
 
 #: Bytes that look like a Resize op_type and like a GRAPH-typed attribute: in a name, a string attribute
 #: and a tensor's raw data they are chance matches, which must only make the walk happen.
@@ -158,3 +160,12 @@ def test_an_ir_1_model_is_walked_for_bodies() -> None:
     model.ir_version = 8
     assert sites._needless(sites._BODY_TYPE, model, b"")
     assert not sites._needless(sites._BODY_TYPE, model, data)
+
+
+@pytest.mark.parametrize("name,model", list(_corpus()), ids=lambda v: v if isinstance(v, str) else "")
+def test_sites_read_off_a_shared_index_are_the_same(name: str, model: onnx.ModelProto) -> None:
+    inferred = inferred_copy(model)
+    index = inferred_value_infos(inferred)
+    for nested_ in (False, True):
+        shared = find_resize_sites(model, nested=nested_, inferred=inferred, inferred_infos=index)
+        assert [s.to_dict() for s in shared] == _described(model, nested_)

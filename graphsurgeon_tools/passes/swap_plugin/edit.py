@@ -17,6 +17,7 @@ from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.plugins import PluginSpec
+from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
 
 __all__ = ["Builder", "TypeTable", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
 
@@ -42,11 +43,14 @@ class TypeTable:
 
     Requires: ``inferred`` is not changed afterwards (the pass works on ``model``, not on it); the
     initializers are taken as ``model`` has them now (a rewrite that removes one later does not
-    change its answer)."""
+    change its answer). ``value_infos``: :func:`~graphsurgeon_tools.resize.site_inputs.inferred_value_infos`
+    of ``inferred``, when the caller has it (the sites read the same inference): not indexed again."""
 
-    def __init__(self, model: ModelProto, inferred: ModelProto) -> None:
+    def __init__(self, model: ModelProto, inferred: ModelProto, value_infos: Optional[dict[str, Any]] = None) -> None:
         graph = self._graph = inferred.graph
-        self._declared = {v.name: v for field in (graph.value_info, graph.input, graph.output) for v in field}
+        # the dict filled value_info -> inputs -> outputs: a copy of the index (C speed), then the few others
+        self._declared = dict(value_infos if value_infos is not None else inferred_value_infos(inferred))
+        self._declared.update({v.name: v for field in (graph.input, graph.output) for v in field})
         self._inits = {init.name: init for init in model.graph.initializer}
         self._made: dict[str, onnx.TypeProto] = {}
 
@@ -69,10 +73,12 @@ class TypeTable:
         return made
 
 
-def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = None) -> Any:
+def elem_types_and_shapes(
+    model: ModelProto, inferred: Optional[ModelProto] = None, value_infos: Optional[dict[str, Any]] = None
+) -> Any:
     """Tensor name -> TypeProto (``get``), from declarations plus (weightless) shape inference: a
     :class:`TypeTable` over ``inferred``, :func:`~graphsurgeon_tools.core.checker.inferred_copy` of
-    this model when the caller has it."""
+    this model when the caller has it (and ``value_infos``, its index, when the caller has that)."""
     inferred = inferred if inferred is not None else checker.inferred_copy(model)
     if inferred is None:  # shape inference refused the model: its declarations still count, copied now
         inferred = ModelProto()  # (the pass changes ``model``; the table reads what it was handed)
@@ -80,7 +86,8 @@ def elem_types_and_shapes(model: ModelProto, inferred: Optional[ModelProto] = No
         declared.value_info.extend(graph.value_info)
         declared.input.extend(graph.input)
         declared.output.extend(graph.output)
-    return TypeTable(model, inferred)
+        value_infos = None  # an index of no inference
+    return TypeTable(model, inferred, value_infos)
 
 
 def set_value_info(

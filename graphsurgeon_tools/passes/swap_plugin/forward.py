@@ -60,6 +60,7 @@ from graphsurgeon_tools.resize.runtime_sizes import recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
 from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
+from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
 __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
@@ -243,9 +244,12 @@ def forward_resize(
     (what inference reads; the site search reads them too)."""
     timer = Timer(result.timings)  # the pass's stages, as make-dynamic-scale names its own
     inferred = checker.inferred_copy(weightless or model)  # one shape inference for the sites and the types below
+    value_infos = inferred_value_infos(inferred) if inferred is not None else None  # and one index of it for both
     found = [
         s
-        for s in resize_sites.find_resize_sites(model, nested=True, inferred=inferred, weightless=weightless)
+        for s in resize_sites.find_resize_sites(
+            model, nested=True, inferred=inferred, weightless=weightless, inferred_infos=value_infos
+        )
         if s.op_type in spec.match.op_types
     ]
     selected = select(found, nodes, lambda s: (s.node_name, s.output_name), what="/".join(spec.match.op_types))
@@ -254,8 +258,8 @@ def forward_resize(
             raise_if_nonsense(site, label)
             result.skipped.append(Skip(_label(site), site.op_type, refusals.scope_refusal(site)))
     selected = [s for s in selected if s.in_main_graph]
-    types = elem_types_and_shapes(model, inferred)
-    del inferred
+    types = elem_types_and_shapes(model, inferred, value_infos)
+    del inferred, value_infos
     ranks = {s.output_name: site_rank(s, types) for s in selected}
     sources = SourceNotes(model)
     integer = {}
