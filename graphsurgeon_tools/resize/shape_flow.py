@@ -15,10 +15,11 @@ inference (:func:`onnx.shape_inference.infer_node_outputs`), whose refusal is a 
 Requires: a ModelProto whose main graph is topologically sorted. Graph inputs whose dims
 are not positive integers are probed at ``probe_dims`` (batch 1, other axes 128) unless
 ``input_shapes`` says otherwise. Ensures: never changes or runs the model; reads only
-small initializers (at most :data:`MAX_VALUE_ELEMENTS` elements); one base pass; a
-downstream pass visits each node of the cone at most once, and counts as visits the rest
-of a walk it takes from an earlier walk's memory instead of making it again (the answer
-and the budget spent are those of the walk made). Does NOT look into If/Loop
+small initializers (at most :data:`MAX_VALUE_ELEMENTS` elements); one base pass; the nodes a
+walk visits, and the readers of what it can change, read from the proto once, when first needed;
+a downstream pass visits each node of the cone at most once, and counts as visits the rest of a
+walk it takes from an earlier walk's memory instead of making it again (the answer and the
+budget spent are those of the walk made). Does NOT look into If/Loop
 bodies (their outputs are unknown) and does NOT know custom-domain ops (unknown outputs).
 """
 
@@ -91,10 +92,16 @@ class ShapeFlow:
         self.graph = model.graph
         self.opset = default_opset(model)
         self.imports = {imp.domain or "": imp.version for imp in model.opset_import}
-        #: tensor -> indices of the nodes reading it (core.graph.consumers' answer), built by the base pass
+        #: tensor -> indices of the nodes reading it (core.graph.consumers' answer) for the tensors a
+        #: downstream walk can change: built by :meth:`_consumers_from`, as far up as a walk starts
         self.consumers: dict[str, list[int]] = {}
-        #: node index -> (node, its inputs, its outputs, its kind): read once from the proto by the base pass
-        self._facts: list[tuple["NodeProto", list[str], list[str], int]] = []
+        #: the first node :attr:`consumers` has read (none yet)
+        self._consumers_start = len(self.graph.node)
+        #: whether every node reads only known names and writes only new ones (set by the base pass)
+        self._ordered = False
+        #: node index -> (node, its inputs, its outputs, its kind): read from the proto once, when visited
+        self._facts: dict[int, tuple["NodeProto", list[str], list[str], int]] = {}
+        self._kinds: dict[str, int] = {}  # op type -> kind, for the default domains
         self._schemas: dict[tuple[str, str], Any] = {}
         #: :meth:`_resize`'s answers by X's type and shape and the float32 scales' value
         self._resized: dict[tuple, Optional[Tensor]] = {}
@@ -168,8 +175,8 @@ class ShapeFlow:
         rests = self._rests
         base = self.base
         base_get = base.get
-        facts = self._facts
-        consumers = self.consumers
+        fact = self._fact
+        consumers = self._consumers_from(heap[0]) if heap else self.consumers
         state_get = state.get
         pop, push = heapq.heappop, heapq.heappush
         while heap:
@@ -194,7 +201,7 @@ class ShapeFlow:
                     raise BudgetSpent()
                 budget[0] -= 1
             visits += 1
-            node, names, outs, kind = facts[index]
+            node, names, outs, kind = fact(index)
             if kind and index not in overrides:
                 # the base pass's quick answer: X (and a Resize's scales) is all it reads
                 x_name = names[0]
@@ -275,7 +282,7 @@ class ShapeFlow:
         tensor is read again (its readers would be on the heap), and everything else is the base.
         None where that is no cheap key: a node of the general rules (a body reads more than its
         inputs) or a changed tensor holding a value."""
-        _, names, _, kind = self._facts[index]
+        _, names, _, kind = self._fact(index)
         if not kind:
             return None
         key: list[Any] = [index]
@@ -287,41 +294,25 @@ class ShapeFlow:
         return tuple(key)
 
     def _run_base(self) -> None:
-        """The base pass, in node order. It also records each node's inputs, outputs and kind and
-        the consumer map (no other walk over the graph), so a downstream pass never reads the proto."""
+        """The base pass, in node order. It also notes whether the graph is ordered: every name a node
+        reads (its inputs and its bodies' captures) known before it (an initializer, a graph input or an
+        earlier node's output) and every name it writes new. Then a tensor's readers all come after its
+        producer, which lets :meth:`_consumers_from` leave out the nodes above a walk's start."""
         base = self.base
         base_get = base.get
-        consumers = self.consumers
-        readers_of = consumers.get
-        facts = self._facts
-        kinds: dict[str, int] = {}  # op type -> kind, for the default domains
-        for index, node in enumerate(self.graph.node):
+        ordered = True
+        for node in self.graph.node:
             # slices, not tuple(): a repeated field's slice is the cheapest copy of it (a visit only iterates)
             names = node.input[:]
             outs = node.output[:]
-            # once per node, as core.graph.consumers: a body's captures count as the node's reads
-            for name in node_reads(node) if len(node.attribute) else (names if len(names) == 1 else set(names)):
-                if name:
-                    readers = readers_of(name)
-                    if readers is None:
-                        consumers[name] = [index]
-                    else:
-                        readers.append(index)
-            if node.domain in DEFAULT_DOMAINS:
-                op = node.op_type
-                kind = kinds.get(op)
-                if kind is None:
-                    kind = kinds[op] = _UNARY if op in _FAST_UNARY else _RESIZE if op == "Resize" else _OTHER
-            else:
-                kind = _OTHER
-            if kind and (
-                len(outs) != 1
-                or not names
-                or (kind == _UNARY and not names[0])
-                or (kind == _RESIZE and not resize_by_scales_form(node, names))
-            ):
-                kind = _OTHER
-            facts.append((node, names, outs, kind))
+            if ordered:
+                for name in node_reads(node) if len(node.attribute) else names:
+                    if name and name not in base:
+                        ordered = False
+                for name in outs:
+                    if name and name in base:
+                        ordered = False
+            kind = self._kind(node, names, outs)
             # A known kind's quick answer, read from X (and a Resize's scales) without the input list: a
             # chain of such ops (Relu..., or Resize sites) is most of a big graph. Where it has none, the
             # general rules decide (no clash rule applies to either kind).
@@ -349,6 +340,66 @@ class ShapeFlow:
             for name in outs:
                 if name:
                     base[name] = outputs.get(name, UNKNOWN)
+        self._ordered = ordered
+
+    def _kind(self, node: "NodeProto", names: list[str], outs: list[str]) -> int:
+        """What a node is for the passes (see ``_UNARY``): its op type's kind, ``_OTHER`` where the quick
+        answer's form does not hold (not one output, no X, a Resize not of resize_by_scales_form)."""
+        if node.domain not in DEFAULT_DOMAINS:
+            return _OTHER
+        op = node.op_type
+        kind = self._kinds.get(op)
+        if kind is None:
+            kind = self._kinds[op] = _UNARY if op in _FAST_UNARY else _RESIZE if op == "Resize" else _OTHER
+        if kind and (
+            len(outs) != 1
+            or not names
+            or (kind == _UNARY and not names[0])
+            or (kind == _RESIZE and not resize_by_scales_form(node, names))
+        ):
+            return _OTHER
+        return kind
+
+    def _fact(self, index: int) -> tuple["NodeProto", list[str], list[str], int]:
+        """Node ``index``, its inputs, its outputs and its kind, read once (a walk visits few nodes)."""
+        fact = self._facts.get(index)
+        if fact is None:
+            node = self.graph.node[index]
+            names = node.input[:]
+            outs = node.output[:]
+            fact = self._facts[index] = (node, names, outs, self._kind(node, names, outs))
+        return fact
+
+    def _consumers_from(self, start: int) -> dict[str, list[int]]:
+        """:attr:`consumers`, holding every reader of every tensor that nodes ``start``.. produce.
+
+        In an ordered graph (see :meth:`_run_base`) a reader comes after the producer of what it reads
+        (had it come at or before, the name would have been unknown when read, or written twice), so
+        the nodes from ``start`` on hold all those readers: a walk that starts there changes only
+        tensors of those nodes and their readers. A graph that is not ordered gets every node's
+        reads, as core.graph.consumers. Extended upwards as walks start higher, each node read once;
+        the readers stay in node order (the ones found above come first)."""
+        start = 0 if not self._ordered else max(start, 0)  # (a negative index counts from the end: all)
+        stop = self._consumers_start
+        if start < stop:
+            found: dict[str, list[int]] = {}
+            nodes = self.graph.node
+            for index in range(start, stop):
+                node = nodes[index]
+                # once per node, as core.graph.consumers: a body's captures count as the node's reads
+                for name in node_reads(node) if len(node.attribute) else set(node.input):
+                    if name:
+                        readers = found.get(name)
+                        if readers is None:
+                            found[name] = [index]
+                        else:
+                            readers.append(index)
+            consumers = self.consumers
+            for name, readers in found.items():
+                below = consumers.get(name)
+                consumers[name] = readers + below if below else readers
+            self._consumers_start = start
+        return self.consumers
 
     # -- one node -------------------------------------------------------------------------
     def _resize(self, x: Tensor, scales: Tensor) -> Optional[Tensor]:

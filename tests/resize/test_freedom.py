@@ -329,3 +329,40 @@ def test_a_skip_connection_is_followed_from_the_site_that_feeds_it() -> None:
     for key in [f"r{i}" for i in range(1, 10)]:
         assert freedom[key].free is False
         assert freedom[key].pinned_by.describe().endswith("cannot broadcast [1,3,16,16] with [1,3,8,8]")
+
+
+def _reordered(model: onnx.ModelProto, order: list[int]) -> onnx.ModelProto:
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes[i] for i in order)
+    return model
+
+
+def test_a_join_above_the_site_in_node_order_still_pins_it() -> None:
+    # Not topologically sorted: the Concat reading the site's output comes first. A walk reads the
+    # readers of what it changes from the nodes below its start only where every reader comes after
+    # the producer: here it must read them all, and the Concat pins the site as in the sorted graph.
+    model = _reordered(_neck("Concat"), [1, 0, 2])
+    (freedom,) = site_freedom(model, sites=find_resize_sites(model)).values()
+    assert freedom.free is False
+    assert freedom.pinned_by.describe() == "Concat joined joins [1,4,24,24] with [1,4,16,16]"
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]])
+@pytest.mark.parametrize("twice", [False, True])
+def test_the_readers_a_walk_reads_are_every_reader_of_what_it_can_change(order: list[int], twice: bool) -> None:
+    # For every start: each tensor the nodes from the start on write has the readers core.graph.consumers
+    # finds in the whole graph, in node order (a name written twice, or a graph out of order, included).
+    from graphsurgeon_tools.core.graph import consumers
+    from graphsurgeon_tools.resize.shape_flow import ShapeFlow
+
+    model = _reordered(_neck("Concat"), order)
+    if twice:
+        model.graph.node[2].output[0] = model.graph.node[0].output[0]
+    everywhere = consumers(model.graph)
+    flow = ShapeFlow(model)
+    for start in reversed(range(len(model.graph.node))):  # upwards, as site_freedom asks
+        readers = flow._consumers_from(start)
+        for node in model.graph.node[start:]:
+            for name in node.output:
+                assert readers.get(name, []) == everywhere.get(name, []), (order, twice, start, name)
