@@ -26,22 +26,19 @@ looked at: every caller that claims "every site" passes ``nested=True``.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
-
-from onnx import AttributeProto
 
 from graphsurgeon_tools.core import dtypes, records
 from graphsurgeon_tools.core.attributes import attributes
 from graphsurgeon_tools.core.constants import MAX_FOLD_NODES, ConstantTracer, ValueSource, ValueTrace, trace_value
-from graphsurgeon_tools.core.graph import MAIN_GRAPH, Scope, scopes, subgraphs
+from graphsurgeon_tools.core.graph import MAIN_GRAPH
 from graphsurgeon_tools.core.graphs import as_model
-from graphsurgeon_tools.core.wire import string_field, varint_field
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.resize import semantics
 from graphsurgeon_tools.resize.sanity import scales_problems
 from graphsurgeon_tools.resize.site_inputs import declared_infos, input_shape, with_inferred_infos
+from graphsurgeon_tools.resize.site_nodes import walk
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -117,55 +114,6 @@ def in_function(site: ResizeSite) -> bool:
     return site.scope.startswith("function ")
 
 
-#: One site as the walk finds it: its index in its scope's graph, the node, and its input names (read
-#: from the proto once: the checks, the value-info filter and the description all read them).
-_Found = tuple[int, Any, list[str]]
-
-
-#: A Resize or Upsample node, as protobuf writes its op_type (NodeProto field 4), in any graph or function.
-_RESIZE_OP_TYPE = re.compile(b"|".join(re.escape(string_field(4, op.encode())) for op in semantics.RESIZE_OPS))
-#: An attribute of type GRAPH or GRAPHS, as protobuf writes its type (AttributeProto field 20).
-_BODY_TYPE = re.compile(
-    b"|".join(re.escape(varint_field(20, t)) for t in (AttributeProto.GRAPH, AttributeProto.GRAPHS))
-)
-
-
-def _walk(model: "ModelProto", nested: bool, checked: Optional[bytes]) -> list[tuple[Scope, list[_Found]]]:
-    """Each scope and its sites: the main graph's in one pass over its nodes that also sees whether
-    any holds a body; :func:`~graphsurgeon_tools.core.graph.scopes` walks again only when one does
-    (or the model has functions). ``checked``: see :func:`_needless`, which may spare the pass."""
-    seek_bodies = nested and not len(model.functions) and not _needless(_BODY_TYPE, model, checked)
-    main_sites = []
-    bodies = False
-    if seek_bodies or not _needless(_RESIZE_OP_TYPE, model, checked):
-        for index, node in enumerate(model.graph.node):
-            if semantics.is_resize_node(node):
-                main_sites.append((index, node, node.input[:]))
-            if seek_bodies and not bodies and len(node.attribute):  # scopes()'s own test of a body
-                bodies = next(subgraphs(node), None) is not None
-    if nested and (bodies or len(model.functions)):
-        return [(s, main_sites if s.parent is None and not s.function else _sites_of(s.graph)) for s in scopes(model)]
-    return [(_main_scope(model), main_sites)]
-
-
-def _needless(pattern: "re.Pattern[bytes]", model: "ModelProto", checked: Optional[bytes]) -> bool:
-    """Whether ``checked``, ``model``'s weightless bytes as the structural checker accepted them,
-    prove that no node of any graph or function is a Resize/Upsample (:data:`_RESIZE_OP_TYPE`), or
-    holds a body (:data:`_BODY_TYPE`): the walk looking for one is then needless. The bytes hold every
-    node, bodies and functions included, fields written as :mod:`~graphsurgeon_tools.core.wire` spells
-    them. A node's op_type is written as is. An attribute holding a graph (``g``) or graphs: from
-    IR version 2 the checker requires its type, and one that matches the field it holds, so its type
-    is written as GRAPH or GRAPHS (scopes() reads ``g`` and ``graphs`` themselves, so an IR-1 model is
-    walked). A chance match in other bytes (a name, a tensor) only says "walk", never "none" wrongly."""
-    if checked is None or (pattern is _BODY_TYPE and model.ir_version < 2):
-        return False
-    return pattern.search(checked) is None
-
-
-def _sites_of(graph: Any) -> list[_Found]:
-    return [(i, n, n.input[:]) for i, n in enumerate(graph.node) if semantics.is_resize_node(n)]
-
-
 def find_resize_sites(
     model: Union["ModelProto", Any],
     *,
@@ -189,7 +137,7 @@ def find_resize_sites(
         weightless: :func:`~graphsurgeon_tools.core.checker.weightless_bytes` of this very model as the
             structural checker accepted them (``Pass.handed_bytes``), when the caller has them: what shape
             inference reads, if it runs (no second serialization), and searched where they prove a walk
-            over the nodes needless (no Resize/Upsample, no body: see ``_needless``).
+            over the nodes needless (no body, no Resize/Upsample left to find: see :mod:`.site_nodes`).
         inferred_infos: :func:`~graphsurgeon_tools.resize.site_inputs.inferred_value_infos` of ``inferred``,
             when the caller has it (another reader of the same inference built it).
 
@@ -218,7 +166,7 @@ def _find_resize_sites(
     inferred_infos: Optional[dict[str, Any]] = None,
 ) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
-    walked = _walk(model, nested, weightless)
+    walked = walk(model, nested, weightless)
     for _, resize_nodes in walked:
         for _, node, names in resize_nodes:
             if not names or not names[0]:  # the checker says so too, but not every caller runs it
@@ -253,10 +201,6 @@ def _find_resize_sites(
                 _describe(node, names, index, scope.name, tracer, versions[node.op_type], infos, declared, forms)
             )
     return sites
-
-
-def _main_scope(model: "ModelProto") -> Any:
-    return Scope(MAIN_GRAPH, model.graph, None, None, False)
 
 
 def _dtype_name(array: "np.ndarray") -> str:

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.core.checker import check_model_structure, inferred_copy, weightless_bytes
 from graphsurgeon_tools.core.graph import scopes, subgraphs
-from graphsurgeon_tools.resize import find_resize_sites, semantics, sites
+from graphsurgeon_tools.resize import find_resize_sites, semantics, site_nodes
 from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
 
 #: Bytes that look like a Resize op_type and like a GRAPH-typed attribute: in a name, a string attribute
@@ -104,51 +104,76 @@ def test_the_checked_bytes_find_what_the_walk_finds(name: str, model: onnx.Model
         assert _described(model, nested_, data) == _described(model, nested_)
 
 
+def _resize_nodes(model: onnx.ModelProto) -> int:
+    return sum(semantics.is_resize_node(n) for s in scopes(model) for n in s.graph.node)
+
+
+def _holds_body(model: onnx.ModelProto) -> bool:
+    return any(next(subgraphs(n), None) is not None for s in scopes(model) for n in s.graph.node)
+
+
 @pytest.mark.parametrize("name,model", list(_corpus()), ids=lambda v: v if isinstance(v, str) else "")
-def test_the_bytes_say_needless_only_where_the_walk_finds_nothing(name: str, model: onnx.ModelProto) -> None:
+def test_the_bytes_bound_the_sites_and_say_no_body_only_where_there_is_none(name: str, model: onnx.ModelProto) -> None:
     data = weightless_bytes(model)
-    graphs = [s.graph for s in scopes(model)]
-    if sites._needless(sites._RESIZE_OP_TYPE, model, data):
-        assert not any(semantics.is_resize_node(n) for g in graphs for n in g.node)
-    if sites._needless(sites._BODY_TYPE, model, data):
-        assert not any(next(subgraphs(n), None) is not None for g in graphs for n in g.node)
+    assert len(site_nodes._RESIZE_OP_TYPE.findall(data)) >= _resize_nodes(model)
+    if site_nodes._no_body(model, data):
+        assert not _holds_body(model)
 
 
 def test_the_corpus_holds_both_answers_and_chance_matches() -> None:
-    """The corpus is worth its name: each search says "needless" on some models and "walk" on others,
-    and some say "walk" only by chance (look-alike bytes, nothing there)."""
-    answers = set()
+    """The corpus is worth its name: the count is exact on some models, zero on some, above the sites
+    by chance (look-alike bytes) on others; "no body" is said on some, and "walk" on some by chance."""
+    counts, bodies = set(), set()
     for _, model in _corpus():
         data = weightless_bytes(model)
-        answers |= {
-            (pattern, sites._needless(pattern, model, data)) for pattern in (sites._RESIZE_OP_TYPE, sites._BODY_TYPE)
-        }
-    assert len(answers) == 4
-    chance = [
-        m
-        for _, m in _corpus()
-        if not sites._needless(sites._BODY_TYPE, m, weightless_bytes(m))
-        and not any(next(subgraphs(n), None) is not None for n in m.graph.node)
-    ]
-    assert chance
+        found, there = len(site_nodes._RESIZE_OP_TYPE.findall(data)), _resize_nodes(model)
+        counts.add("none" if not found else "exact" if found == there else "chance")
+        no_body = site_nodes._no_body(model, data)
+        bodies.add("none" if no_body else "body" if _holds_body(model) else "chance")
+    assert counts == {"none", "exact", "chance"} and bodies == {"none", "body", "chance"}
 
 
-def test_bytes_proving_no_site_spare_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    nodes = [helper.make_node("Relu", [f"a{i}"], [f"a{i + 1}"]) for i in range(50)]
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("a0", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("a50", TensorProto.FLOAT, [1])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+def _counting_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     asked: list[str] = []
     real = semantics.is_resize_node
     monkeypatch.setattr(semantics, "is_resize_node", lambda node: asked.append(node.op_type) or real(node))
+    return asked
+
+
+def _chain(ops: list[str]) -> onnx.ModelProto:
+    inits = [numpy_helper.from_array(np.ones(4, dtype=np.float32), "ones")]
+    nodes = [
+        _resize(f"a{i}", "ones", f"a{i + 1}", f"n{i}")
+        if op == "Resize"
+        else helper.make_node(op, [f"a{i}"], [f"a{i + 1}"])
+        for i, op in enumerate(ops)
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("a0", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info(f"a{len(ops)}", TensorProto.FLOAT, [1, 1, 2, 2])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_bytes_proving_no_site_spare_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _chain(["Relu"] * 50)
+    asked = _counting_calls(monkeypatch)
     assert find_resize_sites(model, nested=True, weightless=weightless_bytes(model)) == []
     assert asked == []
     assert find_resize_sites(model, nested=True) == []  # without the bytes: walked, the same answer
     assert len(asked) == 50
+
+
+def test_the_walk_stops_at_the_last_site_the_bytes_allow(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _chain(["Relu"] * 40 + ["Resize"] + ["Relu"] * 5 + ["Resize", "Relu"])
+    asked = _counting_calls(monkeypatch)
+    found = find_resize_sites(model, nested=True, weightless=weightless_bytes(model))
+    assert [s.node_index for s in found] == [40, 46]
+    assert len(asked) == 8  # from the last node back to the second Resize, not the 40 Relu before it
+    assert [s.to_dict() for s in find_resize_sites(model, nested=True)] == [s.to_dict() for s in found]
 
 
 def test_an_ir_1_model_is_walked_for_bodies() -> None:
@@ -156,10 +181,10 @@ def test_an_ir_1_model_is_walked_for_bodies() -> None:
     model = nested.if_model()
     data = weightless_bytes(model)
     model.ir_version = 1
-    assert not sites._needless(sites._BODY_TYPE, model, b"")
+    assert not site_nodes._no_body(model, b"")
     model.ir_version = 8
-    assert sites._needless(sites._BODY_TYPE, model, b"")
-    assert not sites._needless(sites._BODY_TYPE, model, data)
+    assert site_nodes._no_body(model, b"")
+    assert not site_nodes._no_body(model, data)
 
 
 @pytest.mark.parametrize("name,model", list(_corpus()), ids=lambda v: v if isinstance(v, str) else "")
