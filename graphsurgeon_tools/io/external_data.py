@@ -16,6 +16,7 @@ tensor's bytes and is meant for small tensors (scales, sizes, shapes).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
@@ -67,11 +68,16 @@ def iter_graph_tensors(graph: onnx.GraphProto, *, checked: bool = False) -> Iter
     pending = [graph]
     while pending:
         current = pending.pop()
-        yield from current.initializer
-        for sparse in current.sparse_initializer:
-            yield sparse.values
-            yield sparse.indices
+        yield from stored_tensors(current)
         yield from _node_tensors(current.node, pending, checked)
+
+
+def stored_tensors(graph: onnx.GraphProto) -> Iterator[TensorProto]:
+    """The graph's own tensors (not its bodies'): initializers, then sparse initializers' values and indices."""
+    yield from graph.initializer
+    for sparse in graph.sparse_initializer:
+        yield sparse.values
+        yield sparse.indices
 
 
 def iter_node_tensors(nodes: Iterable[onnx.NodeProto], *, checked: bool = False) -> Iterator[TensorProto]:
@@ -122,6 +128,23 @@ def iter_model_tensors(model: ModelProto, *, checked: bool = False) -> Iterator[
     yield from iter_graph_tensors(model.graph, checked=checked)
     for function in model.functions:
         yield from iter_node_tensors(function.node, checked=checked)
+
+
+#: An attribute of a type that holds a tensor or a graph, as protobuf writes its type: field 20 (tag
+#: 0xa0 0x01), the type's number (each below 128: one byte).
+_HOLDING_ATTRIBUTE = re.compile(b"|".join(re.escape(bytes((0xA0, 0x01, kind))) for kind in sorted(_HOLDING_TYPES)))
+
+
+def model_tensors(model: ModelProto, *, checked: bool = False, serialized: Optional[bytes] = None) -> list[TensorProto]:
+    """``list(iter_model_tensors(model, checked=checked))``; where ``serialized``, the bytes protobuf wrote
+    for ``model`` as it is, show no attribute of a type that holds a tensor or a graph, without the walk
+    over the nodes (a checked model from IR version 2 on: the checker requires every attribute's type,
+    and one that matches the field it holds, so only such an attribute holds any; its type is written
+    as :data:`_HOLDING_ATTRIBUTE` wherever it sits, functions included). Then the main graph's own
+    tensors are all there are, in the walk's order. A chance match in other bytes only means the walk."""
+    if checked and serialized is not None and model.ir_version >= 2 and not _HOLDING_ATTRIBUTE.search(serialized):
+        return list(stored_tensors(model.graph))
+    return list(iter_model_tensors(model, checked=checked))
 
 
 def is_external(tensor: TensorProto) -> bool:

@@ -35,6 +35,7 @@ import os
 from pathlib import Path
 from typing import Optional, Union
 
+from google.protobuf import message as protobuf_message
 from onnx import ModelProto, TensorProto
 
 from graphsurgeon_tools.errors import UsageError
@@ -56,6 +57,8 @@ from graphsurgeon_tools.io.external_data import (
     is_external,
     iter_model_tensors,
     metadata_index,
+    model_tensors,
+    stored_tensors,
 )
 from graphsurgeon_tools.io.external_data import external_data_dir as recorded_data_dir
 from graphsurgeon_tools.io.guard import check_writes, record
@@ -86,6 +89,21 @@ def _estimated_size(model: ModelProto, tensors: Optional[list[TensorProto]] = No
     return total
 
 
+def _inline_graph(model: ModelProto) -> bool:
+    """Whether the main graph's own tensors are inline and within the inline limit (the size estimate's)."""
+    own = list(stored_tensors(model.graph))
+    return not any(is_external(t) for t in own) and _estimated_size(model, own) <= _INLINE_LIMIT
+
+
+def _serialized(model: ModelProto) -> Optional[bytes]:
+    """The model's bytes, or None where protobuf cannot write them (over 2 GiB with its nodes' tensors:
+    those are then moved out, as the walk finds)."""
+    try:
+        return model.SerializeToString()
+    except protobuf_message.EncodeError:
+        return None
+
+
 def save_model(
     model: ModelProto,
     path: PathLike,
@@ -108,7 +126,9 @@ def save_model(
             (the write guard refuses it otherwise when the read was tracked).
         checked: the model passed the ONNX checker (as every pass's result has): the tensor walk
             reads each node attribute's type instead of testing its five tensor and graph fields
-            (:func:`~graphsurgeon_tools.io.external_data.iter_model_tensors`). Never for a model the
+            (:func:`~graphsurgeon_tools.io.external_data.iter_model_tensors`), and not even that where the
+            model's bytes, serialized first when they are likely what is written, show no attribute of
+            those types (:func:`~graphsurgeon_tools.io.external_data.model_tensors`). Never for a model the
             checker has not accepted: a tensor in an attribute of another type would be missed.
 
     Raises :class:`UsageError` for an unusable destination, a target that is a file the
@@ -121,7 +141,10 @@ def save_model(
     if recorded is not None:
         saved_entry = (model.metadata_props[recorded].key, model.metadata_props[recorded].value)
     base = Path(external_data_dir) if external_data_dir is not None else recorded_data_dir(model)
-    tensors = list(iter_model_tensors(model, checked=checked))  # one walk: the external ones and the inline size
+    # Serialized first where that is likely what is written (no folder record to leave out, the graph's own
+    # tensors inline and few enough): a checked model's bytes then show whether its nodes hold any tensor.
+    data = _serialized(model) if recorded is None and checked and _inline_graph(model) else None
+    tensors = model_tensors(model, checked=checked, serialized=data)  # the external ones and the inline size
     external = [t for t in tensors if is_external(t)]
     refs = external_tensor_refs(model, base) if external else []
     shared_folder = bool(refs) and share_data and base is not None and base.resolve() == path.parent.resolve()
@@ -145,7 +168,8 @@ def save_model(
             elif too_big:
                 _save_externalized(model, path, made, stashed)
             else:
-                commit(write_temp(path.parent, path.name, model.SerializeToString(), made), path)
+                written = data if data is not None else model.SerializeToString()  # the model is as serialized
+                commit(write_temp(path.parent, path.name, written, made), path)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:

@@ -10,13 +10,15 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from google.protobuf import message as google_message
+from hostile import nested as nested_models
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import convert_model_to_external_data
 
 import graphsurgeon_tools.io as gio
 from graphsurgeon_tools.errors import InvalidModelError, UnsafeExternalDataError, UsageError
-from graphsurgeon_tools.io import EXTERNAL_DATA_DIR_KEY, external_data_dir, load_model, save_model
-from graphsurgeon_tools.io.external_data import iter_model_tensors, may_hold_external
+from graphsurgeon_tools.io import EXTERNAL_DATA_DIR_KEY, external_data, external_data_dir, load_model, save_model
+from graphsurgeon_tools.io.external_data import iter_model_tensors, may_hold_external, model_tensors
 
 
 def _matmul_model(size: int = 64) -> onnx.ModelProto:
@@ -444,3 +446,70 @@ def test_a_model_the_search_clears_loads_as_the_walk_loads_it(tmp_path: Path) ->
     onnx.save(inline, tmp_path / "external.onnx")
     assert may_hold_external((tmp_path / "external.onnx").read_bytes())
     assert external_data_dir(load_model(tmp_path / "external.onnx")) == tmp_path.resolve()
+
+
+# ----------------------------------------------------------------------------- the checked model's own bytes
+
+
+def _plain_chain(count: int = 30) -> onnx.ModelProto:
+    """No attribute of a holding type, one name and one string attribute spelling such a type's bytes."""
+    nodes = [helper.make_node("Relu", [f"a{i}"], [f"a{i + 1}"], name=f"relu_{i}") for i in range(count)]
+    nodes[3].name = "look\xa0\x01\x04alike"  # UTF-8 c2 a0 01 04: the bytes of a TENSOR-typed attribute
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("a0", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info(f"a{count}", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(np.ones(3, np.float32), "unused")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _save_corpus() -> list[onnx.ModelProto]:
+    plain = _plain_chain()
+    plain.graph.node[3].name = "relu_3"  # no look-alike: the bytes spare the walk
+    return [plain, _plain_chain(), _tensors_everywhere(), _matmul_model(), nested_models.if_model()]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_the_checked_bytes_give_the_tensors_the_walk_gives(index: int) -> None:
+    model = _save_corpus()[index]
+    onnx.checker.check_model(model)
+    walked = [t.SerializeToString() for t in iter_model_tensors(model, checked=True)]
+    assert [
+        t.SerializeToString() for t in model_tensors(model, checked=True, serialized=model.SerializeToString())
+    ] == walked
+    assert [t.SerializeToString() for t in model_tensors(model)] == walked
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_a_checked_save_from_the_bytes_writes_what_the_walked_save_writes(tmp_path: Path, index: int) -> None:
+    model = _save_corpus()[index]
+    written = {}
+    for checked in (False, True):  # unchecked: walked and serialized at the end, as it always was
+        target = tmp_path / f"checked={checked}.onnx"
+        save_model(model, target, checked=checked)
+        written[checked] = target.read_bytes()
+    assert written[True] == written[False]
+
+
+def test_bytes_showing_no_tensor_in_any_node_spare_the_walk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    walked: list[int] = []
+    real = external_data._node_tensors
+    monkeypatch.setattr(external_data, "_node_tensors", lambda nodes, *rest: walked.append(1) or real(nodes, *rest))
+    plain = _save_corpus()[0]
+    save_model(plain, tmp_path / "plain.onnx", checked=True)
+    assert walked == []
+    save_model(_plain_chain(), tmp_path / "lookalike.onnx", checked=True)  # a chance match: walked
+    assert walked
+    assert load_model(tmp_path / "plain.onnx") == plain
+
+
+def test_a_model_protobuf_cannot_write_goes_the_walked_way() -> None:
+    from graphsurgeon_tools.io import save
+
+    class Unwritable:
+        def SerializeToString(self) -> bytes:
+            raise google_message.EncodeError("Failed to serialize proto")
+
+    assert save._serialized(Unwritable()) is None
