@@ -247,20 +247,27 @@ class NameSet:
     keeps strings verbatim), so the walk over every node that gathers them runs only when a
     name asked about does occur there, or past :data:`_NAME_SEARCHES` searches: usually "scales"
     and its kin do not. A graph holding big or external weights is walked at once instead (its
-    bytes would copy the weights)."""
+    bytes would copy the weights).
 
-    def __init__(self, graph: "GraphProto") -> None:
-        blob = searchable_bytes(graph)  # as it is now
+    ``model_bytes``: the weightless bytes of the model holding ``graph`` (its main graph) as it is now
+    (``Pass.handed_bytes``), when the caller has them: searched instead of a new serialization of the
+    graph. They hold every string of the graph and more (the model's other fields, its functions): a
+    name absent from them is none of its names; one present is looked for among the names gathered
+    from them, which are the graph's (a weightless copy declares an initializer it leaves out as an
+    input of the same name)."""
+
+    def __init__(self, graph: "GraphProto", model_bytes: Optional[bytes] = None) -> None:
+        blob = searchable_bytes(graph) if model_bytes is None else model_bytes  # as it is now
         self._names: Optional[set[str]] = all_tensor_names(graph) if blob is None else None
         self._blob = blob or b""
+        self._in_model = model_bytes is not None
         self._added: set[str] = set()
         self._removed: set[str] = set()
         self._searches = 0  # each reads the whole blob: past _NAME_SEARCHES the names are gathered once
 
     def _gathered(self) -> set[str]:
         if self._names is None:
-            graph = GraphProto()
-            graph.ParseFromString(self._blob)
+            graph = ModelProto.FromString(self._blob).graph if self._in_model else GraphProto.FromString(self._blob)
             self._names = all_tensor_names(graph)
         return self._names
 

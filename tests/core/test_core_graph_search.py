@@ -1,5 +1,6 @@
 """core.graph on big graphs: remove_unused and downstream_tensors answer a few names from the graph's
-bytes instead of walking every node, and give exactly what the walk gives."""
+bytes instead of walking every node, and give exactly what the walk gives; a NameSet answers from the
+graph's bytes, or from its model's weightless bytes where the caller has them, as the set of its names."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core import mentions
+from graphsurgeon_tools.core.checker import WEIGHTLESS_THRESHOLD, weightless_bytes
 from graphsurgeon_tools.core.graph import downstream_tensors, remove_unused
 
 NODES = mentions._SEARCH_NODES + 10
@@ -173,3 +175,29 @@ def test_a_name_set_says_no_name_starts_with_a_prefix_only_when_none_does(prefix
         assert names.none_start_with(prefix)
         names.add(f"{prefix}_7")
         assert not names.none_start_with(prefix)  # an added name counts
+
+
+def _model_with_names_outside_its_graph(big: bool) -> onnx.ModelProto:
+    """The big graph in a model whose other fields spell names the graph lacks (metadata, a function, the
+    producer); ``big``: one initializer over the weightless threshold (left out of the bytes, declared as
+    an input of the same name there)."""
+    inits = [numpy_helper.from_array(np.zeros(WEIGHTLESS_THRESHOLD // 4 + 1, np.float32), "huge")] if big else []
+    graph = _big_graph(random.Random(7), inits=inits)
+    function = helper.make_function("local", "Only", ["fx"], ["fy"], [helper.make_node("Relu", ["fx"], ["fy"])], [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], functions=[function])
+    helper.set_model_props(model, {"scales": "scales_0", "a99999": "n_1"})
+    model.producer_name = "w_producer"
+    return model
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_name_set_searching_the_models_bytes_answers_as_the_graphs_names(big: bool) -> None:
+    model = _model_with_names_outside_its_graph(big)
+    every = core_graph.all_tensor_names(model.graph)
+    asked = ["x", "y", "a7", "n12", "w3", "huge", "scales", "scales_0", "a99999", "n_1", "fx", "fy", "local"]
+    asked += ["w_producer", "nowhere"] + [f"a{i}" for i in range(20)]
+    from_model = core_graph.NameSet(model.graph, weightless_bytes(model))
+    assert [name in from_model for name in asked] == [name in every for name in asked]
+    for prefix in ("scales", "a9999", "fx", "nowhere_", "huge"):
+        starts = any(name.startswith(prefix) for name in every)
+        assert not (core_graph.NameSet(model.graph, weightless_bytes(model)).none_start_with(prefix) and starts)

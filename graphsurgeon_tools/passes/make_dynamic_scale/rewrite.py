@@ -193,11 +193,13 @@ def rewrite(
     input_name: Optional[str],
     factor: bool,
     keep_default: bool,
+    handed: Optional[bytes] = None,
 ) -> tuple[list[NewInput], list[str], list[str]]:
-    """Rewire every planned site to a new graph input. Returns (new inputs, removed tensors, notes)."""
+    """Rewire every planned site to a new graph input. Returns (new inputs, removed tensors, notes).
+    ``handed``: the model's weightless bytes as it is now, when the caller has them (the names are searched there)."""
     graph = model.graph
     notes: list[str] = []
-    taken = core_graph.NameSet(graph)
+    taken = core_graph.NameSet(graph, handed)
     old_tensors = [p.site.scales_tensor for p in plans if p.site.scales_tensor]
     old_tensors += [p.site.sizes_tensor for p in plans if p.source == "sizes"]
 

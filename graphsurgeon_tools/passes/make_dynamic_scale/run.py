@@ -135,6 +135,7 @@ def dynamize_sites(
     full_check: bool = False,
     report: bool = True,
     planned: Optional[tuple[list[Plan], list[Skip]]] = None,
+    handed: Optional[bytes] = None,
 ) -> tuple[DynamicScaleResult, list[Plan]]:
     """Plan, rewrite and refresh shapes for ``sites`` (found on ``model``), changing ``model``.
 
@@ -148,6 +149,7 @@ def dynamize_sites(
     sites its own way (swap-plugin) leaves it False and gets an empty list. ``planned``: what
     ``planning.plan_sites`` and ``layouts.gate`` gave for these very sites and options (the kept
     plans, then every skip: the planner's, then the gate's), when the caller planned first.
+    ``handed``: ``model``'s weightless bytes as it is now (``Pass.handed_bytes``), when the caller has them.
     """
     timer = Timer({} if timings is None else timings)
     opset = opsets.default_opset(model)
@@ -170,7 +172,14 @@ def dynamize_sites(
         )
     else:
         result.new_inputs, result.removed_nodes, result.notes = rewrite(
-            model, plans, opset=opset, shared=shared, input_name=input_name, factor=factor, keep_default=keep_default
+            model,
+            plans,
+            opset=opset,
+            shared=shared,
+            input_name=input_name,
+            factor=factor,
+            keep_default=keep_default,
+            handed=handed,
         )
     record_original_values(model, result.new_inputs)  # validate's "original" sweep point reads them
     result.declared_inputs = declare_new_inputs(result.new_inputs, plans, layout)  # recorded by the contract
@@ -247,7 +256,8 @@ class MakeDynamicScale(Pass):
         # with its reason, never silence.
         # the structural check's bytes of the model as handed in, where it is still that one (no onnxsim,
         # no inlining: nothing above changes a proto in place)
-        sites = resize_sites.find_resize_sites(model, nested=True, weightless=self.handed_bytes(model))
+        weightless = self.handed_bytes(model)
+        sites = resize_sites.find_resize_sites(model, nested=True, weightless=weightless)
         nonsense_gate(sites)
         selected = select(sites, options.nodes, site_names, what="Resize/Upsample")
         relaid: list[str] = []
@@ -260,6 +270,7 @@ class MakeDynamicScale(Pass):
                 work.CopyFrom(model)
             recorded = relayout.recorded_feeds(given)  # before rebake: in place, ``given`` IS ``work``
             relaid = relayout.rebake(work, sites, selected)
+            weightless = None  # in place, the model may no longer be what the bytes say
             if relaid:
                 # the check compares with the model as given: its float inputs get their recorded value
                 self.reference_feeds = recorded
@@ -321,6 +332,7 @@ class MakeDynamicScale(Pass):
             layout=options.layout,
             full_check=True,  # the contract checks the model as dynamize_sites leaves it
             planned=(plans, skipped + refused),  # planned above (the copy reads as the model did)
+            handed=weightless,  # nothing since find changed the model (the copy serializes as it does)
         )
         self._pending = layouts.pending_sizes(done, result.new_inputs)
         result.skipped[:0] = held

@@ -184,14 +184,18 @@ def _make_dynamic(
     result: SwapPluginResult,
     layout: str = "scales",
     timings: Optional[dict[str, float]] = None,
+    handed: Optional[bytes] = None,
 ) -> dict[str, ResizeSite]:
     """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
 
     Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
-    end result. Sizes-driven sites are converted only when exact (from_sizes=True).
+    end result. Sizes-driven sites are converted only when exact (from_sizes=True). ``handed``: the
+    model's weightless bytes as it is now, when the caller has them.
     """
     # its per-site report (the layout texts) is not swap-plugin's: not built
-    dyn, plans = dynamize_sites(model, sites, from_sizes=True, layout=layout, timings=timings, report=False)
+    dyn, plans = dynamize_sites(
+        model, sites, from_sizes=True, layout=layout, timings=timings, report=False, handed=handed
+    )
     result.new_inputs.extend(_new_input_dicts(dyn.new_inputs))
     result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
     result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
@@ -296,7 +300,7 @@ def forward_resize(
     if to_dynamic:
         inner: dict[str, float] = {}
         now = _make_dynamic(
-            model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales", inner
+            model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales", inner, weightless
         )
         timer.lap("rewrite")  # all of it, then its shape refresh moved to "shapes"
         result.timings["rewrite"] -= inner.get("shapes", 0.0)
