@@ -2,7 +2,7 @@
 
 :func:`declared_infos` gathers what the graphs declare for the sites' input names;
 :func:`with_inferred_infos` adds shape inference's answers for them (on a weightless copy), from
-:func:`inferred_value_infos` where the caller indexed the inference for other readers too;
+:class:`ValueInfoIndex`, which other readers of the same inference may share;
 :func:`input_shape` reads X's shape from an info, once per distinct type.
 
 Requires: the ModelProto the sites were found in (read, never changed). Ensures: only the names
@@ -20,7 +20,7 @@ from graphsurgeon_tools.core.graph import scopes
 if TYPE_CHECKING:  # pragma: no cover
     from onnx import ModelProto
 
-__all__ = ["declared_infos", "inferred_value_infos", "input_shape", "with_inferred_infos"]
+__all__ = ["ValueInfoIndex", "declared_infos", "input_shape", "with_inferred_infos"]
 
 
 def declared_infos(graphs: list[Any], wanted: set[str]) -> dict[str, Any]:
@@ -32,12 +32,33 @@ def declared_infos(graphs: list[Any], wanted: set[str]) -> dict[str, Any]:
     return merged
 
 
-def inferred_value_infos(inferred: "ModelProto") -> dict[str, Any]:
-    """Name -> ValueInfoProto over the main graph's value_info of ``inferred`` (of a name given twice,
-    the last: what a dict filled in order holds). For readers that share one inference (swap-plugin's
-    type table and its sites) or ask for many names: a big graph has a value_info per tensor, and the
-    whole index costs twice what :func:`with_inferred_infos` costs for a few names on its own."""
-    return {v.name: v for v in inferred.graph.value_info}
+class ValueInfoIndex:
+    """Name -> ValueInfoProto over a graph's value_info (of a name given twice, the last: what a dict
+    filled in order holds), for readers that share one inference and ask a few names each (the sites,
+    swap-plugin's type table). A big graph has a value_info per tensor, and an index keeping every entry
+    costs twice a pass that keeps a few: so names handed to :meth:`cover` first are indexed alone, in one
+    pass; any other name asked later makes the whole index, once. Every answer is the whole index's."""
+
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+        self._index: dict[str, Any] = {}
+        self._covered: Optional[set[str]] = set()  # the names indexed; None: every name
+
+    def cover(self, names: Optional[set[str]] = None) -> None:
+        """Index ``names`` (None: every name): alone where none is indexed yet, else every name."""
+        covered = self._covered
+        if covered is None or (names is not None and names <= covered):
+            return
+        if names is None or covered:
+            self._index, self._covered = {v.name: v for v in self._graph.value_info}, None
+        else:
+            self._index, self._covered = {v.name: v for v in self._graph.value_info if v.name in names}, set(names)
+
+    def get(self, name: str) -> Any:
+        """The last value_info entry named ``name``, or None."""
+        if self._covered is not None and name not in self._covered:
+            self.cover()
+        return self._index.get(name)
 
 
 def with_inferred_infos(
@@ -47,21 +68,20 @@ def with_inferred_infos(
     wanted: set[str],
     inferred: Optional["ModelProto"] = None,
     weightless: Optional[bytes] = None,
-    inferred_infos: Optional[dict[str, Any]] = None,
+    inferred_infos: Optional["ValueInfoIndex"] = None,
 ) -> dict[str, Any]:
     """Value infos with shape inference's answers added (on a weightless copy; model untouched),
     for the names in ``wanted``. ``nested``: the model has If/Loop/Scan bodies, whose answers are
     added too. ``inferred``: the caller's inference result for this model (not run again);
     ``weightless``: the model's weightless bytes, when the caller has them (what inference reads);
-    ``inferred_infos``: :func:`inferred_value_infos` of ``inferred``, when the caller has it.
+    ``inferred_infos``: a :class:`ValueInfoIndex` of ``inferred``'s main graph other readers share.
     Shape inference is a nicety for reports: a model it chokes on is still inspectable."""
     inferred = inferred if inferred is not None else inferred_copy(weightless or model)
     if inferred is None:
         return infos
-    if inferred_infos is not None:  # the caller's index: looked up, the value_info not walked again
-        merged = {name: inferred_infos[name] for name in wanted if name in inferred_infos}
-    else:  # the same entries, read off the value_info for the few names wanted
-        merged = {v.name: v for v in inferred.graph.value_info if v.name in wanted}
+    index = inferred_infos if inferred_infos is not None else ValueInfoIndex(inferred.graph)
+    index.cover(wanted)
+    merged = {name: info for name, info in ((name, index.get(name)) for name in wanted) if info is not None}
     if nested:
         for scope in scopes(inferred, functions=False):
             merged.update({v.name: v for v in scope.graph.value_info if v.name in wanted})

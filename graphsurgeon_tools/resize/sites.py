@@ -37,7 +37,7 @@ from graphsurgeon_tools.core.graphs import as_model
 from graphsurgeon_tools.errors import InvalidModelError, naming
 from graphsurgeon_tools.resize import semantics
 from graphsurgeon_tools.resize.sanity import scales_problems
-from graphsurgeon_tools.resize.site_inputs import declared_infos, input_shape, with_inferred_infos
+from graphsurgeon_tools.resize.site_inputs import ValueInfoIndex, declared_infos, input_shape, with_inferred_infos
 from graphsurgeon_tools.resize.site_nodes import walk
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,7 +121,7 @@ def find_resize_sites(
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
     weightless: Optional[bytes] = None,
-    inferred_infos: Optional[dict[str, Any]] = None,
+    inferred_infos: Optional[ValueInfoIndex] = None,
 ) -> list[ResizeSite]:
     """Describe every Resize/Upsample node of the main graph, in graph order (``nested``: then
     those of every If/Loop/Scan body and model-local function, see :func:`~graphsurgeon_tools.
@@ -138,8 +138,8 @@ def find_resize_sites(
             structural checker accepted them (``Pass.handed_bytes``), when the caller has them: what shape
             inference reads, if it runs (no second serialization), and searched where they prove a walk
             over the nodes needless (no body, no Resize/Upsample left to find: see :mod:`.site_nodes`).
-        inferred_infos: :func:`~graphsurgeon_tools.resize.site_inputs.inferred_value_infos` of ``inferred``,
-            when the caller has it (another reader of the same inference built it).
+        inferred_infos: a :class:`~graphsurgeon_tools.resize.site_inputs.ValueInfoIndex` of ``inferred``'s
+            main graph, when another reader of the same inference shares it.
 
     Constant scales/sizes are resolved through Constant nodes, Identity chains and small
     constant subgraphs (folded with ONNX's reference evaluator, at most
@@ -163,7 +163,7 @@ def _find_resize_sites(
     nested: bool = False,
     inferred: Optional["ModelProto"] = None,
     weightless: Optional[bytes] = None,
-    inferred_infos: Optional[dict[str, Any]] = None,
+    inferred_infos: Optional[ValueInfoIndex] = None,
 ) -> list[ResizeSite]:
     main = ConstantTracer(model, max_bytes=max_fold_bytes)
     walked = walk(model, nested, weightless)

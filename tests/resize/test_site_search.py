@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from graphsurgeon_tools.core.checker import check_model_structure, inferred_copy, weightless_bytes
 from graphsurgeon_tools.core.graph import scopes, subgraphs
 from graphsurgeon_tools.resize import find_resize_sites, semantics, site_nodes
-from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
+from graphsurgeon_tools.resize.site_inputs import ValueInfoIndex
 
 #: Bytes that look like a Resize op_type and like a GRAPH-typed attribute: in a name, a string attribute
 #: and a tensor's raw data they are chance matches, which must only make the walk happen.
@@ -190,7 +190,7 @@ def test_an_ir_1_model_is_walked_for_bodies() -> None:
 @pytest.mark.parametrize("name,model", list(_corpus()), ids=lambda v: v if isinstance(v, str) else "")
 def test_sites_read_off_a_shared_index_are_the_same(name: str, model: onnx.ModelProto) -> None:
     inferred = inferred_copy(model)
-    index = inferred_value_infos(inferred)
     for nested_ in (False, True):
+        index = ValueInfoIndex(inferred.graph)
         shared = find_resize_sites(model, nested=nested_, inferred=inferred, inferred_infos=index)
         assert [s.to_dict() for s in shared] == _described(model, nested_)

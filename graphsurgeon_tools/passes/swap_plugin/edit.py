@@ -17,7 +17,7 @@ from graphsurgeon_tools.core import checker
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.core.attributes import make_attr
 from graphsurgeon_tools.plugins import PluginSpec
-from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
+from graphsurgeon_tools.resize.site_inputs import ValueInfoIndex
 
 __all__ = ["Builder", "TypeTable", "elem_types_and_shapes", "plugin_attributes", "set_value_info", "set_value_infos"]
 
@@ -43,19 +43,23 @@ class TypeTable:
 
     Requires: ``inferred`` is not changed afterwards (the pass works on ``model``, not on it); the
     initializers are taken as ``model`` has them now (a rewrite that removes one later does not
-    change its answer). ``value_infos``: :func:`~graphsurgeon_tools.resize.site_inputs.inferred_value_infos`
-    of ``inferred``, when the caller has it (the sites read the same inference): not indexed again."""
+    change its answer). ``value_infos``: a :class:`~graphsurgeon_tools.resize.site_inputs.ValueInfoIndex` of
+    ``inferred``'s graph that the sites read too, when the caller has it."""
 
-    def __init__(self, model: ModelProto, inferred: ModelProto, value_infos: Optional[dict[str, Any]] = None) -> None:
+    def __init__(self, model: ModelProto, inferred: ModelProto, value_infos: Optional[ValueInfoIndex] = None) -> None:
         graph = self._graph = inferred.graph
-        # the dict filled value_info -> inputs -> outputs: a copy of the index (C speed), then the few others
-        self._declared = dict(value_infos if value_infos is not None else inferred_value_infos(inferred))
-        self._declared.update({v.name: v for field in (graph.input, graph.output) for v in field})
+        self._value_infos = value_infos if value_infos is not None else ValueInfoIndex(graph)
+        self._ends = {v.name: v for field in (graph.input, graph.output) for v in field}  # outputs win
         self._inits = {init.name: init for init in model.graph.initializer}
         self._made: dict[str, onnx.TypeProto] = {}
 
+    def declared(self, name: str) -> Any:
+        """What a dict filled value_info -> inputs -> outputs holds for ``name`` (or None)."""
+        info = self._ends.get(name)
+        return info if info is not None else self._value_infos.get(name)
+
     def get(self, name: str, default: Any = None) -> Any:
-        info = self._declared.get(name)
+        info = self.declared(name)
         if info is not None:
             if info.type.HasField("tensor_type"):
                 return info.type
@@ -74,7 +78,7 @@ class TypeTable:
 
 
 def elem_types_and_shapes(
-    model: ModelProto, inferred: Optional[ModelProto] = None, value_infos: Optional[dict[str, Any]] = None
+    model: ModelProto, inferred: Optional[ModelProto] = None, value_infos: Optional[ValueInfoIndex] = None
 ) -> Any:
     """Tensor name -> TypeProto (``get``), from declarations plus (weightless) shape inference: a
     :class:`TypeTable` over ``inferred``, :func:`~graphsurgeon_tools.core.checker.inferred_copy` of

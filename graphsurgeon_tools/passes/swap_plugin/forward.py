@@ -60,7 +60,7 @@ from graphsurgeon_tools.resize.runtime_sizes import recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
 from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
-from graphsurgeon_tools.resize.site_inputs import inferred_value_infos
+from graphsurgeon_tools.resize.site_inputs import ValueInfoIndex
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
 __all__ = ["FORM_CODES", "forward_resize", "raise_if_form_refused"]
@@ -248,7 +248,7 @@ def forward_resize(
     (what inference reads; the site search reads them too)."""
     timer = Timer(result.timings)  # the pass's stages, as make-dynamic-scale names its own
     inferred = checker.inferred_copy(weightless or model)  # one shape inference for the sites and the types below
-    value_infos = inferred_value_infos(inferred) if inferred is not None else None  # and one index of it for both
+    value_infos = ValueInfoIndex(inferred.graph) if inferred is not None else None  # and one index of it for both
     found = [
         s
         for s in resize_sites.find_resize_sites(
