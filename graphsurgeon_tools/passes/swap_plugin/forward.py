@@ -7,8 +7,8 @@
     Resize(X, roi, "", sizes)     -> DynamicTRTResize(X, size_tensor(sizes))
     Resize-18(X, roi, s, axes=A)  -> DynamicTRTResize(X, Gather(Concat(ones, s), index(A)))   (sizes: Shape(X))
 
-``scales'`` is a graph input made by make-dynamic-scale's own rewrite
-(:func:`~graphsurgeon_tools.passes.make_dynamic_scale.dynamize_sites`) on the sites found
+``scales'`` is a graph input made by make-dynamic-scale's own rewrite (:mod:`.to_dynamic`,
+:func:`~graphsurgeon_tools.passes.make_dynamic_scale.dynamize_sites`) on the sites found
 here (no second discovery, no second checker run), or the constant itself with
 ``keep_constant=True``.
 
@@ -40,7 +40,6 @@ from graphsurgeon_tools.core import checker, opsets, records
 from graphsurgeon_tools.core import graph as core_graph
 from graphsurgeon_tools.errors import RefusedRequestError
 from graphsurgeon_tools.passes.base import Skip, Timer, select
-from graphsurgeon_tools.passes.make_dynamic_scale import dynamize_sites, layouts
 from graphsurgeon_tools.passes.swap_plugin import qdq_forms, refusals, shape_input, size_tensor
 from graphsurgeon_tools.passes.swap_plugin.edit import Builder, elem_types_and_shapes, set_value_info
 from graphsurgeon_tools.passes.swap_plugin.result import SwappedNode, SwapPluginResult
@@ -51,15 +50,13 @@ from graphsurgeon_tools.passes.swap_plugin.site_facts import (
     full_rank_view,
     site_rank,
 )
+from graphsurgeon_tools.passes.swap_plugin.to_dynamic import make_dynamic, runtime_sizes_sites
 from graphsurgeon_tools.plugins import PluginSpec
-from graphsurgeon_tools.refusal import Refusal
 from graphsurgeon_tools.resize import sites as resize_sites
 from graphsurgeon_tools.resize.original_values import record_original_values
 from graphsurgeon_tools.resize.qdq import qdq_sites
-from graphsurgeon_tools.resize.runtime_sizes import recognise
 from graphsurgeon_tools.resize.sanity import raise_if_nonsense
 from graphsurgeon_tools.resize.semantics import is_legacy
-from graphsurgeon_tools.resize.shape_source import shape_flow_for_sources
 from graphsurgeon_tools.resize.site_inputs import ValueInfoIndex
 from graphsurgeon_tools.resize.sites import ResizeSite, ValueSource
 
@@ -153,80 +150,6 @@ def raise_if_form_refused(signature: str, result: SwapPluginResult, qdq_form: st
     raise RefusedRequestError(f"{asked} can swap none of the matched site(s): {detail}{more}", tuple(result.skipped))
 
 
-def _runtime_sizes_sites(model: ModelProto, sites: list[ResizeSite]) -> list[ResizeSite]:
-    """The sites whose run-time sizes are round(dim * constant): make-dynamic-scale's layouts rewrite them."""
-    candidates = [s for s in sites if s.sizes_source == ValueSource.RUNTIME and s.scales_source == ValueSource.ABSENT]
-    if not candidates:
-        return []
-    flow = shape_flow_for_sources(model)
-    return [s for s in candidates if recognise(model, s, flow)[0] is not None]
-
-
-def _new_input_dicts(new_inputs: list[Any]) -> list[dict[str, Any]]:
-    """``dataclasses.asdict`` of flat NewInputs (their lists copied), without asdict's deep walk."""
-    fields: dict[type, list[str]] = {}  # per class, once
-    out = []
-    for new_input in new_inputs:
-        names = fields.get(type(new_input))
-        if names is None:
-            names = fields[type(new_input)] = [f.name for f in dataclasses.fields(new_input)]
-        out.append({name: _copied(getattr(new_input, name)) for name in names})
-    return out
-
-
-def _copied(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else value
-
-
-def _make_dynamic(
-    model: ModelProto,
-    sites: list[ResizeSite],
-    result: SwapPluginResult,
-    layout: str = "scales",
-    timings: Optional[dict[str, float]] = None,
-    handed: Optional[bytes] = None,
-) -> dict[str, ResizeSite]:
-    """Constant scales -> graph inputs with make-dynamic-scale's rewrite; the sites as they are now.
-
-    Its ORT self-check is not run here: swap-plugin's own check (:mod:`.check`) compares the
-    end result. Sizes-driven sites are converted only when exact (from_sizes=True). ``handed``: the
-    model's weightless bytes as it is now, when the caller has them.
-    """
-    # its per-site report (the layout texts) is not swap-plugin's: not built
-    dyn, plans = dynamize_sites(
-        model, sites, from_sizes=True, layout=layout, timings=timings, report=False, handed=handed
-    )
-    result.new_inputs.extend(_new_input_dicts(dyn.new_inputs))
-    result.declared_inputs.extend(dyn.declared_inputs)  # the contract records them for validate
-    result.pending_sizes.extend(layouts.pending_sizes(plans, dyn.new_inputs))  # the check's sizes feeds
-    result.removed_nodes.extend(dyn.removed_nodes)
-    for skip in dyn.skipped:
-        refusal = skip.refusal  # make-dynamic-scale's own code: the same refusal, said in this pass
-        result.skipped.append(
-            Skip(skip.node, skip.op_type, Refusal(refusal.code, f"make-dynamic-scale: {refusal.text}", refusal.fix))
-        )
-    now: dict[str, ResizeSite] = {}
-    opset = opsets.default_opset(model)
-    sizes = layout == "sizes"  # the site now reads Concat(Shape(X)[:-2], <input>) as its sizes
-    for plan in plans:
-        site = plan.site
-        now[site.output_name] = records.replace(  # dataclasses.replace, once per site
-            site,
-            scales=None,
-            scales_source=ValueSource.ABSENT if sizes else ValueSource.GRAPH_INPUT,
-            scales_tensor="" if sizes else plan.input_name,
-            scales_nodes=(),
-            sizes=None,
-            sizes_source=ValueSource.GRAPH_INPUT if sizes else ValueSource.ABSENT,
-            sizes_tensor=plan.input_name if sizes else "",
-            sizes_nodes=(),
-            op_version=9 if plan.bumped else site.op_version,
-            opset=opset,
-            notes=tuple(n for n in site.notes if not n.startswith(("scales:", "sizes:"))),
-        )
-    return now
-
-
 def forward_resize(
     model: ModelProto,
     spec: PluginSpec,
@@ -285,7 +208,7 @@ def forward_resize(
         # run-time sizes too, where make-dynamic-scale rewrites them: round(dim * constant) (resize.runtime_sizes)
         to_dynamic = [
             s for s in chosen if s.has_constant_scales or (s.sizes is not None and s.sizes_source not in _DYNAMIC)
-        ] + _runtime_sizes_sites(model, chosen)
+        ] + runtime_sizes_sites(model, chosen)
     else:
         to_dynamic = [
             s
@@ -299,7 +222,7 @@ def forward_resize(
     timer.lap("plan")
     if to_dynamic:
         inner: dict[str, float] = {}
-        now = _make_dynamic(
+        now = make_dynamic(
             model, to_dynamic, result, "sizes" if signature == shape_input.SIGNATURE else "scales", inner, weightless
         )
         timer.lap("rewrite")  # all of it, then its shape refresh moved to "shapes"
