@@ -164,12 +164,14 @@ def producers(graph: "GraphProto") -> dict[str, int]:
     return {out: index for index, node in enumerate(graph.node) for out in node.output if out}
 
 
-def consumers(graph: "GraphProto") -> dict[str, list[int]]:
+def consumers(graph: "GraphProto", start: int = 0, stop: Optional[int] = None) -> dict[str, list[int]]:
     """Tensor name -> indices of the nodes that read it (once per node), including reads from
     inside subgraphs (an If/Loop body that refers to an outer tensor counts as its parent
-    node reading it)."""
+    node reading it). ``start``/``stop``: only the nodes in that range are read."""
     result: dict[str, list[int]] = defaultdict(list)
-    for index, node in enumerate(graph.node):
+    nodes = graph.node
+    for index in range(start, len(nodes) if stop is None else stop):
+        node = nodes[index]
         # node_reads only for nodes with attributes (a body may capture): most nodes have none
         for name in node_reads(node) if len(node.attribute) else set(node.input):
             if name:

@@ -34,6 +34,7 @@ from onnx import helper
 
 from graphsurgeon_tools.core.constants import tensor_to_array
 from graphsurgeon_tools.core.dtypes import elem_type
+from graphsurgeon_tools.core.graph import consumers as core_consumers
 from graphsurgeon_tools.core.graph import node_reads
 from graphsurgeon_tools.core.opsets import DEFAULT_DOMAINS, default_opset
 from graphsurgeon_tools.errors import InvalidModelError
@@ -377,25 +378,13 @@ class ShapeFlow:
         (had it come at or before, the name would have been unknown when read, or written twice), so
         the nodes from ``start`` on hold all those readers: a walk that starts there changes only
         tensors of those nodes and their readers. A graph that is not ordered gets every node's
-        reads, as core.graph.consumers. Extended upwards as walks start higher, each node read once;
-        the readers stay in node order (the ones found above come first)."""
+        reads. Extended upwards as walks start higher, each node read once (core.graph.consumers over
+        the nodes not read yet); the readers stay in node order (the ones found above come first)."""
         start = 0 if not self._ordered else max(start, 0)  # (a negative index counts from the end: all)
         stop = self._consumers_start
         if start < stop:
-            found: dict[str, list[int]] = {}
-            nodes = self.graph.node
-            for index in range(start, stop):
-                node = nodes[index]
-                # once per node, as core.graph.consumers: a body's captures count as the node's reads
-                for name in node_reads(node) if len(node.attribute) else set(node.input):
-                    if name:
-                        readers = found.get(name)
-                        if readers is None:
-                            found[name] = [index]
-                        else:
-                            readers.append(index)
             consumers = self.consumers
-            for name, readers in found.items():
+            for name, readers in core_consumers(self.graph, start, stop).items():
                 below = consumers.get(name)
                 consumers[name] = readers + below if below else readers
             self._consumers_start = start

@@ -13,8 +13,8 @@ Generic specs (``handler = "generic"``, e.g. GridSample -> grid_sampler) map inp
 attributes as the TOML says (:mod:`graphsurgeon_tools.plugins`); they have no reverse.
 
 Modules: :mod:`.forward` (Resize -> plugin; reuses make-dynamic-scale's rewrite on the
-sites it found, through :mod:`.to_dynamic`), :mod:`.size_tensor` (the size-tensor builder and its inverse recogniser),
-:mod:`.reverse`, :mod:`.generic` (spec-driven), :mod:`.refusals` (why a node is not
+sites it found, through :mod:`.to_dynamic`), :mod:`.size_tensor` (the size-tensor builder and
+its inverse recogniser), :mod:`.reverse`, :mod:`.generic` (spec-driven), :mod:`.refusals` (why a node is not
 swapped), :mod:`.edit` (builder, value_info, plugin attributes), :mod:`.result`,
 :mod:`.check` (the built-in check).
 
